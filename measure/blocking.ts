@@ -1,0 +1,74 @@
+/**
+ * Lesson 3 · blocking: does a heavy request on the event loop make light requests wait?
+ *
+ * Starts the loan service, sends one heavy password check and, 50 ms later, four light `/books`
+ * requests (each on its own connection); first with scrypt on the event loop, then on the thread
+ * pool. Prints the durations and the server's event-loop delay, and checks the shape.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { defineCommand, intFlag } from '../lib/cli.ts';
+import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { probeOk } from './lib/probe.ts';
+import { HEAVY_COST, formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
+import { hints, render, shape, type BlockingBlock, type BlockingResult } from './report/blocking.ts';
+
+/** --quick: about 0.3 s of scrypt instead of about 1 s, still far above the 50 ms offset. */
+export const QUICK_COST = 'N=2^14,r=8,p=4';
+
+const command = defineCommand({
+  usage: 'npx tsx measure/blocking.ts [flags]',
+  summary:
+    'Sends one heavy password check (scrypt) and, 50 ms later, four light /books requests, each on its own ' +
+    'connection: first with scrypt on the event loop (/member/verify-blocking), then on the thread pool ' +
+    '(/member/verify-pooled). Shows how long the light requests took and the server\'s event-loop delay.',
+  flags: {
+    ...COMMON_FLAGS,
+    cost: { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost of the heavy request (default ${formatCost(HEAVY_COST)}; --quick: ${QUICK_COST})` },
+    light: { type: 'string', valueName: 'n', description: 'how many light requests to send', default: '4' },
+    offset: { type: 'string', valueName: 'ms', description: 'how long after the heavy request to send them', default: '50' },
+  },
+  epilogue: 'Example: npx tsx measure/blocking.ts --shape | diff - expected-output/blocking.txt',
+});
+
+interface Options {
+  cost: string;
+  light: number;
+  offsetMs: number;
+}
+
+async function run({ lab, progress, options, port, machine }: RunContext<Options>): Promise<BlockingResult> {
+  progress.step('starting the loan service');
+  const server = await lab.start({ server: 'loan', args: ['--port', String(port), '--cost', options.cost] });
+  for (let i = 0; i < 3; i++) await probeOk(`${server.url}/books`); // warm up: first requests pay for JIT and sockets
+
+  const blocks: BlockingBlock[] = [];
+  for (const [mode, route] of [['blocking', 'verify-blocking'], ['pooled', 'verify-pooled']] as const) {
+    progress.step(`one heavy /member/${route}, then ${options.light} × /books ${options.offsetMs} ms later`);
+    await probeOk(`${server.url}/stats/reset`, { method: 'POST' });
+    const heavy = probeOk(`${server.url}/member/${route}`);
+    await delay(options.offsetMs); // the experiment's design, not a readiness wait
+    const lights = await Promise.all(Array.from({ length: options.light }, () => probeOk(`${server.url}/books`)));
+    const heavyDone = await heavy;
+    const stats = await probeOk(`${server.url}/stats`);
+    blocks.push({
+      mode,
+      route,
+      heavyMs: heavyDone.ms,
+      lightMs: lights.map((l) => l.ms),
+      eventLoopDelayMaxMs: stats.body.eventLoopDelay.maxMs,
+    });
+  }
+  return { machine, heavyCost: formatCost(parseCost(options.cost)), offsetMs: options.offsetMs, blocks };
+}
+
+process.exitCode = await runExperiment({
+  name: 'blocking',
+  command,
+  options: (flags) => ({
+    cost: formatCost(parseCost(String(flags.cost ?? (flags.quick ? QUICK_COST : formatCost(HEAVY_COST))))),
+    light: intFlag('light', flags.light as string, 1, 16, 4),
+    offsetMs: intFlag('offset', flags.offset as string, 0, 1000, 50),
+  }),
+  run,
+  report: { render, shape, hints },
+});

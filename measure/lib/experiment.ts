@@ -1,0 +1,143 @@
+/**
+ * The entry point every experiment shares: flags and --help, one Lab for the run, cleanup on
+ * success, failure, SIGINT and SIGTERM, and the three ways to show a result:
+ *   (default)  the tables, then the shape compared line by line with expected-output/<name>.txt
+ *   --shape    only the shape lines (what instructors diff)
+ *   --json     the whole result, with its shape and verdict
+ * Exit code: 0 the shape holds, 1 it does not (or the run failed), 2 a usage error.
+ */
+import { assertNodeVersion, describeError, exitCodeFor } from '../../lib/errors.ts';
+import { helpText, intFlag, parseFlags, type CommandSpec, type FlagSpecs } from '../../lib/cli.ts';
+import { Lab } from './lab.ts';
+import { colorEnabled, machineInfo, makeChalk, type MachineInfo } from './output.ts';
+import { expectedFile } from './paths.ts';
+import { Progress } from './progress.ts';
+import { compareShape, readExpected, type Comparison } from './shape.ts';
+
+/** Flags every experiment has, besides --help. Spread into each experiment's own flags. */
+export const COMMON_FLAGS = {
+  shape: { type: 'boolean', description: 'print only the shape lines (diff them with expected-output/)' },
+  json: { type: 'boolean', description: 'print the whole result as JSON' },
+  quick: { type: 'boolean', description: 'a smaller workload (for tests and CI): same shapes, less time' },
+  port: { type: 'string', valueName: 'n', description: 'port for the lesson server, 0 for any free port', default: '0' },
+} as const satisfies FlagSpecs;
+
+/** What an experiment's run gets. */
+export interface RunContext<O> {
+  lab: Lab;
+  progress: Progress;
+  options: O;
+  quick: boolean;
+  port: number;
+  machine: MachineInfo;
+}
+
+/** The pure half of an experiment: turn a result into a table and into shape lines. */
+export interface Report<R> {
+  /** Tables and sentences for people. Pure; `color` switches ANSI codes on. */
+  render(result: R, color: boolean): string;
+  /** The shape lines: deterministic for any healthy run. Pure. */
+  shape(result: R): string[];
+  /** Key (or first token) → the likely cause when that line does not hold. */
+  hints?: Record<string, string>;
+  /** Sentences about what this run could not show on this machine, and why. */
+  caveats?(result: R): string[];
+}
+
+export interface Experiment<S extends FlagSpecs, O, R> {
+  /** Names expected-output/<name>.txt. */
+  name: string;
+  command: CommandSpec<S>;
+  /** Checks the experiment's own flags; throws KIT_ERR_USAGE. */
+  options(flags: Record<string, string | boolean | undefined>): O;
+  run(ctx: RunContext<O>): Promise<R>;
+  report: Report<R>;
+}
+
+interface Io {
+  stdout: { write(s: string): unknown; isTTY?: boolean };
+  stderr: { write(s: string): unknown; isTTY?: boolean };
+}
+
+/** Formats the comparison for people. */
+export function renderComparison(cmp: Comparison, file: string, color: boolean): string {
+  const c = makeChalk(color);
+  const out = [c.bold(`Shape, compared with ${file}:`)];
+  for (const l of cmp.lines) {
+    if (l.status === 'held') out.push(`  ${c.green('✓')} ${l.expected}`);
+    else if (l.status === 'not-shown') out.push(`  ${c.yellow('-')} ${l.expected}   ${c.yellow('(not shown on this machine)')}`);
+    else if (l.status === 'unexpected') out.push(`  ${c.red('✗')} ${l.actual}   ${c.red('(not in the expected file)')}`);
+    else {
+      const saw = l.status === 'missing' ? 'this run has no such line' : `this run: ${l.actual}`;
+      out.push(`  ${c.red('✗')} ${l.expected}   ${c.red(`(${saw})`)}`);
+      if (l.hint) out.push(`      ${c.dim('likely cause:')} ${l.hint}`);
+    }
+  }
+  if (cmp.holds) out.push(c.green.bold('The shape holds.'));
+  else out.push(c.red.bold('The shape does not hold.') + ' The diff below shows where; the likely causes are above.', '', cmp.diff.trimEnd());
+  return out.join('\n') + '\n';
+}
+
+/**
+ * Runs an experiment as a command and resolves with its exit code. Only this function (called
+ * from the experiment's entry file) writes to the terminal.
+ */
+export async function runExperiment<S extends FlagSpecs, O, R>(
+  exp: Experiment<S, O, R>,
+  argv: string[] = process.argv.slice(2),
+  io: Io = { stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
+  let lab: Lab | undefined;
+  const progress = new Progress(io.stderr);
+  const onSignal = (signal: NodeJS.Signals) => {
+    progress.done();
+    io.stderr.write(`\n${signal === 'SIGINT' ? 'Interrupted' : 'Stopped'}: stopping ${lab?.size ?? 0} server(s)…\n`);
+    void (lab?.close() ?? Promise.resolve()).finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    assertNodeVersion();
+    const parsed = parseFlags(exp.command, argv);
+    if (parsed.help) {
+      io.stdout.write(helpText(exp.command));
+      return 0;
+    }
+    const flags = parsed.flags as Record<string, string | boolean | undefined>;
+    const port = intFlag('port', flags.port as string | undefined, 0, 65535, 0);
+    const options = exp.options(flags);
+    const file = expectedFile(exp.name);
+    const expected = await readExpected(file);
+
+    lab = new Lab();
+    lab.log = (l) => progress.note(l);
+    const result = await exp.run({ lab, progress, options, quick: Boolean(flags.quick), port, machine: machineInfo() });
+    progress.step('stopping servers');
+    await lab.close();
+    progress.done();
+
+    const shape = exp.report.shape(result);
+    const cmp = compareShape(expected, shape, exp.report.hints);
+    const caveats = exp.report.caveats?.(result) ?? [];
+    if (flags.json) {
+      io.stdout.write(JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats }, null, 2) + '\n');
+    } else if (flags.shape) {
+      io.stdout.write(shape.join('\n') + '\n');
+      if (!cmp.holds) io.stderr.write(`The shape does not hold: diff it with expected-output/${exp.name}.txt\n`);
+    } else {
+      const color = colorEnabled(io.stdout);
+      io.stdout.write(exp.report.render(result, color) + '\n');
+      for (const c of caveats) io.stdout.write(`Note: ${c}\n`);
+      io.stdout.write(renderComparison(cmp, `expected-output/${exp.name}.txt`, color));
+    }
+    return cmp.holds ? 0 : 1;
+  } catch (err) {
+    progress.done();
+    io.stderr.write(describeError(err) + '\n');
+    return exitCodeFor(err);
+  } finally {
+    await lab?.close();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Load: autocannon drives a closed loop of `connections` keep-alive connections (pipelining 1),
+ * bounded by a duration and, optionally, a request count. Every response's time is recorded in
+ * µs into an HDR histogram (autocannon's 'response' event); counts come from autocannon and are
+ * checked to add up. The generator's own CPU use is measured, since it shares the machine.
+ */
+import autocannon from 'autocannon';
+import type { EventEmitter } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import { KitError } from '../../lib/errors.ts';
+import { createLatencyHistogram, recordMs, summarize, type LatencySummary } from './latency.ts';
+import { assertLoopback } from './probe.ts';
+
+export interface LoadOptions {
+  url: string;
+  connections: number;
+  /** Seconds; the run ends then whatever else is set. At most 120. */
+  durationS: number;
+  /** Stop after this many requests (optional). */
+  amount?: number;
+  method?: 'GET' | 'POST';
+  /** Per-request timeout in s (autocannon's default is 10). */
+  timeoutS?: number;
+}
+
+export interface LoadResult {
+  connections: number;
+  /** Wall time of the run, s. */
+  durationS: number;
+  /** Completed responses per second. */
+  throughput: number;
+  counts: { sent: number; completed: number; ok2xx: number; non2xx: number; errors: number; timeouts: number };
+  latency: LatencySummary;
+  /** CPU the load generator (this process) used, as a fraction of one core over the run. */
+  generatorCpu: number;
+}
+
+/** Runs one bounded load and returns its counts, throughput (req/s) and latency (ms). */
+export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
+  assertLoopback(new URL(opts.url));
+  if (!(opts.durationS > 0 && opts.durationS <= 120)) {
+    throw new KitError('KIT_ERR_USAGE', `a load run lasts from 0 to 120 s; got ${opts.durationS}`);
+  }
+  const histogram = createLatencyHistogram();
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  // Without a callback autocannon returns an EventEmitter that is also a promise of the result.
+  const instance = autocannon({
+    url: opts.url,
+    connections: opts.connections,
+    duration: opts.durationS,
+    ...(opts.amount ? { amount: opts.amount } : {}),
+    method: opts.method ?? 'GET',
+    pipelining: 1,
+    timeout: opts.timeoutS ?? 10,
+  }) as unknown as EventEmitter & PromiseLike<autocannon.Result>;
+  instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => recordMs(histogram, responseTime));
+  const result = await instance;
+  const wallS = (performance.now() - started) / 1000;
+  const runS = result.duration > 0 ? result.duration : wallS;
+  const cpu = process.cpuUsage(cpuBefore);
+  const completed = result['2xx'] + result.non2xx;
+  return {
+    connections: opts.connections,
+    durationS: runS,
+    throughput: Math.round((completed / runS) * 10) / 10,
+    counts: {
+      sent: result.requests.sent,
+      completed,
+      ok2xx: result['2xx'],
+      non2xx: result.non2xx,
+      errors: result.errors,
+      timeouts: result.timeouts,
+    },
+    latency: summarize(histogram),
+    generatorCpu: Math.round(((cpu.user + cpu.system) / 1e6 / wallS) * 100) / 100,
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * Shapes: the qualitative facts a run shows, as lines of tokens (`blocking  light-1
+ * waited-for-heavy`). The last token is the verdict; the tokens before it are the key. A healthy
+ * run prints the same lines on any machine, so instructors can diff them with
+ * expected-output/<experiment>.txt, and a run compares itself with that file.
+ * A machine that cannot show a finding (one core, say) prints CANNOT_SHOW as the verdict: the line
+ * is reported as not shown, not as failed, and the script says why in words.
+ */
+import { createTwoFilesPatch } from 'diff';
+import { readFile } from 'node:fs/promises';
+import { KitError } from '../../lib/errors.ts';
+
+/** Verdict token for a finding this machine cannot show. */
+export const CANNOT_SHOW = 'cannot-show-on-this-machine';
+
+/** Joins tokens into one shape line (two spaces between tokens). */
+export function line(...tokens: (string | number)[]): string {
+  return tokens.map(String).join('  ');
+}
+
+function splitLine(l: string): { key: string; verdict: string } {
+  const tokens = l.trim().split(/\s{2,}/);
+  return { key: tokens.slice(0, -1).join('  '), verdict: tokens.at(-1) ?? '' };
+}
+
+export type LineStatus = 'held' | 'failed' | 'missing' | 'unexpected' | 'not-shown';
+
+export interface LineVerdict {
+  status: LineStatus;
+  expected?: string;
+  actual?: string;
+  /** For a failed/missing line: the likely cause, from the experiment's hints. */
+  hint?: string;
+}
+
+export interface Comparison {
+  /** True when every expected line held (lines not shown on this machine do not count against it). */
+  holds: boolean;
+  lines: LineVerdict[];
+  /** Unified diff of expected vs actual, empty when they are equal. */
+  diff: string;
+}
+
+/** Parses an expected-output file: one shape line per line, blank lines and `#` comments skipped. */
+export function parseExpected(text: string): string[] {
+  return text.split('\n').map((l) => l.trimEnd()).filter((l) => l.trim() !== '' && !l.startsWith('#'));
+}
+
+/** Reads expected-output/<name>.txt; throws KIT_ERR_EXPECTED_MISSING if it is not there. */
+export async function readExpected(file: string): Promise<string[]> {
+  try {
+    return parseExpected(await readFile(file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new KitError('KIT_ERR_EXPECTED_MISSING', `no expected shape file at ${file}`, 'is this a complete checkout of the kit?');
+    }
+    throw err;
+  }
+}
+
+/**
+ * Compares a run's shape lines with the expected ones, key by key.
+ * `hints` maps a key (or a key's first token) to a sentence on the likely cause when it fails.
+ */
+export function compareShape(expected: string[], actual: string[], hints: Record<string, string> = {}): Comparison {
+  const actualByKey = new Map(actual.map((l) => [splitLine(l).key, l] as const));
+  const expectedKeys = new Set<string>();
+  const lines: LineVerdict[] = [];
+  const hintFor = (key: string) => hints[key] ?? hints[key.split('  ')[0]!];
+  for (const exp of expected) {
+    const { key, verdict } = splitLine(exp);
+    expectedKeys.add(key);
+    const act = actualByKey.get(key);
+    if (act === undefined) {
+      lines.push({ status: 'missing', expected: exp, hint: hintFor(key) });
+    } else if (splitLine(act).verdict === verdict) {
+      lines.push({ status: 'held', expected: exp, actual: act });
+    } else if (splitLine(act).verdict === CANNOT_SHOW) {
+      lines.push({ status: 'not-shown', expected: exp, actual: act });
+    } else {
+      lines.push({ status: 'failed', expected: exp, actual: act, hint: hintFor(key) });
+    }
+  }
+  for (const act of actual) {
+    if (!expectedKeys.has(splitLine(act).key)) lines.push({ status: 'unexpected', actual: act });
+  }
+  const holds = lines.every((l) => l.status === 'held' || l.status === 'not-shown');
+  const same = expected.join('\n') === actual.join('\n');
+  const diff = same ? '' : createTwoFilesPatch('expected', 'this run', expected.join('\n') + '\n', actual.join('\n') + '\n', '', '', { context: 1 });
+  return { holds, lines, diff };
+}

@@ -1,0 +1,91 @@
+/**
+ * Two-step termination of a launched server and everything it started (execa's pattern):
+ * SIGTERM to the whole process group, then SIGKILL after a grace period. A server is launched as
+ * the leader of its own process group, so its cluster workers (and tsx's esbuild helper) are in
+ * that group too and go with it.
+ */
+
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * On Linux, the state letter and process group of `pid` from /proc/<pid>/stat, or undefined when
+ * there is no such process (or no /proc). A zombie ('Z') has exited but was not yet reaped by
+ * its parent; it holds no port and runs nothing, so it counts as gone.
+ */
+function procStat(pid: number): { state: string; pgid: number } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0]!, pgid: Number(fields[2]) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** True while any live (not zombie) process of group `pgid` exists. */
+export function groupAlive(pgid: number): boolean {
+  if (!signalGroup(pgid, 0)) return false;
+  if (process.platform !== 'linux') return true;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const st = procStat(Number(entry));
+    if (st && st.pgid === pgid && st.state !== 'Z') return true;
+  }
+  return false;
+}
+
+/** Sends `signal` to every process in group `pgid`; false when the group is gone. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw err;
+  }
+}
+
+/** True while process `pid` exists and is not a zombie. */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  if (process.platform !== 'linux') return true;
+  const st = procStat(pid);
+  return st !== undefined && st.state !== 'Z';
+}
+
+/**
+ * Polls until `alive()` is false or `deadlineMs` passes; resolves true when it became false.
+ * Polling against a deadline is how Node's own tests check that processes are gone.
+ */
+export async function waitUntilGone(alive: () => boolean, deadlineMs: number, everyMs = 20): Promise<boolean> {
+  const until = Date.now() + deadlineMs;
+  while (alive()) {
+    if (Date.now() > until) return false;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  return true;
+}
+
+/**
+ * Stops group `pgid`: SIGTERM, wait up to `graceMs` for `leaderExited`, then SIGKILL whatever is
+ * left of the group (also when the leader exited in time, so no worker outlives it).
+ * Resolves 'graceful' or 'killed' (the grace period ran out).
+ */
+export async function terminateGroup(pgid: number, leaderExited: Promise<unknown>, graceMs = 2000): Promise<'graceful' | 'killed'> {
+  if (!signalGroup(pgid, 'SIGTERM')) return 'graceful';
+  let timer: NodeJS.Timeout | undefined;
+  const inTime = await Promise.race([
+    leaderExited.then(() => true),
+    new Promise<boolean>((r) => (timer = setTimeout(() => r(false), graceMs))),
+  ]);
+  clearTimeout(timer);
+  // Workers exit right after their primary; give them a moment, then make sure.
+  if (inTime) await waitUntilGone(() => groupAlive(pgid), graceMs);
+  signalGroup(pgid, 'SIGKILL');
+  await waitUntilGone(() => groupAlive(pgid), 2000);
+  return inTime ? 'graceful' : 'killed';
+}

@@ -1,0 +1,109 @@
+/**
+ * Lesson 3 · pool: what happens when libuv's thread pool is full, and how far it scales.
+ *
+ * (a) With 4 heavy pooled scrypts in flight, time a small pooled task (/member/verify-light) and
+ *     an event-loop-only request (/books): with UV_THREADPOOL_SIZE=4 the small task waits for a
+ *     thread; with 8 it does not. (b) Throughput of /member/verify-pooled at 1, 2, 4, 8
+ *     connections: it stops growing near the core count.
+ */
+import { defineCommand } from '../lib/cli.ts';
+import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { runLoad } from './lib/load.ts';
+import { probeOk } from './lib/probe.ts';
+import { pollUntil } from './lib/wait.ts';
+import { HEAVY_COST, formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
+import { caveats, hints, render, shape, type PoolResult, type PoolWaitBlock, type SweepStep } from './report/pool.ts';
+
+const QUICK_COST = 'N=2^14,r=8,p=4';
+/** A pooled request of a few tens of ms: enough requests per step for a stable rate. */
+const SWEEP_COST = 'N=2^14,r=8,p=1';
+const QUICK_SWEEP_COST = 'N=2^13,r=8,p=1';
+const HEAVY_IN_FLIGHT = 4;
+
+const command = defineCommand({
+  usage: 'npx tsx measure/pool.ts [flags]',
+  summary:
+    '(a) Keeps 4 heavy scrypt checks busy on the thread pool and times a small pooled task and a /books ' +
+    'request, with UV_THREADPOOL_SIZE=4 and then 8. (b) Measures the throughput of /member/verify-pooled at ' +
+    '1, 2, 4 and 8 connections, and where it stops growing.',
+  flags: {
+    ...COMMON_FLAGS,
+    cost: { type: 'string', valueName: 'N=..,r=..,p=..', description: `heavy scrypt cost for (a) (default ${formatCost(HEAVY_COST)}; --quick: ${QUICK_COST})` },
+    'sweep-cost': { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost for (b) (default ${SWEEP_COST}; --quick: ${QUICK_SWEEP_COST})` },
+  },
+  epilogue: 'Example: npx tsx measure/pool.ts --shape | diff - expected-output/pool.txt',
+});
+
+interface Options {
+  cost: string;
+  sweepCost: string;
+}
+
+/** Connection counts for (b): 1, 2, 4, 8, plus the core count and twice it, so the knee is always inside. */
+export function sweepConnections(cores: number): number[] {
+  return [...new Set([1, 2, 4, 8, cores, 2 * cores])].filter((c) => c <= 64).sort((a, b) => a - b);
+}
+
+async function poolWait(ctx: RunContext<Options>, threads: number, waitForHeavy: boolean): Promise<PoolWaitBlock> {
+  const { lab, progress, port, options } = ctx;
+  progress.step(`(a) UV_THREADPOOL_SIZE=${threads}: starting the loan service`);
+  const server = await lab.start({ server: 'loan', args: ['--port', String(port), '--cost', options.cost], env: { UV_THREADPOOL_SIZE: String(threads) } });
+  await probeOk(`${server.url}/books`);
+  progress.step(`(a) UV_THREADPOOL_SIZE=${threads}: ${HEAVY_IN_FLIGHT} heavy pooled checks in flight, then /member/verify-light and /books`);
+  const heavy = Array.from({ length: HEAVY_IN_FLIGHT }, () => probeOk(`${server.url}/member/verify-pooled`));
+  heavy.forEach((h) => h.catch(() => {})); // abandoned ones fail when the server is stopped
+  // The server counts pooled work it has handed to libuv: wait until all heavy ones are there.
+  await pollUntil(`${HEAVY_IN_FLIGHT} heavy requests in the thread pool`, async () => {
+    const s = await probeOk(`${server.url}/stats`);
+    return s.body.pooledInFlight >= HEAVY_IN_FLIGHT ? true : undefined;
+  }, 10_000);
+  const [light, books] = await Promise.all([probeOk(`${server.url}/member/verify-light`), probeOk(`${server.url}/books`)]);
+  const heavyMs = waitForHeavy ? (await Promise.all(heavy)).map((h) => h.ms) : [];
+  await lab.stop(server, waitForHeavy ? 2000 : 0);
+  return { threads, heavyInFlight: HEAVY_IN_FLIGHT, lightMs: light.ms, booksMs: books.ms, heavyMs };
+}
+
+async function throughputSweep(ctx: RunContext<Options>): Promise<PoolResult['sweep']> {
+  const { lab, progress, port, options, machine } = ctx;
+  const connections = sweepConnections(machine.cores);
+  const threadPoolSize = Math.max(4, ...connections);
+  const stepS = 1;
+  progress.step('(b) starting the loan service for the throughput sweep');
+  const server = await lab.start({ server: 'loan', args: ['--port', String(port), '--cost', options.sweepCost], env: { UV_THREADPOOL_SIZE: String(threadPoolSize) } });
+  // Warm up every pool thread once: the first scrypt on a thread pays for its memory.
+  await Promise.all(Array.from({ length: threadPoolSize }, () => probeOk(`${server.url}/member/verify-pooled`)));
+  const steps: SweepStep[] = [];
+  for (const c of connections) {
+    progress.step(`(b) /member/verify-pooled with ${c} connection(s) for ${stepS} s`);
+    const r = await runLoad({ url: `${server.url}/member/verify-pooled`, connections: c, durationS: stepS });
+    steps.push({ connections: c, throughput: r.throughput, p50: r.latency.p50, p95: r.latency.p95, p99: r.latency.p99, completed: r.counts.completed, errors: r.counts.errors + r.counts.non2xx, generatorCpu: r.generatorCpu });
+  }
+  await lab.stop(server);
+  return { cost: formatCost(parseCost(options.sweepCost)), threadPoolSize, stepS, steps };
+}
+
+async function run(ctx: RunContext<Options>): Promise<PoolResult> {
+  // With 4 threads the small task answers only after a heavy one finishes, so wait for them all;
+  // with 8 it answers at once, and the heavy ones need not be waited for.
+  const four = await poolWait(ctx, 4, true);
+  const eight = await poolWait(ctx, 8, false);
+  const sweep = await throughputSweep(ctx);
+  return {
+    machine: ctx.machine,
+    heavyCost: formatCost(parseCost(ctx.options.cost)),
+    heavyReferenceMs: Math.min(...four.heavyMs),
+    waits: [four, eight],
+    sweep,
+  };
+}
+
+process.exitCode = await runExperiment({
+  name: 'pool',
+  command,
+  options: (flags) => ({
+    cost: formatCost(parseCost(String(flags.cost ?? (flags.quick ? QUICK_COST : formatCost(HEAVY_COST))))),
+    sweepCost: formatCost(parseCost(String(flags['sweep-cost'] ?? (flags.quick ? QUICK_SWEEP_COST : SWEEP_COST)))),
+  }),
+  run,
+  report: { render, shape, hints, caveats },
+});

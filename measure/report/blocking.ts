@@ -1,0 +1,96 @@
+/**
+ * Result, table and shape of the `blocking` experiment (lesson 3): one heavy scrypt request, then
+ * four light `/books` requests 50 ms later, each on its own connection; once with the scrypt on
+ * the event loop, once on the thread pool. Pure functions only.
+ */
+import { fmtMs, machineCaption, makeChalk, makeTable, type MachineInfo } from '../lib/output.ts';
+import { line } from '../lib/shape.ts';
+
+export interface BlockingBlock {
+  mode: 'blocking' | 'pooled';
+  route: string;
+  /** Client-side duration of the heavy request, ms. */
+  heavyMs: number;
+  /** Client-side durations of the light requests, ms, in the order they were sent. */
+  lightMs: number[];
+  /** The server's event-loop delay during the block (max, resolution subtracted), ms. */
+  eventLoopDelayMaxMs: number;
+}
+
+export interface BlockingResult {
+  machine: MachineInfo;
+  heavyCost: string;
+  /** How long after the heavy request the light ones were sent, ms. */
+  offsetMs: number;
+  blocks: BlockingBlock[];
+}
+
+/** A light request "waited for the heavy one" when it took at least this share of (heavy − offset). */
+export const WAITED_SHARE = 0.5;
+/** A request or delay "answered at once" when it took at most this share of the heavy duration. */
+export const AT_ONCE_SHARE = 0.1;
+
+/** How a light request's duration compares with the heavy request's. */
+export function classifyLight(lightMs: number, heavyMs: number, offsetMs: number): string {
+  if (lightMs >= WAITED_SHARE * (heavyMs - offsetMs)) return 'waited-for-heavy';
+  if (lightMs <= AT_ONCE_SHARE * heavyMs) return 'answered-at-once';
+  return 'in-between';
+}
+
+/** How the server's worst event-loop delay compares with the heavy request's duration. */
+export function classifyDelay(delayMs: number, heavyMs: number): string {
+  if (delayMs >= WAITED_SHARE * heavyMs) return 'near-heavy-duration';
+  if (delayMs <= AT_ONCE_SHARE * heavyMs) return 'far-below-heavy-duration';
+  return 'in-between';
+}
+
+export function shape(r: BlockingResult): string[] {
+  const out: string[] = [];
+  for (const b of r.blocks) {
+    b.lightMs.forEach((ms, i) => out.push(line(b.mode, `light-${i + 1}`, classifyLight(ms, b.heavyMs, r.offsetMs))));
+    out.push(line(b.mode, 'event-loop-delay-max', classifyDelay(b.eventLoopDelayMaxMs, b.heavyMs)));
+  }
+  const [a, b] = r.blocks;
+  if (a && b) {
+    // Moving scrypt to the pool frees the event loop; it does not make scrypt itself faster.
+    const ratio = a.heavyMs / b.heavyMs;
+    out.push(line('heavy', 'blocking-vs-pooled', ratio >= 0.5 && ratio <= 2 ? 'similar-duration' : 'different-duration'));
+  }
+  return out;
+}
+
+export const hints: Record<string, string> = {
+  blocking:
+    'with scryptSync the light requests should queue behind the heavy one; if they did not, the heavy request ' +
+    'may have been too short to overlap them (a very small --cost), or it did not reach the server first',
+  pooled:
+    'with crypto.scrypt the event loop stays free; slow light requests here mean something else blocked the ' +
+    'event loop or the machine was overloaded (look at the load average in the caption)',
+  heavy: 'the same scrypt took very different times in the two blocks: was the machine busy with something else?',
+};
+
+export function render(r: BlockingResult, color: boolean): string {
+  const c = makeChalk(color);
+  const [blk, pool] = r.blocks;
+  const table = makeTable(['', 'verify-blocking\n(scrypt on the event loop)', 'verify-pooled\n(scrypt on the thread pool)'], ['left', 'right', 'right']);
+  const cell = (b: BlockingBlock | undefined, ms: number | undefined, kind: 'heavy' | 'light' | 'delay') => {
+    if (!b || ms === undefined) return '';
+    const verdict = kind === 'light' ? classifyLight(ms, b.heavyMs, r.offsetMs) : kind === 'delay' ? classifyDelay(ms, b.heavyMs) : '';
+    const text = fmtMs(ms);
+    if (verdict === 'waited-for-heavy' || verdict === 'near-heavy-duration') return c.red(`${text}  waited`);
+    if (verdict === 'answered-at-once' || verdict === 'far-below-heavy-duration') return c.green(text);
+    return text;
+  };
+  table.push(['heavy request', cell(blk, blk?.heavyMs, 'heavy'), cell(pool, pool?.heavyMs, 'heavy')]);
+  const n = Math.max(blk?.lightMs.length ?? 0, pool?.lightMs.length ?? 0);
+  for (let i = 0; i < n; i++) {
+    table.push([`light-${i + 1} (/books)`, cell(blk, blk?.lightMs[i], 'light'), cell(pool, pool?.lightMs[i], 'light')]);
+  }
+  table.push(['event-loop delay max', cell(blk, blk?.eventLoopDelayMaxMs, 'delay'), cell(pool, pool?.eventLoopDelayMaxMs, 'delay')]);
+  return [
+    c.bold(`Lesson 3 · blocking: one heavy scrypt, then ${n} light requests ${r.offsetMs} ms later`),
+    c.dim(`heavy cost ${r.heavyCost} · ${machineCaption(r.machine)}`),
+    table.toString(),
+    `A light request ${c.red('waited')} when it took at least half of (heavy − ${r.offsetMs} ms): it sat behind the heavy one.`,
+  ].join('\n');
+}

@@ -1,0 +1,222 @@
+/**
+ * Cluster loan server (node:cluster): the lesson 3 server for several processes on one port.
+ *
+ * Every worker keeps its own loan counter in memory. Every path answers `{ pid, loanCounter }`:
+ *   POST /loan                    increments this worker's counter
+ *   GET  /status                  reads it (no increment)
+ *   GET  /member/verify-blocking  heavy scrypt on this worker's event loop, then reads it
+ *
+ * The primary prints its ready line only when every worker is listening. A worker that dies is
+ * replaced (once per death, keyed on 'exit'), within a restart budget and with a backoff for
+ * workers that die before they listen, so a crash at start-up cannot become a fork loop.
+ * SIGTERM/SIGINT to the primary stops all workers; workers exit when the primary's IPC channel
+ * closes (Node's cluster does this), so even `kill -9` of the primary leaves no worker behind.
+ *
+ * To kill a worker for an experiment: send the primary `{ cmd: 'kill-worker', pid? }` over IPC,
+ * or SIGUSR2 (kills the oldest worker). Killing uses SIGKILL, so it works even on a worker stuck in
+ * scryptSync, which would never answer the IPC disconnect that `worker.kill()` starts with.
+ */
+import cluster from 'node:cluster';
+import http from 'node:http';
+import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
+import { describeError, KitError } from '../lib/errors.ts';
+import { formatReady } from '../lib/ready.ts';
+import { portInUse, router, sendJson } from './lib/http.ts';
+import { exitWithLauncher } from './lib/lifeline.ts';
+import { failStartup, serve } from './lib/main.ts';
+import { formatCost, hashOnEventLoop, HEAVY_COST, parseCost } from './lib/scrypt-cost.ts';
+
+const spec = defineCommand({
+  usage: 'npx tsx servers/cluster.ts [--port <n>] [--workers <n>]',
+  summary:
+    'The cluster loan server of lesson 3: a node:cluster primary and N workers sharing one port, each ' +
+    'with its own in-memory loan counter. Killed workers are replaced. Listens on 127.0.0.1 and prints ' +
+    'one ready line once every worker is listening.',
+  flags: {
+    port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3001' },
+    workers: { type: 'string', valueName: 'n', description: 'number of worker processes (1-32)', default: '3' },
+    cost: { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost of /member/verify-blocking (default ${formatCost(HEAVY_COST)})` },
+    'restart-budget': {
+      type: 'string',
+      valueName: 'n',
+      description: 'worker deaths allowed within 30 s before the primary gives up and exits',
+      default: '10',
+    },
+    'crash-at-start': { type: 'boolean', description: 'workers throw before listening (to see the restart budget work)' },
+  },
+  epilogue:
+    'Try: curl -s -X POST 127.0.0.1:3001/loan   (run it a few times: the pid changes)\n' +
+    '     kill -USR2 <primary pid>              (kills the oldest worker; watch its replacement)',
+});
+
+/** Messages between the primary and its workers, and between the primary and its launcher. */
+type WorkerMessage = { type: 'port-in-use'; port: number };
+type LauncherMessage = { cmd: 'kill-worker'; pid?: number };
+
+const BUDGET_WINDOW_MS = 30_000;
+const SHUTDOWN_GRACE_MS = 2000;
+const EXIT_PORT_IN_USE = 3;
+
+function runPrimary(): void {
+  const parsed = parseFlags(spec, process.argv.slice(2));
+  if (parsed.help) {
+    process.stdout.write(helpText(spec));
+    return;
+  }
+  const port = intFlag('port', parsed.flags.port, 0, 65535, 3001);
+  const workers = intFlag('workers', parsed.flags.workers, 1, 32, 3);
+  const budget = intFlag('restart-budget', parsed.flags['restart-budget'], 0, 1000, 10);
+  const costText = parsed.flags.cost ?? process.env.LAB_SCRYPT_COST;
+  if (costText) parseCost(costText); // fail here, once, rather than in every worker
+
+  cluster.setupPrimary({ stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const workerEnv = {
+    LAB_WORKER_PORT: String(port),
+    LAB_SCRYPT_COST: costText ?? '',
+    LAB_CRASH_AT_START: parsed.flags['crash-at-start'] ? '1' : '',
+    LAB_LIFELINE: '',
+  };
+
+  const listened = new Set<number>(); // worker ids that reached 'listening'
+  const replaces = new Map<number, number>(); // worker id -> pid of the worker it replaces
+  const deaths: number[] = []; // times of unexpected deaths, for the budget
+  let startupCrashes = 0;
+  let readyPrinted = false;
+  let shuttingDown = false;
+  let exitCode = 0;
+
+  const say = (line: string) => process.stdout.write(line + '\n');
+  const fork = (replacing?: number) => {
+    const w = cluster.fork(workerEnv);
+    if (replacing !== undefined) replaces.set(w.id, replacing);
+  };
+  const living = () => Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
+
+  const shutdown = (code: number) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    exitCode = code;
+    const left = living();
+    if (left.length === 0) process.exit(exitCode);
+    for (const w of left) w.process.kill('SIGTERM');
+    setTimeout(() => {
+      for (const w of living()) w.process.kill('SIGKILL');
+    }, SHUTDOWN_GRACE_MS).unref();
+  };
+
+  cluster.on('listening', (worker, address) => {
+    listened.add(worker.id);
+    startupCrashes = 0;
+    const old = replaces.get(worker.id);
+    if (old !== undefined) {
+      say(`worker ${worker.process.pid} listening, replacing ${old}`);
+      process.send?.({ event: 'worker-replaced', old, pid: worker.process.pid });
+    }
+    if (!readyPrinted && listened.size >= workers) {
+      readyPrinted = true;
+      say(formatReady('cluster', address.port, process.pid));
+    }
+  });
+
+  cluster.on('message', (_worker, msg: WorkerMessage) => {
+    if (msg?.type === 'port-in-use') {
+      process.stderr.write(describeError(portInUse(msg.port)) + '\n');
+      shutdown(1);
+    }
+  });
+
+  // One replacement per death, keyed on 'exit' only ('disconnect' also fires for the same death).
+  cluster.on('exit', (worker, code, signal) => {
+    if (shuttingDown) {
+      if (living().length === 0) process.exit(exitCode);
+      return;
+    }
+    if (code === EXIT_PORT_IN_USE) return; // the 'port-in-use' message already stops everything
+    const pid = worker.process.pid;
+    const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
+    const now = Date.now();
+    deaths.push(now);
+    while (deaths.length && deaths[0]! < now - BUDGET_WINDOW_MS) deaths.shift();
+    if (deaths.length > budget) {
+      const err = new KitError(
+        'KIT_ERR_RESTART_BUDGET',
+        `${deaths.length} worker deaths within ${BUDGET_WINDOW_MS / 1000} s (budget ${budget}); last: worker ${pid} ${how}`,
+        'the primary stopped replacing workers and is exiting; look at the workers\' errors above',
+      );
+      process.stderr.write(describeError(err) + '\n');
+      shutdown(1);
+      return;
+    }
+    // A worker that died before listening likely crashes at start-up: back off 100 ms, 200 ms, ...
+    const delay = listened.has(worker.id) ? 0 : Math.min(100 * 2 ** startupCrashes++, 3000);
+    say(`worker ${pid} ${how}; starting a replacement${delay ? ` in ${delay} ms` : ''}`);
+    setTimeout(() => {
+      if (!shuttingDown) fork(pid);
+    }, delay);
+  });
+
+  const killWorker = (pid?: number) => {
+    const target = pid === undefined ? living()[0] : living().find((w) => w.process.pid === pid);
+    if (!target) {
+      process.send?.({ event: 'kill-failed', pid, reason: 'no such worker' });
+      return;
+    }
+    target.process.kill('SIGKILL');
+    process.send?.({ event: 'worker-killed', pid: target.process.pid });
+  };
+  process.on('message', (msg: LauncherMessage) => {
+    if (msg?.cmd === 'kill-worker') killWorker(msg.pid);
+  });
+  process.on('disconnect', () => shutdown(0)); // the launcher's IPC channel closed: it is gone
+  process.on('SIGUSR2', () => killWorker());
+  process.on('SIGTERM', () => shutdown(0));
+  process.on('SIGINT', () => shutdown(0));
+  exitWithLauncher(() => shutdown(0));
+
+  for (let i = 0; i < workers; i++) fork();
+}
+
+function runWorker(): void {
+  if (process.env.LAB_CRASH_AT_START) throw new Error('crashing at start-up, as asked by --crash-at-start');
+  const port = Number(process.env.LAB_WORKER_PORT);
+  const heavy = process.env.LAB_SCRYPT_COST ? parseCost(process.env.LAB_SCRYPT_COST) : HEAVY_COST;
+  let loanCounter = 0;
+  const me = () => ({ pid: process.pid, loanCounter });
+
+  const server = http.createServer(
+    router(
+      {
+        '/loan': {
+          POST: (_req, res) => {
+            loanCounter++;
+            sendJson(res, 200, me());
+          },
+        },
+        '/status': { GET: (_req, res) => sendJson(res, 200, me()) },
+        '/member/verify-blocking': {
+          GET: (_req, res) => {
+            hashOnEventLoop('correct horse battery staple', heavy);
+            sendJson(res, 200, me());
+          },
+        },
+      },
+      me,
+    ),
+  );
+  // Ctrl-C in a terminal reaches the whole process group; the primary decides when workers stop.
+  process.on('SIGINT', () => {});
+  serve('cluster-worker', server, port, { announce: false }).catch((err: unknown) => {
+    if (err instanceof KitError && err.code === 'KIT_ERR_PORT_IN_USE') {
+      process.send?.({ type: 'port-in-use', port } satisfies WorkerMessage, () => process.exit(EXIT_PORT_IN_USE));
+      return;
+    }
+    failStartup(err);
+  });
+}
+
+try {
+  if (cluster.isPrimary) runPrimary();
+  else runWorker();
+} catch (err) {
+  failStartup(err);
+}

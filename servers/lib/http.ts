@@ -1,0 +1,90 @@
+/**
+ * Small HTTP helpers shared by the lesson servers: JSON answers, a route table that answers
+ * 404/405 in JSON, listening on loopback with a coded error for a taken port, and the ready line.
+ * Servers know nothing of measurement; these helpers only serve.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KitError } from '../../lib/errors.ts';
+import { HOST } from '../../lib/ready.ts';
+
+export type Handler = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => void | Promise<void>;
+/** path → method → handler */
+export type Routes = Record<string, Partial<Record<string, Handler>>>;
+
+/** Sends `body` as JSON with `status`. Safe to call once per response. */
+export function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/**
+ * A request listener that dispatches on path and method. Unknown path → 404 JSON, known path with
+ * another method → 405 JSON with an Allow header, an unparsable target → 400, a handler that
+ * throws → 500. The query string is given to handlers, which ignore what they do not use.
+ * `errorFields` adds fields to every error body (the cluster worker adds its pid and counter).
+ */
+export function router(routes: Routes, errorFields: () => object = () => ({})): http.RequestListener {
+  return (req, res) => {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', `http://${HOST}`);
+    } catch {
+      sendJson(res, 400, { error: 'bad request target', ...errorFields() });
+      return;
+    }
+    const byMethod = routes[url.pathname];
+    if (!byMethod) {
+      sendJson(res, 404, { error: 'not found', path: url.pathname, ...errorFields() });
+      return;
+    }
+    const handler = byMethod[req.method ?? 'GET'];
+    if (!handler) {
+      const allow = Object.keys(byMethod).join(', ');
+      sendJson(res, 405, { error: 'method not allowed', method: req.method, allow, ...errorFields() }, { allow });
+      return;
+    }
+    // Drain any request body we do not read, so the connection stays usable for keep-alive.
+    req.resume();
+    const fail = (err: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error', detail: String((err as Error)?.message ?? err) });
+      else res.destroy();
+    };
+    try {
+      const out = handler(req, res, url);
+      if (out instanceof Promise) out.catch(fail);
+    } catch (err) {
+      fail(err);
+    }
+  };
+}
+
+/**
+ * Listens on 127.0.0.1:`port` (0 = any free port) and resolves with the bound port.
+ * Rejects with KIT_ERR_PORT_IN_USE when the port is taken.
+ */
+export function listen(server: http.Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      server.off('listening', onListening);
+      reject(err.code === 'EADDRINUSE' ? portInUse(port) : err);
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve((server.address() as AddressInfo).port);
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, HOST);
+  });
+}
+
+/** The coded error for a taken port, with what to do about it. */
+export function portInUse(port: number): KitError {
+  return new KitError(
+    'KIT_ERR_PORT_IN_USE',
+    `port ${port} on ${HOST} is already in use`,
+    `pick another with --port <n>, or --port 0 for any free port (to see what holds it: ss -ltnp 'sport = :${port}')`,
+  );
+}

@@ -1,0 +1,121 @@
+/**
+ * Loan service, one process: the lesson 3 server for the event loop and the thread pool.
+ *
+ *   GET  /member/verify-blocking  heavy scrypt on the event loop (scryptSync): blocks every request
+ *   GET  /member/verify-pooled    the same scrypt on libuv's thread pool (crypto.scrypt)
+ *   GET  /member/verify-light     a small pooled scrypt (N=2^10): cheap, but needs a pool thread
+ *   GET  /books                   one catalog entry: no pool, no CPU
+ *   GET  /stats                   event-loop delay (ms), event-loop utilization, pool size, pooled work in flight
+ *   POST /stats/reset             starts a new measurement window for /stats
+ *
+ * Run alone: `npx tsx servers/loan.ts --port 3000`; it prints one ready line when listening.
+ */
+import http from 'node:http';
+import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
+import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
+import { sendJson, router } from './lib/http.ts';
+import { failStartup, serve } from './lib/main.ts';
+import { formatCost, hashOnEventLoop, hashOnThreadPool, HEAVY_COST, LIGHT_COST, parseCost, type ScryptCost } from './lib/scrypt-cost.ts';
+
+const spec = defineCommand({
+  usage: 'npx tsx servers/loan.ts [--port <n>] [--cost N=2^16,r=8,p=8]',
+  summary:
+    'The library loan service of lesson 3. Its password check runs scrypt either on the event loop ' +
+    '(/member/verify-blocking) or on the thread pool (/member/verify-pooled). Listens on 127.0.0.1 and ' +
+    'prints one ready line.',
+  flags: {
+    port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3000' },
+    cost: {
+      type: 'string',
+      valueName: 'N=..,r=..,p=..',
+      description: `scrypt cost of the heavy check (env LAB_SCRYPT_COST; default ${formatCost(HEAVY_COST)})`,
+    },
+  },
+  epilogue:
+    'Environment: UV_THREADPOOL_SIZE sets libuv\'s thread pool size (default 4), read once at start.\n' +
+    'Try: curl -s 127.0.0.1:3000/stats',
+});
+
+/** Event-loop delay histogram: Node reports the timer's full interval, so subtract its resolution. */
+const RESOLUTION_MS = 10;
+
+function main(): void {
+  const parsed = parseFlags(spec, process.argv.slice(2));
+  if (parsed.help) {
+    process.stdout.write(helpText(spec));
+    return;
+  }
+  const port = intFlag('port', parsed.flags.port, 0, 65535, 3000);
+  const costText = parsed.flags.cost ?? process.env.LAB_SCRYPT_COST;
+  const heavy: ScryptCost = costText ? parseCost(costText) : HEAVY_COST;
+
+  const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  delay.enable();
+  let eluStart: EventLoopUtilization = performance.eventLoopUtilization();
+  let windowStart = performance.now();
+  let pooledInFlight = 0;
+
+  const timed = (where: string, started: number) => ({ pid: process.pid, hashedOn: where, ms: round(performance.now() - started) });
+  const pooled = async (res: http.ServerResponse, cost: ScryptCost, route: string) => {
+    const started = performance.now();
+    pooledInFlight++;
+    try {
+      await hashOnThreadPool('correct horse battery staple', cost);
+    } finally {
+      pooledInFlight--;
+    }
+    sendJson(res, 200, { route, verified: true, ...timed('thread-pool', started) });
+  };
+
+  const server = http.createServer(
+    router({
+      '/member/verify-blocking': {
+        GET: (_req, res) => {
+          const started = performance.now();
+          hashOnEventLoop('correct horse battery staple', heavy);
+          sendJson(res, 200, { route: 'verify-blocking', verified: true, ...timed('event-loop', started) });
+        },
+      },
+      '/member/verify-pooled': { GET: (_req, res) => pooled(res, heavy, 'verify-pooled') },
+      '/member/verify-light': { GET: (_req, res) => pooled(res, LIGHT_COST, 'verify-light') },
+      '/books': {
+        GET: (_req, res) => sendJson(res, 200, { id: 'b-1', title: 'The Mythical Man-Month', author: 'Frederick P. Brooks Jr.', available: 3 }),
+      },
+      '/stats': {
+        GET: (_req, res) => {
+          const elu = performance.eventLoopUtilization(eluStart);
+          const ms = (ns: number) => round(Math.max(0, ns / 1e6 - RESOLUTION_MS));
+          sendJson(res, 200, {
+            pid: process.pid,
+            windowMs: round(performance.now() - windowStart),
+            eventLoopDelay: { maxMs: ms(delay.max), p99Ms: ms(delay.percentile(99)), meanMs: ms(delay.mean), resolutionMs: RESOLUTION_MS },
+            eventLoopUtilization: round(elu.utilization, 3),
+            threadPoolSize: Number(process.env.UV_THREADPOOL_SIZE) || 4,
+            pooledInFlight,
+            heavyCost: formatCost(heavy),
+          });
+        },
+      },
+      '/stats/reset': {
+        POST: (_req, res) => {
+          delay.reset();
+          eluStart = performance.eventLoopUtilization();
+          windowStart = performance.now();
+          sendJson(res, 200, { reset: true });
+        },
+      },
+    }),
+  );
+  serve('loan-service', server, port).catch(failStartup);
+}
+
+function round(x: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+try {
+  main();
+} catch (err) {
+  failStartup(err);
+}
