@@ -84,7 +84,8 @@ function main(): void {
       '/stats': {
         GET: (_req, res) => {
           const elu = performance.eventLoopUtilization(eluStart);
-          const ms = (ns: number) => round(Math.max(0, ns / 1e6 - RESOLUTION_MS));
+          // An empty window (no sample yet) reads NaN: report 0.
+          const ms = (ns: number) => (Number.isFinite(ns) ? round(Math.max(0, ns / 1e6 - RESOLUTION_MS)) : 0);
           sendJson(res, 200, {
             pid: process.pid,
             windowMs: round(performance.now() - windowStart),
@@ -101,7 +102,11 @@ function main(): void {
           delay.reset();
           eluStart = performance.eventLoopUtilization();
           windowStart = performance.now();
-          sendJson(res, 200, { reset: true });
+          // After reset() the monitor's next tick only notes the time; it records from the tick
+          // after. Answer once it has recorded a sample, so a block that starts right after this
+          // answer is measured (otherwise a 1 s block can leave the window empty).
+          const armed = () => (delay.count > 0 ? sendJson(res, 200, { reset: true }) : setTimeout(armed, RESOLUTION_MS).unref());
+          armed();
         },
       },
     }),

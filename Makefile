@@ -1,0 +1,29 @@
+# node-scaling-lab: every target works as the first command on a fresh clone.
+# ARGS passes flags to the experiments, e.g. `make lesson-3 ARGS=--quick`.
+
+NODE_RUN := node --import tsx
+STAMP := node_modules/.package-lock.json
+
+.PHONY: test typecheck lesson-3 check-node clean
+
+# npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
+# dependencies changed since the last install.
+$(STAMP): package-lock.json | check-node
+	npm ci --no-audit --no-fund
+	@touch $(STAMP)
+
+check-node:
+	@command -v node >/dev/null || { echo "error: node was not found; install Node.js 20 or newer (https://nodejs.org)" >&2; exit 1; }
+	@node -e 'if (Number(process.versions.node.split(".")[0]) < 20) { console.error("error KIT_ERR_NODE_TOO_OLD: this kit needs Node.js 20 or newer; this is Node.js " + process.versions.node + "; install a current LTS from https://nodejs.org"); process.exit(1) }'
+
+lesson-3: $(STAMP)
+	@$(NODE_RUN) measure/lesson.ts 3 $(ARGS)
+
+typecheck: $(STAMP)
+	npx tsc --noEmit
+
+test: typecheck
+	node --import tsx --test --test-concurrency=1 --test-reporter=spec test/*.test.ts
+
+clean:
+	rm -rf node_modules

@@ -1,0 +1,17 @@
+/**
+ * The course: which experiments each lesson runs, in order, and where its text is. The README's
+ * lesson list, the Makefile's lesson-N targets and the tests all follow this list.
+ */
+export interface Lesson {
+  id: number;
+  slug: string;
+  title: string;
+  /** Path of the lesson text, from the project root. */
+  text: string;
+  /** Experiment names: measure/<name>.ts and expected-output/<name>.txt. */
+  experiments: string[];
+}
+
+export const LESSONS: Lesson[] = [
+  { id: 3, slug: 'runtime', title: 'The application runtime: event loop, thread pool, cluster', text: 'lessons/03-runtime.md', experiments: ['blocking', 'pool', 'cluster'] },
+];
