@@ -11,6 +11,7 @@ import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.t
 import { runLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import { pollUntil } from './lib/wait.ts';
+import { sweepConnections } from './lib/sweep.ts';
 import { HEAVY_COST, formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
 import { caveats, hints, render, shape, type PoolResult, type PoolWaitBlock, type SweepStep } from './report/pool.ts';
 
@@ -37,11 +38,6 @@ const command = defineCommand({
 interface Options {
   cost: string;
   sweepCost: string;
-}
-
-/** Connection counts for (b): 1, 2, 4, 8, plus the core count and twice it, so the knee is always inside. */
-export function sweepConnections(cores: number): number[] {
-  return [...new Set([1, 2, 4, 8, cores, 2 * cores])].filter((c) => c <= 64).sort((a, b) => a - b);
 }
 
 async function poolWait(ctx: RunContext<Options>, threads: number, waitForHeavy: boolean): Promise<PoolWaitBlock> {

@@ -15,6 +15,8 @@ import { terminateGroup } from './terminate.ts';
 export interface LaunchSpec {
   /** Server script under servers/, without .ts: 'loan', 'cluster'. */
   server: string;
+  /** An absolute script path to run instead of servers/<server>.ts (tests use stand-ins). */
+  script?: string;
   args?: string[];
   /** Added to this process's environment (e.g. UV_THREADPOOL_SIZE). */
   env?: Record<string, string>;
@@ -163,7 +165,7 @@ export class ServerProcess {
  * KIT_ERR_READY_TIMEOUT.
  */
 export async function launch(spec: LaunchSpec, onSpawn: (p: ServerProcess) => void = () => {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', serverScript(spec.server), ...(spec.args ?? [])], {
+  const child = spawn(process.execPath, ['--import', 'tsx', spec.script ?? serverScript(spec.server), ...(spec.args ?? [])], {
     cwd: ROOT,
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe', ...(spec.ipc ? (['ipc'] as const) : [])],

@@ -1,0 +1,92 @@
+/**
+ * Shared test helpers: run a script as a real process, find a process's children, check that
+ * pids are gone (polling against a deadline), and fail a test file on any process warning.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { after } from 'node:test';
+import assert from 'node:assert/strict';
+import { ROOT } from '../measure/lib/paths.ts';
+import { pidAlive, waitUntilGone } from '../measure/lib/terminate.ts';
+
+export { ROOT };
+
+/** Fails the file (in an after hook) if the process emitted any warning while its tests ran. */
+export function failOnWarnings(): void {
+  const seen: string[] = [];
+  const onWarning = (w: Error) => seen.push(`${w.name}: ${w.message}`);
+  process.on('warning', onWarning);
+  after(() => {
+    process.off('warning', onWarning);
+    assert.deepEqual(seen, [], 'process warnings were emitted');
+  });
+}
+
+export interface ScriptRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node --import tsx <file> ...args` from the project root and collects its output. */
+export function runScript(file: string, args: string[] = [], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<ScriptRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, file), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** Pids whose parent is `pid` (Linux /proc). */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(entry));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+/** Asserts that every pid is gone within `deadlineMs` (zombies count as gone). */
+export async function assertAllGone(pids: number[], deadlineMs = 5000): Promise<void> {
+  const gone = await waitUntilGone(() => pids.some(pidAlive), deadlineMs);
+  assert.ok(gone, `still alive after ${deadlineMs} ms: ${pids.filter(pidAlive).join(', ')}`);
+}
+
+/** True when nothing listens on 127.0.0.1:`port` (we can bind it ourselves). */
+export function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+/** Holds a port on 127.0.0.1 until `release()` is called. */
+export async function holdPort(): Promise<{ port: number; release: () => Promise<void> }> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  return { port, release: () => new Promise((r) => s.close(() => r())) };
+}

@@ -1,0 +1,84 @@
+// Proves the blocking experiment's shape rules and table on fixed results: a healthy run matches
+// expected-output/blocking.txt, and each rule fails on a result that breaks it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { classifyDelay, classifyLight, render, shape } from '../measure/report/blocking.ts';
+import { compareShape, parseExpected } from '../measure/lib/shape.ts';
+import { expectedFile } from '../measure/lib/paths.ts';
+import { blockingResult } from './fixtures/results.ts';
+import { failOnWarnings } from './helpers.ts';
+
+failOnWarnings();
+const expected = parseExpected(readFileSync(expectedFile('blocking'), 'utf8'));
+const holds = (r: ReturnType<typeof blockingResult>) => compareShape(expected, shape(r)).holds;
+
+test('a healthy result prints exactly the expected shape', () => {
+  assert.deepEqual(shape(blockingResult()), expected);
+});
+
+test('classifyLight: waited, at once, and the grey zone between', () => {
+  assert.equal(classifyLight(1150, 1200, 50), 'waited-for-heavy');
+  assert.equal(classifyLight(4, 1200, 50), 'answered-at-once');
+  assert.equal(classifyLight(300, 1200, 50), 'in-between');
+});
+
+test('classifyDelay: near the heavy duration, far below it, or between', () => {
+  assert.equal(classifyDelay(1190, 1200), 'near-heavy-duration');
+  assert.equal(classifyDelay(5, 1200), 'far-below-heavy-duration');
+  assert.equal(classifyDelay(400, 1200), 'in-between');
+});
+
+test('fails when a light request on the blocking route did not wait', () => {
+  const r = blockingResult();
+  r.blocks[0]!.lightMs[2] = 3;
+  const cmp = compareShape(expected, shape(r));
+  assert.equal(cmp.holds, false);
+  assert.deepEqual(cmp.lines.filter((l) => l.status === 'failed').map((l) => l.expected), ['blocking  light-3  waited-for-heavy']);
+});
+
+test('fails when a light request on the pooled route waited', () => {
+  const r = blockingResult();
+  r.blocks[1]!.lightMs[0] = 1100;
+  assert.equal(holds(r), false);
+});
+
+test('fails when the event-loop delay does not reflect the block', () => {
+  const r = blockingResult();
+  r.blocks[0]!.eventLoopDelayMaxMs = 0; // the bug an empty delay window once caused
+  assert.equal(holds(r), false);
+  const p = blockingResult();
+  p.blocks[1]!.eventLoopDelayMaxMs = 900;
+  assert.equal(holds(p), false);
+});
+
+test('fails when the heavy request took very different times in the two blocks', () => {
+  const r = blockingResult();
+  r.blocks[1]!.heavyMs = 5000;
+  r.blocks[1]!.lightMs = [3, 3, 3, 3];
+  assert.equal(holds(r), false);
+});
+
+test('render: the table without colour, exactly', () => {
+  const text = render(blockingResult(), false);
+  assert.equal(
+    text,
+    [
+      'Lesson 3 · blocking: one heavy scrypt, then 4 light requests 50 ms later',
+      'heavy cost N=2^16,r=8,p=8 · 2 cores, load average 0.50, Node 20.20.2',
+      '┌──────────────────────┬────────────────────────────┬─────────────────────────────┐',
+      '│                      │            verify-blocking │               verify-pooled │',
+      '│                      │ (scrypt on the event loop) │ (scrypt on the thread pool) │',
+      '│ heavy request        │                   1,200 ms │                    1,210 ms │',
+      '│ light-1 (/books)     │           1,151 ms  waited │                     3.50 ms │',
+      '│ light-2 (/books)     │           1,150 ms  waited │                     4.10 ms │',
+      '│ light-3 (/books)     │           1,150 ms  waited │                     4.90 ms │',
+      '│ light-4 (/books)     │           1,150 ms  waited │                     5.60 ms │',
+      '│ event-loop delay max │           1,190 ms  waited │                     4.20 ms │',
+      '└──────────────────────┴────────────────────────────┴─────────────────────────────┘',
+      'A light request waited when it took at least half of (heavy − 50 ms): it sat behind the heavy one.',
+    ].join('\n'),
+  );
+  assert.doesNotMatch(text, /\x1b\[/, 'no ANSI codes without colour');
+  assert.match(render(blockingResult(), true), /\x1b\[/, 'colour when asked');
+});
