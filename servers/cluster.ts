@@ -78,6 +78,8 @@ function runPrimary(): void {
   };
 
   const listened = new Set<number>(); // worker ids that reached 'listening'
+  const listening = new Set<number>(); // ... and are still alive
+  let boundPort: number | undefined;
   const replaces = new Map<number, number>(); // worker id -> pid of the worker it replaces
   const deaths: number[] = []; // times of unexpected deaths, for the budget
   let startupCrashes = 0;
@@ -87,6 +89,11 @@ function runPrimary(): void {
 
   const say = (line: string) => process.stdout.write(line + '\n');
   const fork = (replacing?: number) => {
+    // The primary shares one socket per requested address, and closes it when its last worker
+    // is gone. So while a worker listens, a replacement asks for the same port as the others did
+    // (0 included); when none is left, it asks for the port that was bound, or with --port 0 it
+    // would come back on a different random port.
+    workerEnv.LAB_WORKER_PORT = String(listening.size > 0 ? port : boundPort ?? port);
     const w = cluster.fork(workerEnv);
     if (replacing !== undefined) replaces.set(w.id, replacing);
   };
@@ -105,7 +112,9 @@ function runPrimary(): void {
   };
 
   cluster.on('listening', (worker, address) => {
+    boundPort = address.port;
     listened.add(worker.id);
+    listening.add(worker.id);
     startupCrashes = 0;
     const old = replaces.get(worker.id);
     if (old !== undefined) {
@@ -119,7 +128,7 @@ function runPrimary(): void {
   });
 
   cluster.on('message', (_worker, msg: WorkerMessage) => {
-    if (msg?.type === 'port-in-use') {
+    if (msg?.type === 'port-in-use' && !shuttingDown) {
       process.stderr.write(describeError(portInUse(msg.port)) + '\n');
       shutdown(1);
     }
@@ -127,6 +136,7 @@ function runPrimary(): void {
 
   // One replacement per death, keyed on 'exit' only ('disconnect' also fires for the same death).
   cluster.on('exit', (worker, code, signal) => {
+    listening.delete(worker.id);
     if (shuttingDown) {
       if (living().length === 0) process.exit(exitCode);
       return;

@@ -68,6 +68,13 @@ export function childrenOf(pid: number): number[] {
   return out;
 }
 
+/** CPU time (user + system) `pid` has used, in clock ticks (usually 10 ms each; Linux /proc). */
+export function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
+}
+
 /** Asserts that every pid is gone within `deadlineMs` (zombies count as gone). */
 export async function assertAllGone(pids: number[], deadlineMs = 5000): Promise<void> {
   const gone = await waitUntilGone(() => pids.some(pidAlive), deadlineMs);
