@@ -9,11 +9,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
 import { probeOk } from './lib/probe.ts';
-import { HEAVY_COST, formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
+import { formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
+import { COST_FLAG, heavyCost } from './lib/costs.ts';
 import { hints, render, shape, type BlockingBlock, type BlockingResult } from './report/blocking.ts';
-
-/** --quick: about 0.3 s of scrypt instead of about 1 s, still far above the 50 ms offset. */
-export const QUICK_COST = 'N=2^14,r=8,p=4';
 
 const command = defineCommand({
   usage: 'npx tsx measure/blocking.ts [flags]',
@@ -23,7 +21,7 @@ const command = defineCommand({
     '(/member/verify-pooled). Shows how long the light requests took and the server\'s event-loop delay.',
   flags: {
     ...COMMON_FLAGS,
-    cost: { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost of the heavy request (default ${formatCost(HEAVY_COST)}; --quick: ${QUICK_COST})` },
+    cost: COST_FLAG,
     light: { type: 'string', valueName: 'n', description: 'how many light requests to send', default: '4' },
     offset: { type: 'string', valueName: 'ms', description: 'how long after the heavy request to send them', default: '50' },
   },
@@ -65,7 +63,7 @@ process.exitCode = await runExperiment({
   name: 'blocking',
   command,
   options: (flags) => ({
-    cost: formatCost(parseCost(String(flags.cost ?? (flags.quick ? QUICK_COST : formatCost(HEAVY_COST))))),
+    cost: heavyCost(flags.cost, flags.quick),
     light: intFlag('light', flags.light as string, 1, 16, 4),
     offsetMs: intFlag('offset', flags.offset as string, 0, 1000, 50),
   }),

@@ -12,13 +12,10 @@ import { runLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import { pollUntil } from './lib/wait.ts';
 import { sweepConnections } from './lib/sweep.ts';
-import { HEAVY_COST, formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
+import { formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
+import { COST_FLAG, heavyCost, SWEEP_COST } from './lib/costs.ts';
 import { caveats, hints, render, shape, type PoolResult, type PoolWaitBlock, type SweepStep } from './report/pool.ts';
 
-const QUICK_COST = 'N=2^14,r=8,p=4';
-/** A pooled request of a few tens of ms: enough requests per step for a stable rate. */
-const SWEEP_COST = 'N=2^14,r=8,p=1';
-const QUICK_SWEEP_COST = 'N=2^13,r=8,p=1';
 const HEAVY_IN_FLIGHT = 4;
 
 const command = defineCommand({
@@ -29,8 +26,8 @@ const command = defineCommand({
     '1, 2, 4 and 8 connections, and where it stops growing.',
   flags: {
     ...COMMON_FLAGS,
-    cost: { type: 'string', valueName: 'N=..,r=..,p=..', description: `heavy scrypt cost for (a) (default ${formatCost(HEAVY_COST)}; --quick: ${QUICK_COST})` },
-    'sweep-cost': { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost for (b) (default ${SWEEP_COST}; --quick: ${QUICK_SWEEP_COST})` },
+    cost: COST_FLAG,
+    'sweep-cost': { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost for the throughput sweep (b)`, default: SWEEP_COST },
   },
   epilogue: 'Example: npx tsx measure/pool.ts --shape | diff - expected-output/pool.txt',
 });
@@ -97,8 +94,8 @@ process.exitCode = await runExperiment({
   name: 'pool',
   command,
   options: (flags) => ({
-    cost: formatCost(parseCost(String(flags.cost ?? (flags.quick ? QUICK_COST : formatCost(HEAVY_COST))))),
-    sweepCost: formatCost(parseCost(String(flags['sweep-cost'] ?? (flags.quick ? QUICK_SWEEP_COST : SWEEP_COST)))),
+    cost: heavyCost(flags.cost, flags.quick),
+    sweepCost: formatCost(parseCost(String(flags['sweep-cost']))),
   }),
   run,
   report: { render, shape, hints, caveats },

@@ -36,10 +36,10 @@ export function assertLoopback(url: URL): void {
 
 /** Sends one request to `url` and resolves with its status, client-side time and body. */
 export function probe(url: string, opts: ProbeOptions = {}): Promise<ProbeResult> {
-  const target = new URL(url);
-  assertLoopback(target);
   const { method = 'GET', agent = false, timeoutMs = 30_000 } = opts;
   return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    assertLoopback(target); // a throw here rejects the promise
     const started = performance.now();
     const req = http.request(target, { method, agent, timeout: timeoutMs }, (res) => {
       const chunks: Buffer[] = [];

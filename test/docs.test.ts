@@ -1,0 +1,55 @@
+// Proves the course's pieces agree: every lesson in measure/lessons.ts has its text, its Makefile
+// target, its README row and, per experiment, a script and an expected-output file; and nothing
+// exists that no lesson names.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { LESSONS } from '../measure/lessons.ts';
+import { failOnWarnings, ROOT } from './helpers.ts';
+
+failOnWarnings();
+const read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8');
+const readme = read('README.md');
+const makefile = read('Makefile');
+const experiments = LESSONS.flatMap((l) => l.experiments);
+const NOT_EXPERIMENTS = new Set(['lesson.ts', 'lessons.ts']);
+
+test('every lesson has its text, Makefile target and README entry', () => {
+  for (const l of LESSONS) {
+    assert.ok(existsSync(path.join(ROOT, l.text)), l.text);
+    assert.match(makefile, new RegExp(`^lesson-${l.id}:`, 'm'), `Makefile target lesson-${l.id}`);
+    assert.ok(readme.includes(`make lesson-${l.id}`), `README shows make lesson-${l.id}`);
+    assert.ok(readme.includes(l.text), `README links ${l.text}`);
+    const text = read(l.text);
+    for (const e of l.experiments) assert.ok(text.includes(`measure/${e}.ts`) || text.includes(`\`${e}\``), `${l.text} mentions ${e}`);
+  }
+});
+
+test('every experiment has a script and an expected-output file', () => {
+  for (const e of experiments) {
+    assert.ok(existsSync(path.join(ROOT, 'measure', `${e}.ts`)), `measure/${e}.ts`);
+    assert.ok(existsSync(path.join(ROOT, 'expected-output', `${e}.txt`)), `expected-output/${e}.txt`);
+  }
+});
+
+test('and the reverse: no script, expected file, lesson text or Makefile lesson target that no lesson names', () => {
+  for (const f of readdirSync(path.join(ROOT, 'measure')).filter((f) => f.endsWith('.ts') && !NOT_EXPERIMENTS.has(f))) {
+    assert.ok(experiments.includes(f.replace(/\.ts$/, '')), `measure/${f} is in no lesson`);
+  }
+  for (const f of readdirSync(path.join(ROOT, 'expected-output'))) {
+    assert.ok(experiments.includes(f.replace(/\.txt$/, '')), `expected-output/${f} is in no lesson`);
+  }
+  for (const f of readdirSync(path.join(ROOT, 'lessons'))) {
+    assert.ok(LESSONS.some((l) => l.text === `lessons/${f}`), `lessons/${f} is in no lesson`);
+  }
+  for (const m of makefile.matchAll(/^lesson-(\d+):/gm)) {
+    assert.ok(LESSONS.some((l) => String(l.id) === m[1]), `Makefile lesson-${m[1]} is in no lesson`);
+  }
+});
+
+test('the README puts the two commands first', () => {
+  const firstBlock = readme.split('```')[1] ?? '';
+  assert.match(firstBlock, /make lesson-3/);
+  assert.match(firstBlock, /make test/);
+});

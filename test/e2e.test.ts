@@ -1,0 +1,115 @@
+// Proves each lesson 3 experiment end to end on real servers: in --quick mode its --shape output
+// equals the expected file, the normal output shows the table and the verdict, --json is the
+// result, usage errors exit 2, and Ctrl-C mid-run leaves no process behind and the port free.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { expectedFile } from '../measure/lib/paths.ts';
+import { LESSONS } from '../measure/lessons.ts';
+import { assertAllGone, childrenOf, failOnWarnings, portFree, ROOT, runScript } from './helpers.ts';
+
+failOnWarnings();
+const EXPERIMENTS = LESSONS.find((l) => l.id === 3)!.experiments;
+
+const noWarnings = (stderr: string) => assert.doesNotMatch(stderr, /Warning:/, stderr);
+
+for (const name of EXPERIMENTS) {
+  test(`${name} --quick --shape prints exactly expected-output/${name}.txt`, async () => {
+    const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape']);
+    assert.equal(r.stdout, readFileSync(expectedFile(name), 'utf8'), r.stderr);
+    assert.equal(r.code, 0);
+    noWarnings(r.stderr);
+    assert.match(r.stderr, /started /, 'progress goes to stderr');
+  });
+
+  test(`${name} --help and a bad flag`, async () => {
+    const help = await runScript(`measure/${name}.ts`, ['--help']);
+    assert.equal(help.code, 0);
+    for (const flag of ['--shape', '--json', '--quick', '--port']) assert.match(help.stdout, new RegExp(flag));
+    const bad = await runScript(`measure/${name}.ts`, ['--nonsense']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /^error KIT_ERR_USAGE: /);
+    const port = await runScript(`measure/${name}.ts`, ['--port', 'x']);
+    assert.equal(port.code, 2);
+  });
+}
+
+test('normal output: the table, the per-line verdicts and "The shape holds", without colour codes off a terminal', async () => {
+  const r = await runScript('measure/cluster.ts', ['--quick']);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /Lesson 3 · cluster/);
+  assert.match(r.stdout, /┌/);
+  assert.match(r.stdout, /✓ fresh-connections {2}12-loans {2}4\/4\/4/);
+  assert.match(r.stdout, /The shape holds\./);
+  assert.doesNotMatch(r.stdout, /\x1b\[/);
+});
+
+test('--json prints the result with its shape and verdict', async () => {
+  const r = await runScript('measure/blocking.ts', ['--quick', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  const j = JSON.parse(r.stdout);
+  assert.equal(j.experiment, 'blocking');
+  assert.equal(j.holds, true);
+  assert.equal(j.result.blocks.length, 2);
+  assert.equal(typeof j.result.machine.cores, 'number');
+  // The ratios behind the shape, in numbers: blocked light requests wait ~100x longer.
+  const [blocking, pooled] = j.result.blocks;
+  assert.ok(Math.min(...blocking.lightMs) > 10 * Math.max(...pooled.lightMs));
+});
+
+test('a bad --cost is a usage error naming the cost', async () => {
+  const r = await runScript('measure/blocking.ts', ['--cost', 'N=5']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /KIT_ERR_BAD_COST: invalid scrypt cost 'N=5'/);
+});
+
+test('the lesson runner runs the three experiments and summarises them', async () => {
+  const r = await runScript('measure/lesson.ts', ['3', '--quick', '--shape']);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  for (const name of EXPERIMENTS) assert.match(r.stdout, new RegExp(`${name} +shape holds`));
+  const unknown = await runScript('measure/lesson.ts', ['99']);
+  assert.equal(unknown.code, 2);
+});
+
+/** Starts an experiment, waits for a progress line naming a started server, then sends `signal`. */
+async function interrupt(script: string, waitFor: RegExp, signal: NodeJS.Signals) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), '--quick'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const rl = createInterface({ input: child.stderr! });
+  const started = await new Promise<RegExpExecArray>((resolve, reject) => {
+    rl.on('line', (l) => {
+      const m = waitFor.exec(l);
+      if (m) resolve(m);
+    });
+    child.once('exit', () => reject(new Error(`${script} ended before ${waitFor}`)));
+  });
+  const serverPid = Number(started[1]);
+  const port = Number(started[2]);
+  const descendants = [serverPid, ...childrenOf(serverPid)];
+  child.kill(signal);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  return { code, serverPid, port, descendants };
+}
+
+test('Ctrl-C (SIGINT) in the middle of a run stops every server and frees the port', async () => {
+  const r = await interrupt('measure/pool.ts', /started loan pid=(\d+) port=(\d+)/, 'SIGINT');
+  assert.equal(r.code, 130);
+  await assertAllGone(r.descendants);
+  assert.equal(await portFree(r.port), true);
+});
+
+test('SIGTERM to a run with a cluster stops the primary and every worker', async () => {
+  const r = await interrupt('measure/cluster.ts', /started cluster pid=(\d+) port=(\d+)/, 'SIGTERM');
+  assert.equal(r.code, 143);
+  assert.ok(r.descendants.length >= 4, 'primary and 3 workers');
+  await assertAllGone(r.descendants);
+  assert.equal(await portFree(r.port), true);
+});
+
+test('SIGKILL of a run (no cleanup code runs) still leaves nothing behind', async () => {
+  const r = await interrupt('measure/cluster.ts', /started cluster pid=(\d+) port=(\d+)/, 'SIGKILL');
+  assert.equal(r.code, null);
+  await assertAllGone(r.descendants, 10_000);
+});
