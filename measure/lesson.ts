@@ -3,7 +3,7 @@
  * with the terminal, then prints which shapes held. Extra flags (e.g. --quick) go to every
  * experiment. Exit 0 when every shape held, 1 otherwise, 2 on a usage error.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { LESSONS } from './lessons.ts';
@@ -17,11 +17,15 @@ Lessons: ${LESSONS.map((l) => `${l.id} (${l.experiments.join(', ')})`).join('; '
 Example: npx tsx measure/lesson.ts 3 --quick
 `;
 
-function runOne(name: string, flags: string[]): Promise<number> {
+function runOne(name: string, flags: string[], running: Set<ChildProcess>): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'measure', `${name}.ts`), ...flags], { cwd: ROOT, stdio: 'inherit' });
+    running.add(child);
     child.once('error', reject);
-    child.once('exit', (code, signal) => resolve(code ?? (signal === 'SIGINT' ? 130 : 1)));
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      resolve(code ?? (signal === 'SIGINT' ? 130 : 1));
+    });
   });
 }
 
@@ -36,18 +40,23 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`error KIT_ERR_USAGE: no lesson '${id}'; the lessons are ${LESSONS.map((l) => l.id).join(', ')}\n`);
     return 2;
   }
-  // Ctrl-C reaches the running experiment too (same terminal); it stops its servers and exits.
-  // We only stop starting new ones.
+  // Pass a stop signal on to the running experiment, which stops its servers and exits (a
+  // terminal's Ctrl-C reaches it directly as well; it ignores the repeat), and start no more.
   let interrupted = false;
-  process.on('SIGINT', () => (interrupted = true));
-  process.on('SIGTERM', () => (interrupted = true));
+  const running = new Set<ChildProcess>();
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupted = true;
+    for (const child of running) child.kill(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
 
   const c = makeChalk(colorEnabled(process.stdout));
   const started = performance.now();
   const results: { name: string; code: number }[] = [];
   for (const [i, name] of lesson.experiments.entries()) {
     process.stdout.write(c.bold.underline(`\n[${i + 1}/${lesson.experiments.length}] ${name}`) + '\n\n');
-    const code = await runOne(name, flags);
+    const code = await runOne(name, flags, running);
     results.push({ name, code });
     if (interrupted || code === 130) return 130;
   }

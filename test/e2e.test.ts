@@ -75,8 +75,8 @@ test('the lesson runner runs the three experiments and summarises them', async (
 });
 
 /** Starts an experiment, waits for a progress line naming a started server, then sends `signal`. */
-async function interrupt(script: string, waitFor: RegExp, signal: NodeJS.Signals) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), '--quick'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+async function interrupt(script: string, waitFor: RegExp, signal: NodeJS.Signals, args: string[] = ['--quick']) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
   const rl = createInterface({ input: child.stderr! });
   const started = await new Promise<RegExpExecArray>((resolve, reject) => {
     rl.on('line', (l) => {
@@ -112,4 +112,11 @@ test('SIGKILL of a run (no cleanup code runs) still leaves nothing behind', asyn
   const r = await interrupt('measure/cluster.ts', /started cluster pid=(\d+) port=(\d+)/, 'SIGKILL');
   assert.equal(r.code, null);
   await assertAllGone(r.descendants, 10_000);
+});
+
+test('SIGINT to the lesson runner stops the running experiment and its servers, and no more start', async () => {
+  const r = await interrupt('measure/lesson.ts', /started loan pid=(\d+) port=(\d+)/, 'SIGINT', ['3', '--quick']);
+  assert.equal(r.code, 130);
+  await assertAllGone(r.descendants);
+  assert.equal(await portFree(r.port), true);
 });

@@ -89,13 +89,18 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
 ): Promise<number> {
   let lab: Lab | undefined;
   const progress = new Progress(io.stderr);
+  let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
+    // A second Ctrl-C (or the same signal relayed by a wrapper such as npx/tsx) must not kill
+    // this process before its servers are stopped: stay subscribed and ignore repeats.
+    if (stopping) return;
+    stopping = true;
     progress.done();
     io.stderr.write(`\n${signal === 'SIGINT' ? 'Interrupted' : 'Stopped'}: stopping ${lab?.size ?? 0} server(s)…\n`);
     void (lab?.close() ?? Promise.resolve()).finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
   };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   try {
     assertNodeVersion();
     const parsed = parseFlags(exp.command, argv);
