@@ -18,13 +18,13 @@
  */
 import cluster from 'node:cluster';
 import http from 'node:http';
-import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
+import { defineCommand, intFlag } from '../lib/cli.ts';
 import { describeError, KitError } from '../lib/errors.ts';
 import { formatReady } from '../lib/ready.ts';
 import { portInUse, router, sendJson } from './lib/http.ts';
 import { exitWithLauncher } from './lib/lifeline.ts';
-import { failStartup, serve } from './lib/main.ts';
-import { formatCost, hashOnEventLoop, HEAVY_COST, parseCost } from './lib/scrypt-cost.ts';
+import { failStartup, serve, serverFlags } from './lib/main.ts';
+import { formatCost, hashOnEventLoop, HEAVY_COST, heavyCostFrom } from './lib/scrypt-cost.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/cluster.ts [--port <n>] [--workers <n>]',
@@ -58,22 +58,18 @@ const SHUTDOWN_GRACE_MS = 2000;
 const EXIT_PORT_IN_USE = 3;
 
 function runPrimary(): void {
-  const parsed = parseFlags(spec, process.argv.slice(2));
-  if (parsed.help) {
-    process.stdout.write(helpText(spec));
-    return;
-  }
-  const port = intFlag('port', parsed.flags.port, 0, 65535, 3001);
-  const workers = intFlag('workers', parsed.flags.workers, 1, 32, 3);
-  const budget = intFlag('restart-budget', parsed.flags['restart-budget'], 0, 1000, 10);
-  const costText = parsed.flags.cost ?? process.env.LAB_SCRYPT_COST;
-  if (costText) parseCost(costText); // fail here, once, rather than in every worker
+  const flags = serverFlags(spec);
+  const port = intFlag('port', flags.port, 0, 65535, 3001);
+  const workers = intFlag('workers', flags.workers, 1, 32, 3);
+  const budget = intFlag('restart-budget', flags['restart-budget'], 0, 1000, 10);
+  const costText = flags.cost ?? process.env.LAB_SCRYPT_COST;
+  heavyCostFrom(costText); // fail here, once, rather than in every worker
 
   cluster.setupPrimary({ stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const workerEnv = {
     LAB_WORKER_PORT: String(port),
     LAB_SCRYPT_COST: costText ?? '',
-    LAB_CRASH_AT_START: parsed.flags['crash-at-start'] ? '1' : '',
+    LAB_CRASH_AT_START: flags['crash-at-start'] ? '1' : '',
     LAB_LIFELINE: '',
   };
 
@@ -189,7 +185,7 @@ function runPrimary(): void {
 function runWorker(): void {
   if (process.env.LAB_CRASH_AT_START) throw new Error('crashing at start-up, as asked by --crash-at-start');
   const port = Number(process.env.LAB_WORKER_PORT);
-  const heavy = process.env.LAB_SCRYPT_COST ? parseCost(process.env.LAB_SCRYPT_COST) : HEAVY_COST;
+  const heavy = heavyCostFrom(undefined);
   let loanCounter = 0;
   const me = () => ({ pid: process.pid, loanCounter });
 

@@ -12,10 +12,10 @@
  */
 import http from 'node:http';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
-import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
+import { defineCommand, intFlag } from '../lib/cli.ts';
 import { sendJson, router } from './lib/http.ts';
-import { failStartup, serve } from './lib/main.ts';
-import { formatCost, hashOnEventLoop, hashOnThreadPool, HEAVY_COST, LIGHT_COST, parseCost, type ScryptCost } from './lib/scrypt-cost.ts';
+import { failStartup, serve, serverFlags } from './lib/main.ts';
+import { formatCost, hashOnEventLoop, hashOnThreadPool, HEAVY_COST, heavyCostFrom, LIGHT_COST, type ScryptCost } from './lib/scrypt-cost.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/loan.ts [--port <n>] [--cost N=2^16,r=8,p=8]',
@@ -40,14 +40,9 @@ const spec = defineCommand({
 const RESOLUTION_MS = 10;
 
 function main(): void {
-  const parsed = parseFlags(spec, process.argv.slice(2));
-  if (parsed.help) {
-    process.stdout.write(helpText(spec));
-    return;
-  }
-  const port = intFlag('port', parsed.flags.port, 0, 65535, 3000);
-  const costText = parsed.flags.cost ?? process.env.LAB_SCRYPT_COST;
-  const heavy: ScryptCost = costText ? parseCost(costText) : HEAVY_COST;
+  const flags = serverFlags(spec);
+  const port = intFlag('port', flags.port, 0, 65535, 3000);
+  const heavy = heavyCostFrom(flags.cost);
 
   const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   delay.enable();

@@ -5,9 +5,23 @@
  */
 import type http from 'node:http';
 import { describeError, exitCodeFor, assertNodeVersion } from '../../lib/errors.ts';
+import { helpText, parseFlags, type CommandSpec, type FlagSpecs, type ParsedFlags } from '../../lib/cli.ts';
 import { formatReady } from '../../lib/ready.ts';
 import { exitWithLauncher } from './lifeline.ts';
 import { listen } from './http.ts';
+
+/**
+ * A server's flags from its command line; with --help, prints the help and exits 0.
+ * Throws KIT_ERR_USAGE for a bad flag (the caller's failStartup turns it into exit code 2).
+ */
+export function serverFlags<S extends FlagSpecs>(spec: CommandSpec<S>): ParsedFlags<S> {
+  const parsed = parseFlags(spec, process.argv.slice(2));
+  if (parsed.help) {
+    process.stdout.write(helpText(spec));
+    process.exit(0);
+  }
+  return parsed.flags;
+}
 
 /** Prints a start-up error as one line (plus a hint line) on stderr and exits 1 (2 for usage). */
 export function failStartup(err: unknown): never {

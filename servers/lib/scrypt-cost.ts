@@ -79,6 +79,12 @@ export function parseCost(text: string): ScryptCost {
   return cost;
 }
 
+/** The heavy cost a server runs with: `--cost`, else LAB_SCRYPT_COST, else HEAVY_COST. */
+export function heavyCostFrom(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): ScryptCost {
+  const text = flag ?? env.LAB_SCRYPT_COST;
+  return text ? parseCost(text) : HEAVY_COST;
+}
+
 /** Hashes `password` on the calling thread (the event loop, in a server). Returns the key. */
 export function hashOnEventLoop(password: string, cost: ScryptCost): Buffer {
   return scryptSync(password, SALT, KEY_LENGTH, { ...cost, maxmem: maxmemFor(cost) });
