@@ -68,7 +68,9 @@ export function parseFlags<S extends FlagSpecs>(
   try {
     parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
   } catch (err) {
-    throw new KitError('KIT_ERR_USAGE', (err as Error).message.split('\n')[0]!, `run with --help to see the flags`);
+    // parseArgs explains over several lines (e.g. how to pass a value that starts with '-').
+    const message = (err as Error).message.split('\n').map((l) => l.trim().replace(/\.$/, '')).filter(Boolean).join('; ');
+    throw new KitError('KIT_ERR_USAGE', message, `run with --help to see the flags`);
   }
   if (parsed.values.help) return { help: true };
   return { help: false, flags: parsed.values as ParsedFlags<S> };

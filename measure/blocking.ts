@@ -11,7 +11,7 @@ import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.t
 import { probeOk } from './lib/probe.ts';
 import { formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
 import { COST_FLAG, heavyCost } from './lib/costs.ts';
-import { hints, render, shape, type BlockingBlock, type BlockingResult } from './report/blocking.ts';
+import { caveats, hints, render, shape, type BlockingBlock, type BlockingResult } from './report/blocking.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/blocking.ts [flags]',
@@ -68,5 +68,5 @@ process.exitCode = await runExperiment({
     offsetMs: intFlag('offset', flags.offset as string, 0, 1000, 50),
   }),
   run,
-  report: { render, shape, hints },
+  report: { render, shape, hints, caveats },
 });

@@ -1,21 +1,36 @@
 /**
  * Runs a lesson's experiments in order (`npx tsx measure/lesson.ts 3`), each as its own process
- * with the terminal, then prints which shapes held. Extra flags (e.g. --quick) go to every
- * experiment. Exit 0 when every shape held, 1 otherwise, 2 on a usage error.
+ * with the terminal, then prints which shapes held. --quick, --shape and --port go to every
+ * experiment; with --shape, headers and the summary go to stderr so stdout holds only shape lines.
+ * Exit 0 when every shape held, 1 when one did not, 2 on a usage error, 3 when a run failed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { describeError, KitError } from '../lib/errors.ts';
+import { intFlag, parseFlags, defineCommand, helpText } from '../lib/cli.ts';
 import { LESSONS } from './lessons.ts';
+import { EXIT } from './lib/experiment.ts';
 import { ROOT } from './lib/paths.ts';
 import { colorEnabled, makeChalk } from './lib/output.ts';
 
-const HELP = `Usage: npx tsx measure/lesson.ts <lesson number> [flags for every experiment]
+const command = defineCommand({
+  usage: 'npx tsx measure/lesson.ts <lesson number> [--quick] [--shape] [--port <n>]',
+  summary: `Runs a lesson's experiments one after another and says which shapes held. Lessons: ${LESSONS.map((l) => `${l.id} (${l.experiments.join(', ')})`).join('; ')}.`,
+  flags: {
+    quick: { type: 'boolean', description: 'a smaller workload for every experiment' },
+    shape: { type: 'boolean', description: 'only the shape lines on stdout (headers and summary go to stderr)' },
+    port: { type: 'string', valueName: 'n', description: 'port for the lesson servers, 0 for any free port', default: '0' },
+  },
+  epilogue: 'Example: npx tsx measure/lesson.ts 3 --quick\nFor JSON, run each experiment with --json (npx tsx measure/<experiment>.ts --json).',
+});
 
-Runs the lesson's experiments one after another and says which shapes held.
-Lessons: ${LESSONS.map((l) => `${l.id} (${l.experiments.join(', ')})`).join('; ')}
-Example: npx tsx measure/lesson.ts 3 --quick
-`;
+const VERDICT: Record<number, string> = {
+  [EXIT.holds]: 'shape holds',
+  [EXIT.doesNotHold]: 'shape does not hold',
+  [EXIT.usage]: 'usage error',
+  [EXIT.failed]: 'run failed (see its error above)',
+};
 
 function runOne(name: string, flags: string[], running: Set<ChildProcess>): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -24,22 +39,28 @@ function runOne(name: string, flags: string[], running: Set<ChildProcess>): Prom
     child.once('error', reject);
     child.once('exit', (code, signal) => {
       running.delete(child);
-      resolve(code ?? (signal === 'SIGINT' ? 130 : 1));
+      resolve(code ?? (signal === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint));
     });
   });
 }
 
 async function main(argv: string[]): Promise<number> {
-  if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(HELP);
-    return argv.length === 0 ? 2 : 0;
+  const [id, ...rest] = argv;
+  if (id === undefined || id === '--help' || id === '-h') {
+    process.stdout.write(helpText(command));
+    return id === undefined ? EXIT.usage : EXIT.holds;
   }
-  const [id, ...flags] = argv;
   const lesson = LESSONS.find((l) => String(l.id) === id);
-  if (!lesson) {
-    process.stderr.write(`error KIT_ERR_USAGE: no lesson '${id}'; the lessons are ${LESSONS.map((l) => l.id).join(', ')}\n`);
-    return 2;
+  if (!lesson) throw new KitError('KIT_ERR_USAGE', `no lesson '${id}'; the lessons are ${LESSONS.map((l) => l.id).join(', ')}`, 'run with --help');
+  const parsed = parseFlags(command, rest);
+  if (parsed.help) {
+    process.stdout.write(helpText(command));
+    return EXIT.holds;
   }
+  const { quick, shape } = parsed.flags;
+  const port = intFlag('port', parsed.flags.port, 0, 65535, 0);
+  const flags = [...(quick ? ['--quick'] : []), ...(shape ? ['--shape'] : []), '--port', String(port)];
+
   // Pass a stop signal on to the running experiment, which stops its servers and exits (a
   // terminal's Ctrl-C reaches it directly as well; it ignores the repeat), and start no more.
   let interrupted = false;
@@ -51,22 +72,29 @@ async function main(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  const c = makeChalk(colorEnabled(process.stdout));
+  const out = shape ? process.stderr : process.stdout;
+  const c = makeChalk(colorEnabled(out));
   const started = performance.now();
   const results: { name: string; code: number }[] = [];
   for (const [i, name] of lesson.experiments.entries()) {
-    process.stdout.write(c.bold.underline(`\n[${i + 1}/${lesson.experiments.length}] ${name}`) + '\n\n');
+    out.write(c.bold.underline(`\n[${i + 1}/${lesson.experiments.length}] ${name}`) + '\n\n');
     const code = await runOne(name, flags, running);
     results.push({ name, code });
-    if (interrupted || code === 130) return 130;
+    if (interrupted || code === EXIT.sigint || code === EXIT.sigterm) return EXIT.sigint;
   }
   const secs = ((performance.now() - started) / 1000).toFixed(1);
-  process.stdout.write(c.bold(`\nLesson ${lesson.id} (${lesson.title}): ${secs} s`) + '\n');
+  out.write(c.bold(`\nLesson ${lesson.id} (${lesson.title}): ${secs} s`) + '\n');
   for (const r of results) {
-    const verdict = r.code === 0 ? c.green('shape holds') : r.code === 1 ? c.red('shape does not hold (or the run failed)') : c.red(`exit code ${r.code}`);
-    process.stdout.write(`  ${r.name.padEnd(12)} ${verdict}\n`);
+    const text = VERDICT[r.code] ?? `exit code ${r.code}`;
+    out.write(`  ${r.name.padEnd(12)} ${r.code === EXIT.holds ? c.green(text) : c.red(text)}\n`);
   }
-  return results.every((r) => r.code === 0) ? 0 : 1;
+  if (results.some((r) => r.code === EXIT.failed)) return EXIT.failed;
+  return results.every((r) => r.code === EXIT.holds) ? EXIT.holds : EXIT.doesNotHold;
 }
 
-process.exitCode = await main(process.argv.slice(2));
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (err) {
+  process.stderr.write(describeError(err) + '\n');
+  process.exitCode = err instanceof KitError && err.code === 'KIT_ERR_USAGE' ? EXIT.usage : EXIT.failed;
+}

@@ -45,6 +45,7 @@ const spec = defineCommand({
     'crash-at-start': { type: 'boolean', description: 'workers throw before listening (to see the restart budget work)' },
   },
   epilogue:
+    'Routes (every answer is { pid, loanCounter }): POST /loan, GET /status, GET /member/verify-blocking\n' +
     'Try: curl -s -X POST 127.0.0.1:3001/loan   (run it a few times: the pid changes)\n' +
     '     kill -USR2 <primary pid>              (kills the oldest worker; watch its replacement)',
 });

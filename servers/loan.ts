@@ -31,9 +31,17 @@ const spec = defineCommand({
       description: `scrypt cost of the heavy check (env LAB_SCRYPT_COST; default ${formatCost(HEAVY_COST)})`,
     },
   },
-  epilogue:
-    'Environment: UV_THREADPOOL_SIZE sets libuv\'s thread pool size (default 4), read once at start.\n' +
-    'Try: curl -s 127.0.0.1:3000/stats',
+  epilogue: [
+    'Routes:',
+    '  GET  /member/verify-blocking   heavy scrypt on the event loop (scryptSync)',
+    '  GET  /member/verify-pooled     the same scrypt on the thread pool (crypto.scrypt)',
+    '  GET  /member/verify-light      a small pooled scrypt (N=2^10)',
+    '  GET  /books                    one catalog entry: no pool, no CPU',
+    '  GET  /stats                    event-loop delay (ms), utilization, pool size, pooled work in flight',
+    '  POST /stats/reset              start a new /stats window',
+    'Environment: UV_THREADPOOL_SIZE sets libuv\'s thread pool size (default 4); set it before start.',
+    'Try: curl -s 127.0.0.1:3000/member/verify-blocking; curl -s 127.0.0.1:3000/stats',
+  ].join('\n'),
 });
 
 /** Event-loop delay histogram: Node reports the timer's full interval, so subtract its resolution. */

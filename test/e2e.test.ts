@@ -9,7 +9,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { expectedFile } from '../measure/lib/paths.ts';
 import { LESSONS } from '../measure/lessons.ts';
-import { assertAllGone, childrenOf, failOnWarnings, portFree, ROOT, runScript } from './helpers.ts';
+import { pollUntil } from '../measure/lib/wait.ts';
+import { assertAllGone, childrenOf, failOnWarnings, holdPort, portFree, ROOT, runScript } from './helpers.ts';
 
 failOnWarnings();
 const EXPERIMENTS = LESSONS.find((l) => l.id === 3)!.experiments;
@@ -60,26 +61,50 @@ test('--json prints the result with its shape and verdict', async () => {
   assert.ok(Math.min(...blocking.lightMs) > 10 * Math.max(...pooled.lightMs));
 });
 
+test('a taken --port: exit 3 and one line naming the port; --shape with --json is a usage error', async () => {
+  const held = await holdPort();
+  try {
+    const r = await runScript('measure/blocking.ts', ['--quick', '--port', String(held.port)]);
+    assert.equal(r.code, 3);
+    const errors = r.stderr.split('\n').filter((l) => l.startsWith('error'));
+    assert.equal(errors.length, 1);
+    assert.match(errors[0]!, new RegExp(`^error KIT_ERR_PORT_IN_USE: loan could not start: port ${held.port} `));
+  } finally {
+    await held.release();
+  }
+  const both = await runScript('measure/cluster.ts', ['--shape', '--json']);
+  assert.equal(both.code, 2);
+});
+
 test('a bad --cost is a usage error naming the cost', async () => {
   const r = await runScript('measure/blocking.ts', ['--cost', 'N=5']);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /KIT_ERR_BAD_COST: invalid scrypt cost 'N=5'/);
 });
 
-test('the lesson runner runs the three experiments and summarises them', async () => {
+test('the lesson runner runs the three experiments; with --shape its stdout is only shape lines', async () => {
   const r = await runScript('measure/lesson.ts', ['3', '--quick', '--shape']);
   assert.equal(r.code, 0, r.stdout + r.stderr);
-  for (const name of EXPERIMENTS) assert.match(r.stdout, new RegExp(`${name} +shape holds`));
-  const unknown = await runScript('measure/lesson.ts', ['99']);
-  assert.equal(unknown.code, 2);
+  assert.equal(r.stdout, EXPERIMENTS.map((e) => readFileSync(expectedFile(e), 'utf8')).join(''));
+  for (const name of EXPERIMENTS) assert.match(r.stderr, new RegExp(`${name} +shape holds`));
+});
+
+test('the lesson runner checks its flags before running anything', async () => {
+  for (const args of [['99'], ['3', '--bogus'], ['3', '--json'], ['3', '--port', 'x'], []]) {
+    const r = await runScript('measure/lesson.ts', args);
+    assert.equal(r.code, 2, args.join(' '));
+    assert.doesNotMatch(r.stdout + r.stderr, /started /, 'no experiment ran');
+  }
 });
 
 /** Starts an experiment, waits for a progress line naming a started server, then sends `signal`. */
 async function interrupt(script: string, waitFor: RegExp, signal: NodeJS.Signals, args: string[] = ['--quick']) {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
   const rl = createInterface({ input: child.stderr! });
+  const stderr: string[] = [];
   const started = await new Promise<RegExpExecArray>((resolve, reject) => {
     rl.on('line', (l) => {
+      stderr.push(l);
       const m = waitFor.exec(l);
       if (m) resolve(m);
     });
@@ -89,7 +114,9 @@ async function interrupt(script: string, waitFor: RegExp, signal: NodeJS.Signals
   const port = Number(started[2]);
   const descendants = [serverPid, ...childrenOf(serverPid)];
   child.kill(signal);
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+  // An interruption is not an error: nothing after it may say "error".
+  assert.deepEqual(stderr.filter((l) => /\berror\b/i.test(l)), []);
   return { code, serverPid, port, descendants };
 }
 
@@ -119,4 +146,19 @@ test('SIGINT to the lesson runner stops the running experiment and its servers, 
   assert.equal(r.code, 130);
   await assertAllGone(r.descendants);
   assert.equal(await portFree(r.port), true);
+});
+
+test('Ctrl-C while a server is still starting: exit 130, no error printed, nothing left', async () => {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'measure/blocking.ts'), '--quick'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  const rl = createInterface({ input: child.stderr! });
+  await new Promise<void>((resolve) => rl.on('line', (l) => (lines.push(l), /starting the loan service/.test(l) && resolve())));
+  // The server is spawned right after this line; wait until it exists, then interrupt.
+  const spawned = await pollUntil('the server process', () => (childrenOf(child.pid!).length ? childrenOf(child.pid!) : undefined), 10_000, 2);
+  const tree = [...spawned, ...spawned.flatMap(childrenOf)];
+  child.kill('SIGINT');
+  const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+  assert.equal(code, 130);
+  assert.deepEqual(lines.filter((l) => /\berror\b/i.test(l)), []);
+  await assertAllGone(tree);
 });

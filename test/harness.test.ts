@@ -40,7 +40,7 @@ test('a server that exits before it is ready is reported with its exit code and 
   await assert.rejects(lab.start({ server: 'stand-in', script: standIn, env: { MODE: 'exit' } }), (e: any) => {
     assert.equal(e.code, 'KIT_ERR_EXITED_EARLY');
     assert.match(e.message, /exited with code 3/);
-    assert.match(e.message, /KIT_ERR_TEST: this stand-in exits at once/);
+    assert.match(e.message, /it said: stand-in: exiting at once, as asked/);
     return true;
   });
 });

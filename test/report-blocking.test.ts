@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { classifyDelay, classifyLight, render, shape } from '../measure/report/blocking.ts';
+import { caveats, classifyDelay, classifyLight, render, shape } from '../measure/report/blocking.ts';
 import { compareShape, parseExpected } from '../measure/lib/shape.ts';
 import { expectedFile } from '../measure/lib/paths.ts';
 import { blockingResult } from './fixtures/results.ts';
@@ -27,6 +27,16 @@ test('classifyDelay: near the heavy duration, far below it, or between', () => {
   assert.equal(classifyDelay(1190, 1200), 'near-heavy-duration');
   assert.equal(classifyDelay(5, 1200), 'far-below-heavy-duration');
   assert.equal(classifyDelay(400, 1200), 'in-between');
+});
+
+test('a heavy request too short to overlap the light ones fails, and says why', () => {
+  const r = blockingResult();
+  r.blocks[0]!.heavyMs = 60; // a tiny --cost: heavy − offset is 10 ms
+  r.blocks[0]!.lightMs = [2, 2, 2, 2];
+  assert.equal(classifyLight(2, 60, 50), 'heavy-too-short');
+  assert.equal(holds(r), false);
+  assert.match(caveats(r).join(' '), /too short .* larger --cost/);
+  assert.deepEqual(caveats(blockingResult()), []);
 });
 
 test('fails when a light request on the blocking route did not wait', () => {
@@ -65,7 +75,7 @@ test('render: the table without colour, exactly', () => {
     text,
     [
       'Lesson 3 · blocking: one heavy scrypt, then 4 light requests 50 ms later',
-      'heavy cost N=2^16,r=8,p=8 · 2 cores, load average 0.50, Node 20.20.2',
+      'heavy cost N=2^16,r=8,p=8 · 2 cores (0.05 busy before the run), load average 0.50, Node 20.20.2',
       '┌──────────────────────┬────────────────────────────┬─────────────────────────────┐',
       '│                      │            verify-blocking │               verify-pooled │',
       '│                      │ (scrypt on the event loop) │ (scrypt on the thread pool) │',

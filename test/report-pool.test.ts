@@ -27,6 +27,14 @@ test('fails when the small pooled task did not wait with 4 threads', () => {
   assert.deepEqual(failedKeys(r), ['pool-4-threads  verify-light  waited-for-a-pool-thread']);
 });
 
+test('with 8 threads, a small task slowed by sharing the cores still counts as at once; a real wait does not', () => {
+  const r = poolResult();
+  r.waits[1]!.lightMs = 0.2 * r.heavyReferenceMs; // 500 ms: far slower than its CPU, but no queue
+  assert.deepEqual(failedKeys(r), []);
+  r.waits[1]!.lightMs = 0.3 * r.heavyReferenceMs;
+  assert.deepEqual(failedKeys(r), ['pool-8-threads  verify-light  got-a-thread-at-once']);
+});
+
 test('fails when the small pooled task waited with 8 threads', () => {
   const r = poolResult();
   r.waits[1]!.lightMs = 2400;

@@ -4,12 +4,16 @@
  *   (default)  the tables, then the shape compared line by line with expected-output/<name>.txt
  *   --shape    only the shape lines (what instructors diff)
  *   --json     the whole result, with its shape and verdict
- * Exit code: 0 the shape holds, 1 it does not (or the run failed), 2 a usage error.
+ * Exit code: 0 the shape holds, 1 it does not, 2 a usage error, 3 the run itself failed (a server
+ * did not start, a request failed), 130/143 interrupted by SIGINT/SIGTERM.
  */
-import { assertNodeVersion, describeError, exitCodeFor } from '../../lib/errors.ts';
+
+/** Exit codes of an experiment (and of the lesson runner). */
+export const EXIT = { holds: 0, doesNotHold: 1, usage: 2, failed: 3, sigint: 130, sigterm: 143 } as const;
+import { assertNodeVersion, describeError, exitCodeFor, KitError } from '../../lib/errors.ts';
 import { helpText, intFlag, parseFlags, type CommandSpec, type FlagSpecs } from '../../lib/cli.ts';
 import { Lab } from './lab.ts';
-import { colorEnabled, machineInfo, makeChalk, type MachineInfo } from './output.ts';
+import { busyMachineCaveat, colorEnabled, machineInfo, makeChalk, type MachineInfo } from './output.ts';
 import { expectedFile } from './paths.ts';
 import { Progress } from './progress.ts';
 import { compareShape, readExpected, type Comparison } from './shape.ts';
@@ -18,7 +22,7 @@ import { compareShape, readExpected, type Comparison } from './shape.ts';
 export const COMMON_FLAGS = {
   shape: { type: 'boolean', description: 'print only the shape lines (diff them with expected-output/)' },
   json: { type: 'boolean', description: 'print the whole result as JSON' },
-  quick: { type: 'boolean', description: 'a smaller workload (for tests and CI): same shapes, less time' },
+  quick: { type: 'boolean', description: 'a smaller workload (tests and CI use it): the same shapes in less time' },
   port: { type: 'string', valueName: 'n', description: 'port for the lesson server, 0 for any free port', default: '0' },
 } as const satisfies FlagSpecs;
 
@@ -97,7 +101,7 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     stopping = true;
     progress.done();
     io.stderr.write(`\n${signal === 'SIGINT' ? 'Interrupted' : 'Stopped'}: stopping ${lab?.size ?? 0} server(s)…\n`);
-    void (lab?.close() ?? Promise.resolve()).finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    void (lab?.close() ?? Promise.resolve()).finally(() => process.exit(signal === 'SIGINT' ? EXIT.sigint : EXIT.sigterm));
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -109,21 +113,24 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
       return 0;
     }
     const flags = parsed.flags as Record<string, string | boolean | undefined>;
+    if (flags.shape && flags.json) throw new KitError('KIT_ERR_USAGE', '--shape and --json are two different outputs; pick one');
     const port = intFlag('port', flags.port as string | undefined, 0, 65535, 0);
     const options = exp.options(flags);
     const file = expectedFile(exp.name);
     const expected = await readExpected(file);
 
+    progress.step('checking how busy the machine is');
+    const machine = await machineInfo();
     lab = new Lab();
     lab.log = (l) => progress.note(l);
-    const result = await exp.run({ lab, progress, options, quick: Boolean(flags.quick), port, machine: machineInfo() });
+    const result = await exp.run({ lab, progress, options, quick: Boolean(flags.quick), port, machine });
     progress.step('stopping servers');
     await lab.close();
     progress.done();
 
     const shape = exp.report.shape(result);
     const cmp = compareShape(expected, shape, exp.report.hints);
-    const caveats = exp.report.caveats?.(result) ?? [];
+    const caveats = [busyMachineCaveat(machine), ...(exp.report.caveats?.(result) ?? [])].filter((c): c is string => c !== undefined);
     if (flags.json) {
       io.stdout.write(JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats }, null, 2) + '\n');
     } else if (flags.shape) {
@@ -135,11 +142,13 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
       for (const c of caveats) io.stdout.write(`Note: ${c}\n`);
       io.stdout.write(renderComparison(cmp, `expected-output/${exp.name}.txt`, color));
     }
-    return cmp.holds ? 0 : 1;
+    return cmp.holds ? EXIT.holds : EXIT.doesNotHold;
   } catch (err) {
     progress.done();
+    // Stopping servers on a signal makes the run's pending requests fail; that is not news.
+    if (stopping) return EXIT.sigint;
     io.stderr.write(describeError(err) + '\n');
-    return exitCodeFor(err);
+    return exitCodeFor(err) === 2 ? EXIT.usage : EXIT.failed;
   } finally {
     await lab?.close();
     process.off('SIGINT', onSignal);

@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { KitError } from '../../lib/errors.ts';
+import { KitError, type KitErrorCode } from '../../lib/errors.ts';
 import { READY_PATTERN } from '../../lib/ready.ts';
 import { ROOT, serverScript } from './paths.ts';
 import { terminateGroup } from './terminate.ts';
@@ -146,6 +146,9 @@ export class ServerProcess {
   }
 
   private exitedError(what: string): KitError {
+    // A lesson server says why it could not start in one coded line: pass that on as it is.
+    const coded = this.stderrTail.map((l) => /^error (KIT_ERR_[A-Z_]+): (.*)$/.exec(l)).find((m) => m);
+    if (coded && !this.port) return new KitError(coded[1] as KitErrorCode, `${this.name} could not start: ${coded[2]}`);
     const how = this.exit?.signal ? `was killed by ${this.exit.signal}` : `exited with code ${this.exit?.code}`;
     const said = this.stderrTail.filter((l) => l.trim()).slice(-3).join(' | ');
     return new KitError('KIT_ERR_EXITED_EARLY', `${this.name} ${how} while the harness waited for ${what}${said ? `; it said: ${said}` : ''}`);

@@ -30,27 +30,59 @@ export function makeTable(head: string[], colAligns?: ('left' | 'right' | 'cente
   });
 }
 
-/** What this machine is, for table captions: cores, load average, Node version. */
+/** What this machine is, for table captions: cores, how busy they were, Node version. */
 export interface MachineInfo {
   cores: number;
+  /** 1-minute load average when the run began (it includes a run that just ended). */
   loadavg1: number;
+  /** Cores' worth of CPU other programs used just before the run (0 = idle, 1 = one core busy). */
+  busyCoresAtStart: number;
   node: string;
   platform: string;
 }
 
-/** Reads the machine's cores (os.availableParallelism), 1-minute load average and Node version. */
-export function machineInfo(): MachineInfo {
+/**
+ * Cores' worth of CPU in use on the whole machine over the next `ms`, from os.cpus() times
+ * (0.0 = idle, 2.0 = two cores busy). Measured before a run starts, it tells whether other
+ * programs compete with the experiment, which the load average (a minute-long decaying mean that
+ * still holds the previous run) cannot.
+ */
+export async function measureBusyCores(ms = 250): Promise<number> {
+  const sum = () => os.cpus().reduce((acc, c) => {
+    const t = c.times;
+    acc.total += t.user + t.nice + t.sys + t.idle + t.irq;
+    acc.idle += t.idle;
+    return acc;
+  }, { total: 0, idle: 0 });
+  const a = sum();
+  await new Promise((r) => setTimeout(r, ms));
+  const b = sum();
+  const total = b.total - a.total;
+  if (total <= 0) return 0;
+  const busyShare = 1 - (b.idle - a.idle) / total;
+  return Math.round(busyShare * os.cpus().length * 100) / 100;
+}
+
+/** Reads the machine's cores (os.availableParallelism), how busy they are, and Node's version. */
+export async function machineInfo(): Promise<MachineInfo> {
   return {
     cores: os.availableParallelism(),
     loadavg1: Math.round(os.loadavg()[0]! * 100) / 100,
+    busyCoresAtStart: await measureBusyCores(),
     node: process.versions.node,
     platform: `${process.platform}-${process.arch}`,
   };
 }
 
-/** `2 cores, load average 0.41, Node 20.20.2` */
+/** `2 cores (0.05 busy before the run), load average 0.41, Node 20.20.2` */
 export function machineCaption(m: MachineInfo): string {
-  return `${m.cores} core${m.cores === 1 ? '' : 's'}, load average ${m.loadavg1.toFixed(2)}, Node ${m.node}`;
+  return `${m.cores} core${m.cores === 1 ? '' : 's'} (${m.busyCoresAtStart.toFixed(2)} busy before the run), load average ${m.loadavg1.toFixed(2)}, Node ${m.node}`;
+}
+
+/** A sentence when other programs kept at least half a core busy as the run began, else undefined. */
+export function busyMachineCaveat(m: MachineInfo): string | undefined {
+  if (m.busyCoresAtStart < 0.5) return undefined;
+  return `other programs kept about ${m.busyCoresAtStart.toFixed(1)} of the ${m.cores} cores busy when the run began; the findings assume idle cores, so a line that does not hold may be their doing. Close them and run again.`;
 }
 
 /** A duration in ms for a table cell: `1,532 ms`, `12.4 ms`, `0.31 ms`. */

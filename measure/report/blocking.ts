@@ -30,8 +30,14 @@ export const WAITED_SHARE = 0.5;
 /** A request or delay "answered at once" when it took at most this share of the heavy duration. */
 export const AT_ONCE_SHARE = 0.1;
 
+/** True when the heavy request outlasted the offset by at least the offset: light ones could overlap it. */
+export function heavyLongEnough(heavyMs: number, offsetMs: number): boolean {
+  return heavyMs - offsetMs >= offsetMs;
+}
+
 /** How a light request's duration compares with the heavy request's. */
 export function classifyLight(lightMs: number, heavyMs: number, offsetMs: number): string {
+  if (!heavyLongEnough(heavyMs, offsetMs)) return 'heavy-too-short';
   if (lightMs >= WAITED_SHARE * (heavyMs - offsetMs)) return 'waited-for-heavy';
   if (lightMs <= AT_ONCE_SHARE * heavyMs) return 'answered-at-once';
   return 'in-between';
@@ -57,6 +63,13 @@ export function shape(r: BlockingResult): string[] {
     out.push(line('heavy', 'blocking-vs-pooled', ratio >= 0.5 && ratio <= 2 ? 'similar-duration' : 'different-duration'));
   }
   return out;
+}
+
+/** Sentences on what this run could not show. */
+export function caveats(r: BlockingResult): string[] {
+  return r.blocks
+    .filter((b) => !heavyLongEnough(b.heavyMs, r.offsetMs))
+    .map((b) => `the heavy ${b.route} request took ${Math.round(b.heavyMs)} ms, too short to overlap light requests sent ${r.offsetMs} ms after it; use a larger --cost.`);
 }
 
 export const hints: Record<string, string> = {

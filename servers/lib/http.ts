@@ -14,7 +14,7 @@ export type Routes = Record<string, Partial<Record<string, Handler>>>;
 
 /** Sends `body` as JSON with `status`. Safe to call once per response. */
 export function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
-  const text = JSON.stringify(body);
+  const text = JSON.stringify(body) + '\n'; // a newline, so curl output ends its line
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }
