@@ -135,6 +135,7 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
       io.stdout.write(JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats }, null, 2) + '\n');
     } else if (flags.shape) {
       io.stdout.write(shape.join('\n') + '\n');
+      for (const c of caveats) io.stderr.write(`Note: ${c}\n`);
       if (!cmp.holds) io.stderr.write(`The shape does not hold: diff it with expected-output/${exp.name}.txt\n`);
     } else {
       const color = colorEnabled(io.stdout);
