@@ -8,7 +8,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { after } from 'node:test';
 import assert from 'node:assert/strict';
-import { ROOT } from '../measure/lib/paths.ts';
+import { expectedFile, ROOT } from '../measure/lib/paths.ts';
+import { compareShape, parseExpected } from '../measure/lib/shape.ts';
 import { pidAlive, waitUntilGone } from '../measure/lib/terminate.ts';
 
 export { ROOT };
@@ -96,4 +97,14 @@ export async function holdPort(): Promise<{ port: number; release: () => Promise
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   const port = (s.address() as net.AddressInfo).port;
   return { port, release: () => new Promise((r) => s.close(() => r())) };
+}
+
+/** The lines of expected-output/<experiment>.txt. */
+export function expectedShape(experiment: string): string[] {
+  return parseExpected(readFileSync(expectedFile(experiment), 'utf8'));
+}
+
+/** The expected lines that `actual` fails (a different verdict), for shape-rule tests. */
+export function failedLines(expected: string[], actual: string[]): string[] {
+  return compareShape(expected, actual).lines.filter((l) => l.status === 'failed').map((l) => l.expected!);
 }

@@ -2,15 +2,13 @@
 // expected-output/blocking.txt, and each rule fails on a result that breaks it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { caveats, classifyDelay, classifyLight, render, shape } from '../measure/report/blocking.ts';
-import { compareShape, parseExpected } from '../measure/lib/shape.ts';
-import { expectedFile } from '../measure/lib/paths.ts';
+import { compareShape } from '../measure/lib/shape.ts';
 import { blockingResult } from './fixtures/results.ts';
-import { failOnWarnings } from './helpers.ts';
+import { expectedShape, failOnWarnings } from './helpers.ts';
 
 failOnWarnings();
-const expected = parseExpected(readFileSync(expectedFile('blocking'), 'utf8'));
+const expected = expectedShape('blocking');
 const holds = (r: ReturnType<typeof blockingResult>) => compareShape(expected, shape(r)).holds;
 
 test('a healthy result prints exactly the expected shape', () => {

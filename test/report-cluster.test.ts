@@ -2,17 +2,13 @@
 // expected-output/cluster.txt and each of the four findings fails on a result that breaks it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { countersVerdict, render, shape, spread } from '../measure/report/cluster.ts';
-import { compareShape, parseExpected } from '../measure/lib/shape.ts';
-import { expectedFile } from '../measure/lib/paths.ts';
 import { clusterResult } from './fixtures/results.ts';
-import { failOnWarnings } from './helpers.ts';
+import { expectedShape, failedLines, failOnWarnings } from './helpers.ts';
 
 failOnWarnings();
-const expected = parseExpected(readFileSync(expectedFile('cluster'), 'utf8'));
-const failed = (r: ReturnType<typeof clusterResult>) =>
-  compareShape(expected, shape(r)).lines.filter((l) => l.status === 'failed').map((l) => l.expected);
+const expected = expectedShape('cluster');
+const failed = (r: ReturnType<typeof clusterResult>) => failedLines(expected, shape(r));
 
 test('a healthy result prints exactly the expected shape', () => {
   assert.deepEqual(shape(clusterResult()), expected);

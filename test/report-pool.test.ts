@@ -3,18 +3,15 @@
 // reported as "not shown" rather than failed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { caveats, growthVerdict, plateauVerdict, render, shape } from '../measure/report/pool.ts';
-import { CANNOT_SHOW, compareShape, parseExpected } from '../measure/lib/shape.ts';
-import { expectedFile } from '../measure/lib/paths.ts';
+import { CANNOT_SHOW, compareShape } from '../measure/lib/shape.ts';
 import { poolResult, step } from './fixtures/results.ts';
-import { failOnWarnings } from './helpers.ts';
+import { expectedShape, failedLines, failOnWarnings } from './helpers.ts';
 import { sweepConnections } from '../measure/lib/sweep.ts';
 
 failOnWarnings();
-const expected = parseExpected(readFileSync(expectedFile('pool'), 'utf8'));
-const failedKeys = (r: ReturnType<typeof poolResult>) =>
-  compareShape(expected, shape(r)).lines.filter((l) => l.status === 'failed').map((l) => l.expected);
+const expected = expectedShape('pool');
+const failedKeys = (r: ReturnType<typeof poolResult>) => failedLines(expected, shape(r));
 
 test('a healthy result prints exactly the expected shape', () => {
   assert.deepEqual(shape(poolResult()), expected);
