@@ -8,9 +8,26 @@ import type { AddressInfo } from 'node:net';
 import { KitError } from '../../lib/errors.ts';
 import { HOST } from '../../lib/ready.ts';
 
-export type Handler = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => void | Promise<void>;
-/** path → method → handler */
+export type Handler = (req: http.IncomingMessage, res: http.ServerResponse, url: URL, params: Record<string, string>) => void | Promise<void>;
+/** path → method → handler. A path segment `:name` matches any one segment (given as params.name). */
 export type Routes = Record<string, Partial<Record<string, Handler>>>;
+
+/** Finds the route for `pathname`: an exact key first, then keys with `:param` segments. */
+function match(routes: Routes, pathname: string): { byMethod: Partial<Record<string, Handler>>; params: Record<string, string> } | undefined {
+  const exact = routes[pathname];
+  if (exact) return { byMethod: exact, params: {} };
+  const parts = pathname.split('/');
+  for (const [key, byMethod] of Object.entries(routes)) {
+    if (!key.includes('/:')) continue;
+    const keyParts = key.split('/');
+    if (keyParts.length !== parts.length) continue;
+    const params: Record<string, string> = {};
+    if (keyParts.every((k, i) => (k.startsWith(':') ? parts[i] !== '' && ((params[k.slice(1)] = decodeURIComponent(parts[i]!)), true) : k === parts[i]))) {
+      return { byMethod, params };
+    }
+  }
+  return undefined;
+}
 
 /** Sends `body` as JSON with `status`. Safe to call once per response. */
 export function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
@@ -34,25 +51,31 @@ export function router(routes: Routes, errorFields: () => object = () => ({})): 
       sendJson(res, 400, { error: 'bad request target', ...errorFields() });
       return;
     }
-    const byMethod = routes[url.pathname];
-    if (!byMethod) {
+    let found;
+    try {
+      found = match(routes, url.pathname);
+    } catch {
+      sendJson(res, 400, { error: 'bad path encoding', ...errorFields() }); // decodeURIComponent('%zz')
+      return;
+    }
+    if (!found) {
       sendJson(res, 404, { error: 'not found', path: url.pathname, ...errorFields() });
       return;
     }
-    const handler = byMethod[req.method ?? 'GET'];
+    const handler = found.byMethod[req.method ?? 'GET'];
     if (!handler) {
-      const allow = Object.keys(byMethod).join(', ');
+      const allow = Object.keys(found.byMethod).join(', ');
       sendJson(res, 405, { error: 'method not allowed', method: req.method, allow, ...errorFields() }, { allow });
       return;
     }
-    // Drain any request body we do not read, so the connection stays usable for keep-alive.
-    req.resume();
+    // A body the handler does not read is dumped by Node once the response ends, so the
+    // connection stays usable for keep-alive.
     const fail = (err: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error', detail: String((err as Error)?.message ?? err) });
       else res.destroy();
     };
     try {
-      const out = handler(req, res, url);
+      const out = handler(req, res, url, found.params);
       if (out instanceof Promise) out.catch(fail);
     } catch (err) {
       fail(err);
