@@ -15,7 +15,9 @@ export type KitErrorCode =
   | 'KIT_ERR_UNEXPECTED_STATUS' // a probe got a status the experiment cannot work with
   | 'KIT_ERR_EXPECTED_MISSING' // expected-output/<name>.txt is missing
   | 'KIT_ERR_WAIT_TIMEOUT' // waiting for a condition (a line, a pid to be gone) ran past its deadline
-  | 'KIT_ERR_RESTART_BUDGET'; // cluster workers kept dying; the primary gave up replacing them
+  | 'KIT_ERR_RESTART_BUDGET' // cluster workers kept dying; the primary gave up replacing them
+  | 'KIT_ERR_NGINX_MISSING' // --lb nginx, but no nginx binary was found
+  | 'KIT_ERR_NGINX_FAILED'; // nginx did not start (its error log says why)
 
 /** An error with a stable code. `hint` is an optional sentence telling the user what to do. */
 export class KitError extends Error {

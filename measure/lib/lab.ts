@@ -4,12 +4,16 @@
  * synchronous 'exit' hook SIGKILLs whatever is still registered.
  * Entry scripts create one Lab per run; helpers receive it, so no module holds mutable state.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { KitError } from '../../lib/errors.ts';
 import { launch, type LaunchSpec, type ServerProcess } from './launch.ts';
 import { signalGroup } from './terminate.ts';
 
 export class Lab {
   private readonly running = new Set<ServerProcess>();
+  private readonly tempDirs: string[] = [];
   private closing: Promise<void> | undefined;
   private readonly onExit = () => {
     for (const p of this.running) signalGroup(p.pid, 'SIGKILL');
@@ -39,6 +43,13 @@ export class Lab {
     this.log(`stopped ${proc.name} pid=${proc.pid}`);
   }
 
+  /** A new temporary directory, removed by close() (after the servers using it are stopped). */
+  tempDir(label: string): string {
+    const dir = mkdtempSync(path.join(os.tmpdir(), `nsl-${label}-`));
+    this.tempDirs.push(dir);
+    return dir;
+  }
+
   /** Servers still running. */
   get size(): number {
     return this.running.size;
@@ -50,6 +61,7 @@ export class Lab {
       const all = [...this.running].reverse();
       await Promise.all(all.map((p) => p.stop()));
       this.running.clear();
+      for (const dir of this.tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
       process.off('exit', this.onExit);
     })();
     return this.closing;

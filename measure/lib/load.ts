@@ -21,6 +21,14 @@ export interface LoadOptions {
   method?: 'GET' | 'POST';
   /** Per-request timeout in s (autocannon's default is 10). */
   timeoutS?: number;
+  /** A sequence of requests each connection repeats (autocannon's `requests`), e.g. create then read. */
+  requests?: autocannon.Request[];
+}
+
+/** A load that is running: stop it early, or wait for its result. */
+export interface RunningLoad {
+  stop(): void;
+  result: Promise<LoadResult>;
 }
 
 export interface LoadResult {
@@ -36,7 +44,20 @@ export interface LoadResult {
 }
 
 /** Runs one bounded load and returns its counts, throughput (req/s) and latency (ms). */
-export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
+export function runLoad(opts: LoadOptions): Promise<LoadResult> {
+  try {
+    return startLoad(opts).result;
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/**
+ * Starts one bounded load (it ends after `durationS` at the latest) and returns at once, so the
+ * caller can run something else meanwhile and stop it early. Throws KIT_ERR_USAGE for a target
+ * that is not loopback or a duration outside (0, 120] s.
+ */
+export function startLoad(opts: LoadOptions): RunningLoad {
   assertLoopback(new URL(opts.url));
   if (!(opts.durationS > 0 && opts.durationS <= 120)) {
     throw new KitError('KIT_ERR_USAGE', `a load run lasts from 0 to 120 s; got ${opts.durationS}`);
@@ -53,8 +74,19 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
     method: opts.method ?? 'GET',
     pipelining: 1,
     timeout: opts.timeoutS ?? 10,
-  }) as unknown as EventEmitter & PromiseLike<autocannon.Result>;
+    ...(opts.requests ? { requests: opts.requests } : {}),
+  }) as unknown as EventEmitter & PromiseLike<autocannon.Result> & { stop(): void };
   instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => recordMs(histogram, responseTime));
+  return { stop: () => instance.stop(), result: finish(instance, opts, histogram, cpuBefore, started) };
+}
+
+async function finish(
+  instance: PromiseLike<autocannon.Result>,
+  opts: LoadOptions,
+  histogram: ReturnType<typeof createLatencyHistogram>,
+  cpuBefore: NodeJS.CpuUsage,
+  started: number,
+): Promise<LoadResult> {
   const result = await instance;
   const wallS = (performance.now() - started) / 1000;
   const runS = result.duration > 0 ? result.duration : wallS;

@@ -5,6 +5,7 @@
  */
 import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, type MachineInfo } from '../lib/output.ts';
 import { CANNOT_SHOW, line } from '../lib/shape.ts';
+import { growthVerdict as scalingGrowth, plateauVerdict as scalingPlateau, type ScalingPoint } from '../lib/scaling.ts';
 
 export interface PoolWaitBlock {
   /** UV_THREADPOOL_SIZE the server was started with. */
@@ -50,36 +51,22 @@ export interface PoolResult {
  */
 export const WAITED_SHARE = 0.5;
 export const AT_ONCE_SHARE = 0.25;
-/** Throughput "grows" up to the core count when it reaches this multiple of one connection's. */
-export const GROWS_FACTOR = 1.4;
-/** Throughput is "flat" past the core count when it stays below this multiple of the at-cores value. */
-export const FLAT_FACTOR = 1.25;
-
 function classifyWait(ms: number, referenceMs: number, waited: string, atOnce: string): string {
   if (ms >= WAITED_SHARE * referenceMs) return waited;
   if (ms <= AT_ONCE_SHARE * referenceMs) return atOnce;
   return 'in-between';
 }
 
-/** Throughput at the largest step not above the core count, and the best step past it. */
-function sweepPoints(r: PoolResult): { one?: SweepStep; atCores?: SweepStep; past: SweepStep[] } {
-  const steps = [...r.sweep.steps].sort((a, b) => a.connections - b.connections);
-  const upTo = steps.filter((s) => s.connections <= r.machine.cores);
-  return { one: steps.find((s) => s.connections === 1), atCores: upTo.at(-1), past: steps.filter((s) => s.connections > r.machine.cores) };
-}
+const asPoints = (r: PoolResult): ScalingPoint[] => r.sweep.steps.map((s) => ({ n: s.connections, throughput: s.throughput }));
 
 /** 'grows' | 'does-not-grow' | CANNOT_SHOW (one core: nothing between 1 connection and the core count). */
 export function growthVerdict(r: PoolResult): string {
-  const { one, atCores } = sweepPoints(r);
-  if (!one || !atCores || atCores.connections === 1) return CANNOT_SHOW;
-  return atCores.throughput >= GROWS_FACTOR * one.throughput ? 'grows' : 'does-not-grow';
+  return scalingGrowth(asPoints(r), r.machine.cores);
 }
 
 /** 'flat' | 'keeps-growing' | CANNOT_SHOW (no step past the core count). */
 export function plateauVerdict(r: PoolResult): string {
-  const { atCores, past } = sweepPoints(r);
-  if (!atCores || past.length === 0) return CANNOT_SHOW;
-  return past.every((s) => s.throughput <= FLAT_FACTOR * atCores.throughput) ? 'flat' : 'keeps-growing';
+  return scalingPlateau(asPoints(r), r.machine.cores);
 }
 
 export function shape(r: PoolResult): string[] {

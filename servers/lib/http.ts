@@ -39,7 +39,7 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
 /**
  * A request listener that dispatches on path and method. Unknown path → 404 JSON, known path with
  * another method → 405 JSON with an Allow header, an unparsable target → 400, a handler that
- * throws → 500. The query string is given to handlers, which ignore what they do not use.
+ * throws HttpError → its status, any other throw → 500. The query string is given to handlers, which ignore what they do not use.
  * `errorFields` adds fields to every error body (the cluster worker adds its pid and counter).
  */
 export function router(routes: Routes, errorFields: () => object = () => ({})): http.RequestListener {
@@ -71,8 +71,9 @@ export function router(routes: Routes, errorFields: () => object = () => ({})): 
     // A body the handler does not read is dumped by Node once the response ends, so the
     // connection stays usable for keep-alive.
     const fail = (err: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { error: 'internal error', detail: String((err as Error)?.message ?? err) });
-      else res.destroy();
+      if (res.headersSent) res.destroy();
+      else if (err instanceof HttpError) sendJson(res, err.status, { error: err.message, ...errorFields() }, err.status === 413 ? { connection: 'close' } : {});
+      else sendJson(res, 500, { error: 'internal error', detail: String((err as Error)?.message ?? err), ...errorFields() });
     };
     try {
       const out = handler(req, res, url, found.params);
@@ -110,4 +111,32 @@ export function portInUse(port: number): KitError {
     `port ${port} on ${HOST} is already in use`,
     `pick another with --port <n>, or --port 0 for any free port (to see what holds it: ss -ltnp 'sport = :${port}')`,
   );
+}
+
+/** An error a handler throws to answer with a 4xx status and a JSON `{ error }` body. */
+export class HttpError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+/**
+ * Reads a JSON request body of at most `limitBytes`. Throws HttpError 413 when it is larger
+ * (without reading the rest) and 400 when it is not valid JSON.
+ */
+export async function readJsonBody(req: http.IncomingMessage, limitBytes: number): Promise<unknown> {
+  const declared = Number(req.headers['content-length']);
+  if (declared > limitBytes) throw new HttpError(413, `body over ${limitBytes} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limitBytes) throw new HttpError(413, `body over ${limitBytes} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new HttpError(400, 'body is not valid JSON');
+  }
 }

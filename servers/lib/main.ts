@@ -38,6 +38,8 @@ export interface ServeOptions {
    * handler (the primary decides when workers stop).
    */
   announce?: boolean;
+  /** Called once when a stop begins, before the server stops accepting (e.g. to report unhealthy). */
+  onStop?: () => void;
 }
 
 /**
@@ -46,10 +48,14 @@ export interface ServeOptions {
  * and exits; connections still busy after `graceMs` are closed by force.
  */
 export async function serve(name: string, server: http.Server, port: number, opts: ServeOptions = {}): Promise<number> {
-  const { graceMs = 2000, announce = true } = opts;
+  const { graceMs = 2000, announce = true, onStop } = opts;
   assertNodeVersion();
   const bound = await listen(server, port);
+  let stopping = false;
   const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    onStop?.();
     server.close(() => process.exit(0));
     setTimeout(() => {
       server.closeAllConnections();

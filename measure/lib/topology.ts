@@ -1,0 +1,61 @@
+/**
+ * Lesson 4's topology: N replicas sharing one SQLite file, and a balancer in front of them,
+ * either the kit's own (`servers/balancer.ts`) or real nginx (`servers/nginx.ts`).
+ */
+import type { Lab } from './lab.ts';
+import type { ServerProcess } from './launch.ts';
+import path from 'node:path';
+import { KitError } from '../../lib/errors.ts';
+import type { Policy } from '../../servers/lib/policies.ts';
+import { probeOk } from './probe.ts';
+
+export const BALANCERS = ['builtin', 'nginx'] as const;
+export type BalancerKind = (typeof BALANCERS)[number];
+
+/** The --lb flag every lesson 4 experiment has (LB=nginx in the environment sets its default). */
+export const LB_FLAG = {
+  type: 'string',
+  valueName: 'builtin|nginx',
+  description: 'which load balancer: the kit\'s own, or real nginx (env LB)',
+} as const;
+
+/** Reads --lb (or LB): 'builtin' by default; throws KIT_ERR_USAGE for anything else. */
+export function balancerKind(flag: unknown, env: NodeJS.ProcessEnv = process.env): BalancerKind {
+  const value = typeof flag === 'string' ? flag : env.LB || 'builtin';
+  if (value !== 'builtin' && value !== 'nginx') throw new KitError('KIT_ERR_USAGE', `--lb is builtin or nginx; got '${value}'`);
+  return value;
+}
+
+export interface Replica {
+  name: string;
+  proc: ServerProcess;
+  url: string;
+  addr: string;
+}
+
+/** Starts `count` replicas app1..appN (in parallel), sharing one users database in a temp dir. */
+export async function startReplicas(lab: Lab, count: number): Promise<Replica[]> {
+  const db = path.join(lab.tempDir('users'), 'users.db');
+  // Create the database (and its WAL mode) once, before several processes open it at once.
+  const first = await lab.start({ server: 'replica', args: ['--name', 'app1', '--port', '0', '--db', db] });
+  const rest = await Promise.all(
+    Array.from({ length: count - 1 }, (_, i) => lab.start({ server: 'replica', args: ['--name', `app${i + 2}`, '--port', '0', '--db', db] })),
+  );
+  return [first, ...rest].map((proc, i) => ({ name: `app${i + 1}`, proc, url: proc.url, addr: `127.0.0.1:${proc.port}` }));
+}
+
+/** Starts a balancer of `kind` with `policy` in front of `replicas`, and checks it forwards. */
+export async function startBalancer(lab: Lab, kind: BalancerKind, policy: Policy, replicas: Replica[], port = 0, keepAlive = true): Promise<ServerProcess> {
+  const upstream = replicas.map((r) => `${r.name}=${r.addr}`).join(',');
+  const args = ['--policy', policy, '--upstream', upstream, '--port', String(port), '--keepalive', keepAlive ? 'on' : 'off'];
+  const lb = await lab.start({ server: kind === 'nginx' ? 'nginx' : 'balancer', args });
+  await probeOk(`${lb.url}/fast`);
+  return lb;
+}
+
+/** Per replica, how many requests it has served on each route (from its /__replica/stats). */
+export async function servedByReplica(replicas: Replica[], route: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const r of replicas) out[r.name] = (await probeOk(`${r.url}/__replica/stats`)).body.served[route] ?? 0;
+  return out;
+}

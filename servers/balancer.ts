@@ -1,0 +1,135 @@
+/**
+ * The kit's own load balancer (HTTP, layer 7): picks a replica for every request with one of the
+ * policies in servers/lib/policies.ts, and forwards it over a keep-alive connection pool (undici).
+ * The picking is the lesson; the proxying is undici's.
+ *
+ *   any path            forwarded to the chosen replica; the answer gets `x-upstream-addr`
+ *   GET /__lb/stats     requests, in flight and errors per replica
+ *
+ * Upstream connect error → 502 JSON; no replica available → 503 JSON at once.
+ * Run alone: `npx tsx servers/balancer.ts --policy least-connections --upstream 127.0.0.1:3010,127.0.0.1:3011`
+ */
+import http from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import { Pool } from 'undici';
+import { defineCommand, intFlag } from '../lib/cli.ts';
+import { KitError } from '../lib/errors.ts';
+import { sendJson } from './lib/http.ts';
+import { failStartup, serve, serverFlags } from './lib/main.ts';
+import { isPolicy, PICKERS, POLICIES, type ReplicaLoad } from './lib/policies.ts';
+import { parseUpstreamList } from './lib/upstreams.ts';
+
+const spec = defineCommand({
+  usage: 'npx tsx servers/balancer.ts --policy <policy> --upstream <host:port,...> [--port <n>]',
+  summary: 'The kit\'s HTTP load balancer for lesson 4. Listens on 127.0.0.1 and prints one ready line.',
+  flags: {
+    policy: { type: 'string', valueName: 'policy', description: `one of ${POLICIES.join(', ')}`, default: 'round-robin' },
+    upstream: { type: 'string', valueName: 'host:port,...', description: 'the replicas, on loopback (name=host:port to name one)' },
+    port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3020' },
+    keepalive: { type: 'string', valueName: 'on|off', description: 'keep upstream connections open between requests', default: 'on' },
+  },
+  epilogue: 'Stats: curl -s 127.0.0.1:3020/__lb/stats',
+});
+
+/**
+ * Idle upstream connections are closed after this many ms: shorter than Node's 5 s
+ * server.keepAliveTimeout, so the balancer never reuses a connection the replica is closing
+ * (which would surface as a reset; Node docs, http.Server keepAliveTimeout).
+ */
+export const UPSTREAM_IDLE_MS = 4000;
+/** Connect timeout (like nginx's proxy_connect_timeout, shortened for the lab), ms. */
+const CONNECT_TIMEOUT_MS = 2000;
+/** Headers that describe one connection, not the message (RFC 9110 §7.6.1): never forwarded. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host']);
+
+interface Upstream extends ReplicaLoad {
+  name: string;
+  addr: string;
+  pool: Pool;
+  requests: number;
+  errors: number;
+}
+
+function filterHeaders(headers: http.IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_BY_HOP.has(k.toLowerCase())) out[k] = v;
+  return out;
+}
+
+function main(): void {
+  const flags = serverFlags(spec);
+  const policy = flags.policy ?? 'round-robin';
+  if (!isPolicy(policy)) throw new KitError('KIT_ERR_USAGE', `unknown policy '${policy}': pick one of ${POLICIES.join(', ')}`);
+  if (flags.keepalive !== 'on' && flags.keepalive !== 'off') throw new KitError('KIT_ERR_USAGE', `--keepalive is on or off; got '${flags.keepalive}'`);
+  const keepAlive = flags.keepalive === 'on';
+  const port = intFlag('port', flags.port, 0, 65535, 3020);
+  const upstreams: Upstream[] = parseUpstreamList(flags.upstream).map(({ name, addr }) => ({
+    name,
+    addr,
+    inFlight: 0,
+    available: true,
+    requests: 0,
+    errors: 0,
+    pool: new Pool(`http://${addr}`, {
+      keepAliveTimeout: UPSTREAM_IDLE_MS,
+      keepAliveMaxTimeout: UPSTREAM_IDLE_MS,
+      connect: { timeout: CONNECT_TIMEOUT_MS },
+      ...(keepAlive ? {} : { pipelining: 0 }),
+    }),
+  }));
+  const pick = PICKERS[policy];
+  let cursor = 0;
+
+  const forward = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const choice = pick(upstreams, cursor, Math.random);
+    cursor = choice.cursor;
+    if (choice.index === undefined) {
+      sendJson(res, 503, { error: 'no replica available' });
+      return;
+    }
+    const up = upstreams[choice.index]!;
+    up.inFlight++;
+    up.requests++;
+    try {
+      const headers = filterHeaders(req.headers);
+      if (!keepAlive) headers.connection = 'close';
+      const answer = await up.pool.request({
+        path: req.url ?? '/',
+        method: (req.method ?? 'GET') as 'GET',
+        headers,
+        body: req.method === 'GET' || req.method === 'HEAD' ? null : req,
+      });
+      res.writeHead(answer.statusCode, { ...filterHeaders(answer.headers), 'x-upstream-addr': up.addr });
+      await pipeline(answer.body, res);
+    } catch (err) {
+      up.errors++;
+      if (!res.headersSent) sendJson(res, 502, { error: 'bad gateway', upstream: up.addr, detail: (err as Error).message });
+      else res.destroy();
+    } finally {
+      up.inFlight--;
+    }
+  };
+
+  const server = http.createServer((req, res) => {
+    if (req.url === '/__lb/stats' && req.method === 'GET') {
+      sendJson(res, 200, {
+        policy,
+        keepAlive,
+        upstreams: upstreams.map(({ name, addr, requests, inFlight, errors }) => ({ name, addr, requests, inFlight, errors })),
+      });
+      return;
+    }
+    void forward(req, res);
+  });
+  serve('balancer', server, port, {
+    onStop: () => {
+      for (const u of upstreams) void u.pool.close();
+    },
+  }).catch(failStartup);
+}
+
+try {
+  main();
+} catch (err) {
+  failStartup(err);
+}

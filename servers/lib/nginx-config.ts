@@ -1,0 +1,52 @@
+/**
+ * Renders servers/nginx/nginx.conf.template for a policy and a set of upstreams. Pure: returns
+ * the config text; servers/nginx.ts writes it and starts nginx.
+ *
+ * Policy → nginx balancing method (nginx 1.22, ngx_http_upstream_module):
+ *   round-robin           (none: nginx's default is weighted round robin)
+ *   least-connections     least_conn
+ *   random                random
+ *   power-of-two-choices  random two least_conn  (two random servers, the one with fewer connections)
+ */
+import type { Policy } from './policies.ts';
+
+export const NGINX_METHOD: Record<Policy, string> = {
+  'round-robin': '',
+  'least-connections': 'least_conn;',
+  random: 'random;',
+  'power-of-two-choices': 'random two least_conn;',
+};
+
+/**
+ * Idle upstream connections kept per worker when keep-alive is on, and how long they stay open:
+ * 4 s, shorter than Node's 5 s keepAliveTimeout, so nginx never sends on a connection the
+ * replica is closing ("upstream prematurely closed connection").
+ */
+export const NGINX_KEEPALIVE = 'keepalive 64;\n        keepalive_timeout 4s;';
+
+export interface NginxConfigInput {
+  prefix: string;
+  port: number;
+  policy: Policy;
+  upstreams: string[];
+  keepAlive: boolean;
+  /** Written into /__lb/stats, so the launcher can tell this nginx answered. */
+  token: string;
+}
+
+/** Fills the template. Throws if a placeholder is left unfilled (a template/renderer mismatch). */
+export function renderNginxConfig(template: string, input: NginxConfigInput): string {
+  const values: Record<string, string> = {
+    prefix: input.prefix,
+    port: String(input.port),
+    policy: input.policy,
+    token: input.token,
+    method: NGINX_METHOD[input.policy] || '# round robin: nginx\'s default method',
+    servers: input.upstreams.map((u) => `        server ${u} max_fails=0;`).join('\n'),
+    keepalive: input.keepAlive ? NGINX_KEEPALIVE : '# no upstream keep-alive: one connection per request',
+  };
+  const text = template.replace(/\{\{(\w+)\}\}/g, (whole, key: string) => values[key] ?? whole);
+  const left = /\{\{\w+\}\}/.exec(text);
+  if (left) throw new Error(`nginx template placeholder ${left[0]} has no value`);
+  return text;
+}

@@ -1,0 +1,105 @@
+/**
+ * Load-balancing policies: which replica gets the next request. Each is a small pure function of
+ * the replicas' state (requests in flight, availability), a round-robin cursor and a random source,
+ * so the built-in balancer and the simulator share them and tests can check them exactly.
+ * No Node.js APIs here.
+ *
+ * Power of two choices: sample two distinct replicas at random and take the less loaded one
+ * (Mitzenmacher, "The Power of Two Choices in Randomized Load Balancing", 2001). Sampling with
+ * replacement would pick the same replica twice 1/n of the time and then send it the request
+ * whatever its load; `powerOfTwoChoicesWithReplacement` is kept for the lesson's exercise.
+ */
+
+export const POLICIES = ['round-robin', 'least-connections', 'random', 'power-of-two-choices'] as const;
+export type Policy = (typeof POLICIES)[number];
+
+/** What a policy may look at for one replica. */
+export interface ReplicaLoad {
+  /** Requests sent to it that have not finished yet. */
+  inFlight: number;
+  /** False when it must not get requests (e.g. marked down). */
+  available: boolean;
+}
+
+/** A random number in [0, 1), like Math.random; seedable in tests and the simulator. */
+export type Rng = () => number;
+
+/** The chosen replica's index (undefined: none available) and the round-robin cursor to keep. */
+export interface Choice {
+  index: number | undefined;
+  cursor: number;
+}
+
+export type Picker = (replicas: readonly ReplicaLoad[], cursor: number, rng: Rng) => Choice;
+
+function availableIndexes(replicas: readonly ReplicaLoad[]): number[] {
+  const out: number[] = [];
+  replicas.forEach((r, i) => r.available && out.push(i));
+  return out;
+}
+
+/** A uniformly random element of a non-empty list. */
+function any<T>(list: readonly T[], rng: Rng): T {
+  return list[Math.min(list.length - 1, Math.floor(rng() * list.length))]!;
+}
+
+/** Each available replica in turn, starting at the cursor; the cursor moves past the choice. */
+export const roundRobin: Picker = (replicas, cursor) => {
+  const n = replicas.length;
+  for (let step = 0; step < n; step++) {
+    const i = (cursor + step) % n;
+    if (replicas[i]!.available) return { index: i, cursor: (i + 1) % n };
+  }
+  return { index: undefined, cursor };
+};
+
+/** The available replica with the fewest requests in flight; a tie is broken at random. */
+export const leastConnections: Picker = (replicas, cursor, rng) => {
+  const candidates = availableIndexes(replicas);
+  if (candidates.length === 0) return { index: undefined, cursor };
+  const least = Math.min(...candidates.map((i) => replicas[i]!.inFlight));
+  return { index: any(candidates.filter((i) => replicas[i]!.inFlight === least), rng), cursor };
+};
+
+/** Any available replica, uniformly at random, whatever its load. */
+export const random: Picker = (replicas, cursor, rng) => {
+  const candidates = availableIndexes(replicas);
+  return { index: candidates.length ? any(candidates, rng) : undefined, cursor };
+};
+
+function twoChoices(replicas: readonly ReplicaLoad[], cursor: number, rng: Rng, distinct: boolean): Choice {
+  const candidates = availableIndexes(replicas);
+  if (candidates.length === 0) return { index: undefined, cursor };
+  if (candidates.length === 1) return { index: candidates[0], cursor };
+  const a = Math.floor(rng() * candidates.length);
+  let b: number;
+  if (distinct) {
+    b = Math.floor(rng() * (candidates.length - 1));
+    if (b >= a) b++; // skip a: b is uniform over the others
+  } else {
+    b = Math.floor(rng() * candidates.length);
+  }
+  const [ia, ib] = [candidates[a]!, candidates[b]!];
+  const la = replicas[ia]!.inFlight;
+  const lb = replicas[ib]!.inFlight;
+  if (la !== lb) return { index: la < lb ? ia : ib, cursor };
+  return { index: rng() < 0.5 ? ia : ib, cursor };
+}
+
+/** Two distinct available replicas at random; the one with fewer in flight (a tie: either). */
+export const powerOfTwoChoices: Picker = (replicas, cursor, rng) => twoChoices(replicas, cursor, rng, true);
+
+/** The flawed variant: the two samples may be the same replica (for the lesson's exercise). */
+export const powerOfTwoChoicesWithReplacement: Picker = (replicas, cursor, rng) => twoChoices(replicas, cursor, rng, false);
+
+export const PICKERS: Record<Policy, Picker> = {
+  'round-robin': roundRobin,
+  'least-connections': leastConnections,
+  random,
+  'power-of-two-choices': powerOfTwoChoices,
+};
+
+/** True when `name` is one of POLICIES. */
+export function isPolicy(name: string): name is Policy {
+  return (POLICIES as readonly string[]).includes(name);
+}

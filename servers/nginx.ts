@@ -1,0 +1,169 @@
+/**
+ * Real nginx as the lesson 4 balancer, under the kit's process contract: renders the config
+ * template into a temporary prefix, starts `nginx -p DIR -c DIR/nginx.conf` in the foreground as
+ * the current user, prints the kit's ready line once nginx accepts connections, and on SIGTERM,
+ * SIGINT or a lost launcher stops it with SIGQUIT (nginx's graceful shutdown) and removes the
+ * prefix. nginx's master and worker are this process's children, in its process group.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defineCommand, intFlag } from '../lib/cli.ts';
+import { KitError } from '../lib/errors.ts';
+import { formatReady, HOST } from '../lib/ready.ts';
+import { exitWithLauncher } from './lib/lifeline.ts';
+import { failStartup, serverFlags } from './lib/main.ts';
+import { portInUse } from './lib/http.ts';
+import { renderNginxConfig } from './lib/nginx-config.ts';
+import { isPolicy, POLICIES } from './lib/policies.ts';
+import { parseUpstreamList } from './lib/upstreams.ts';
+
+const spec = defineCommand({
+  usage: 'npx tsx servers/nginx.ts --policy <policy> --upstream <host:port,...> [--port <n>]',
+  summary: 'Starts real nginx as the load balancer for lesson 4, from the kit\'s template, in a temporary prefix. Prints one ready line when nginx accepts connections.',
+  flags: {
+    policy: { type: 'string', valueName: 'policy', description: `one of ${POLICIES.join(', ')}`, default: 'round-robin' },
+    upstream: { type: 'string', valueName: 'host:port,...', description: 'the replicas, on loopback' },
+    port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3021' },
+    keepalive: { type: 'string', valueName: 'on|off', description: 'keep upstream connections open between requests', default: 'on' },
+    'print-config': { type: 'boolean', description: 'print the rendered nginx.conf and exit' },
+  },
+  epilogue: 'Needs nginx: Debian/Ubuntu `sudo apt-get install nginx`, macOS `brew install nginx`. Without it, use the built-in balancer (the default).',
+});
+
+const TEMPLATE = fileURLToPath(new URL('./nginx/nginx.conf.template', import.meta.url));
+/** Where nginx lives when it is not on PATH (Debian puts it in /usr/sbin, often not on a user's PATH). */
+const EXTRA_DIRS = ['/usr/sbin', '/usr/local/sbin', '/usr/local/bin', '/opt/homebrew/bin', '/usr/local/nginx/sbin'];
+
+/** The nginx binary's path, or throws KIT_ERR_NGINX_MISSING with how to install it. */
+export function findNginx(env: NodeJS.ProcessEnv = process.env): string {
+  const dirs = [...(env.PATH ?? '').split(path.delimiter).filter(Boolean), ...EXTRA_DIRS];
+  for (const dir of dirs) {
+    const candidate = path.join(dir, 'nginx');
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new KitError(
+    'KIT_ERR_NGINX_MISSING',
+    'nginx was not found (looked on PATH and in /usr/sbin, /usr/local/sbin, /opt/homebrew/bin)',
+    'install it (Debian/Ubuntu: sudo apt-get install nginx; macOS: brew install nginx) or leave out --lb nginx: the built-in balancer is the default',
+  );
+}
+
+/** A free loopback port (nginx cannot listen on port 0 and tell us which one it got). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, HOST, () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Resolves once this nginx answers: GET /__lb/stats returns the token written into its config
+ * (so another program on the port cannot pass for it). Rejects if nginx exits or after `timeoutMs`.
+ */
+function answers(port: number, token: string, nginx: ChildProcess, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const retry = () => {
+      if (Date.now() > until) reject(new Error(`nginx did not answer on port ${port} within ${timeoutMs} ms`));
+      else setTimeout(attempt, 20);
+    };
+    const attempt = () => {
+      if (nginx.exitCode !== null || nginx.signalCode !== null) return reject(new Error('nginx exited'));
+      const req = http.get({ host: HOST, port, path: '/__lb/stats', agent: false, timeout: 1000 }, (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => (body.includes(token) ? resolve() : retry()));
+      });
+      req.on('timeout', () => req.destroy());
+      req.on('error', retry);
+    };
+    attempt();
+  });
+}
+
+async function main(): Promise<void> {
+  const flags = serverFlags(spec);
+  const policy = flags.policy ?? 'round-robin';
+  if (!isPolicy(policy)) throw new KitError('KIT_ERR_USAGE', `unknown policy '${policy}': pick one of ${POLICIES.join(', ')}`);
+  if (flags.keepalive !== 'on' && flags.keepalive !== 'off') throw new KitError('KIT_ERR_USAGE', `--keepalive is on or off; got '${flags.keepalive}'`);
+  const upstreams = parseUpstreamList(flags.upstream).map((u) => u.addr);
+  const requested = intFlag('port', flags.port, 0, 65535, 3021);
+  const prefix = mkdtempSync(path.join(os.tmpdir(), 'nsl-nginx-'));
+  const cleanup = () => rmSync(prefix, { recursive: true, force: true });
+  try {
+    const port = requested || (await freePort());
+    const token = randomUUID();
+    const config = renderNginxConfig(readFileSync(TEMPLATE, 'utf8'), { prefix, port, policy, upstreams, keepAlive: flags.keepalive === 'on', token });
+    if (flags['print-config']) {
+      cleanup();
+      process.stdout.write(config);
+      return;
+    }
+    const binary = findNginx();
+    for (const dir of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(prefix, 'tmp', dir), { recursive: true });
+    // Run as root (CI), nginx's worker switches to an unprivileged user, which must reach the prefix.
+    if (process.getuid?.() === 0) {
+      chmodSync(prefix, 0o755);
+      for (const dir of ['tmp', 'tmp/client_body', 'tmp/proxy', 'tmp/fastcgi', 'tmp/uwsgi', 'tmp/scgi']) chmodSync(path.join(prefix, dir), 0o777);
+    }
+    writeFileSync(path.join(prefix, 'nginx.conf'), config);
+    await start(binary, prefix, port, token, cleanup);
+  } catch (err) {
+    cleanup();
+    throw err;
+  }
+}
+
+/** Starts nginx in `prefix`, wires its shutdown, and prints the ready line once it accepts connections. */
+async function start(binary: string, prefix: string, port: number, token: string, cleanup: () => void): Promise<void> {
+  // -e sets the error log before the config is read (nginx >= 1.19.5), so nothing touches /var/log.
+  const nginx = spawn(binary, ['-p', prefix, '-c', path.join(prefix, 'nginx.conf'), '-e', path.join(prefix, 'error.log')], { stdio: 'ignore' }); // its messages are in the error log
+  const errorLog = () => {
+    try {
+      return readFileSync(path.join(prefix, 'error.log'), 'utf8').trim().split('\n').slice(-3).join(' | ');
+    } catch {
+      return '';
+    }
+  };
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    nginx.kill('SIGQUIT'); // graceful: finish in-flight requests, then exit
+    setTimeout(() => nginx.kill('SIGKILL'), 5000).unref();
+  };
+  nginx.once('exit', (code, signal) => {
+    const log = errorLog();
+    cleanup();
+    if (stopping) process.exit(0);
+    const err = /Address already in use/.test(log)
+      ? portInUse(port)
+      : new KitError('KIT_ERR_NGINX_FAILED', `nginx exited (${signal ?? `code ${code}`}); its error log: ${log}`);
+    failStartup(err);
+  });
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  exitWithLauncher(stop);
+  try {
+    await answers(port, token, nginx, 10_000);
+  } catch (err) {
+    if (nginx.exitCode === null) {
+      stop();
+      throw new KitError('KIT_ERR_NGINX_FAILED', `nginx did not start: ${(err as Error).message}; its error log: ${errorLog()}`);
+    }
+    return; // the 'exit' handler reports it
+  }
+  process.stdout.write(formatReady('nginx', port, process.pid) + '\n');
+}
+
+main().catch(failStartup);

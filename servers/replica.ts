@@ -1,0 +1,137 @@
+/**
+ * Replica: one copy of a stateless app server, the unit that lesson 4 puts behind a balancer.
+ * Every answer names the replica (header `x-replica` and field `replica`).
+ *
+ *   GET  /fast              trivial, sub-millisecond
+ *   GET  /slow-sync?ms=N    busy-waits N ms on the event loop (blocks every other request)
+ *   GET  /slow-async?ms=N   waits N ms on a timer (blocks nothing)
+ *   GET  /work?ms=N         N ms of CPU: the CPU-bound route for the scaling table
+ *   GET  /whoami            name and pid
+ *   GET  /health            200, or 503 while draining after SIGTERM
+ *   POST /users             {"name": "..."} → 201 { id }, in the SQLite file given by --db
+ *   GET  /users/:id         200 with the user, or 404
+ *   GET  /__replica/stats   requests served per route (not counted itself)
+ *
+ * Run alone: `npx tsx servers/replica.ts --name app1 --port 0 [--db /tmp/users.db]`.
+ */
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { defineCommand, intFlag } from '../lib/cli.ts';
+import { KitError } from '../lib/errors.ts';
+import { HttpError, readJsonBody, router, sendJson, type Routes } from './lib/http.ts';
+import { failStartup, serve, serverFlags } from './lib/main.ts';
+import { openUsersDb, type UsersDb } from './lib/users-db.ts';
+
+const spec = defineCommand({
+  usage: 'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file>]',
+  summary: 'A stateless app replica for lesson 4: fast, slow, CPU-bound and user routes; every answer names the replica. Listens on 127.0.0.1 and prints one ready line.',
+  flags: {
+    name: { type: 'string', valueName: 'name', description: 'the replica\'s name, in every answer', default: 'app1' },
+    port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3010' },
+    db: { type: 'string', valueName: 'file', description: 'SQLite file for /users, shared by all replicas (created if missing)' },
+  },
+  epilogue: 'Routes: GET /fast, /slow-sync?ms=N, /slow-async?ms=N, /work?ms=N, /whoami, /health; POST /users; GET /users/:id\nTry: curl -s 127.0.0.1:3010/work?ms=50',
+});
+
+/** Longest ?ms= a route accepts: beyond it the request is a mistake, not a lesson. */
+export const MAX_MS = 10_000;
+/** Largest request body, bytes. */
+const BODY_LIMIT = 16 * 1024;
+
+/** Parses ?ms=N: a whole number from 0 to MAX_MS, else HttpError 400. */
+function msParam(url: URL): number {
+  const raw = url.searchParams.get('ms');
+  if (raw === null) throw new HttpError(400, 'ms is missing: add ?ms=<0..10000>');
+  if (!/^\d+$/.test(raw) || Number(raw) > MAX_MS) throw new HttpError(400, `ms must be a whole number from 0 to ${MAX_MS}; got '${raw}'`);
+  return Number(raw);
+}
+
+/** Keeps this thread busy for `ms`: the event loop runs nothing else meanwhile. */
+function busyWait(ms: number): number {
+  const until = performance.now() + ms;
+  let spins = 0;
+  while (performance.now() < until) spins++;
+  return spins;
+}
+
+function main(): void {
+  const flags = serverFlags(spec);
+  const name = flags.name ?? 'app1';
+  if (!/^[\w.-]{1,40}$/.test(name)) throw new KitError('KIT_ERR_USAGE', `--name must be 1 to 40 letters, digits, '.', '_' or '-'; got '${name}'`);
+  const port = intFlag('port', flags.port, 0, 65535, 3010);
+  const db: UsersDb | undefined = flags.db ? openUsersDb(flags.db) : undefined;
+  let draining = false;
+  /** Requests served per route (the path without its query), for experiments to read. */
+  const served: Record<string, number> = {};
+
+  const reply = (res: http.ServerResponse, status: number, body: object) => sendJson(res, status, { replica: name, ...body });
+  const needDb = (): UsersDb => {
+    if (!db) throw new HttpError(503, 'no database: start the replica with --db <file>');
+    return db;
+  };
+
+  const routes: Routes = {
+        '/fast': { GET: (_req, res) => reply(res, 200, { ok: true }) },
+        '/slow-sync': {
+          GET: (_req, res, url) => {
+            const ms = msParam(url);
+            busyWait(ms);
+            reply(res, 200, { ms, blocked: 'event-loop' });
+          },
+        },
+        '/slow-async': {
+          GET: async (_req, res, url) => {
+            const ms = msParam(url);
+            await new Promise((r) => setTimeout(r, ms));
+            reply(res, 200, { ms, blocked: 'nothing' });
+          },
+        },
+        '/work': {
+          GET: (_req, res, url) => {
+            const ms = msParam(url);
+            busyWait(ms);
+            reply(res, 200, { ms, cpu: true });
+          },
+        },
+        '/whoami': { GET: (_req, res) => reply(res, 200, { pid: process.pid }) },
+        '/health': { GET: (_req, res) => reply(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ok' }) },
+        '/users': {
+          POST: async (req, res) => {
+            const body = (await readJsonBody(req, BODY_LIMIT)) as { name?: unknown } | null;
+            const userName = body && typeof body === 'object' ? body.name : undefined;
+            if (typeof userName !== 'string' || userName.length === 0 || userName.length > 200) {
+              throw new HttpError(400, 'body must be {"name": "<1 to 200 characters>"}');
+            }
+            const user = needDb().create(userName, name);
+            reply(res, 201, { id: user.id });
+          },
+        },
+        '/users/:id': {
+          GET: (_req, res, _url, params) => {
+            if (!/^\d{1,15}$/.test(params.id ?? '')) throw new HttpError(400, 'a user id is a whole number');
+            const user = needDb().get(Number(params.id));
+            if (!user) throw new HttpError(404, `no user ${params.id}`);
+            reply(res, 200, { user });
+          },
+        },
+  };
+  const route = router(routes, () => ({ replica: name }));
+  // Every answer, errors included, names the replica in a header too.
+  const server = http.createServer((req, res) => {
+    res.setHeader('x-replica', name);
+    const pathOnly = (req.url ?? '/').split('?')[0]!.replace(/^\/users\/[^/]+$/, '/users/:id');
+    if (pathOnly === '/__replica/stats') {
+      sendJson(res, 200, { replica: name, pid: process.pid, served });
+      return;
+    }
+    if (routes[pathOnly]) served[pathOnly] = (served[pathOnly] ?? 0) + 1; // known routes only: junk paths must not grow memory
+    route(req, res);
+  });
+  serve(`replica-${name}`, server, port, { onStop: () => (draining = true) }).catch(failStartup);
+}
+
+try {
+  main();
+} catch (err) {
+  failStartup(err);
+}
