@@ -16,11 +16,13 @@ export interface DistributionResult {
 }
 
 /**
- * "Roughly even": every replica got at least a quarter of its fair share. A broken policy (all to
- * one replica, one replica never chosen) fails it; a fair random one with 30 requests over 3
- * replicas fails it with probability about 0.2 % (binomial: P(X ≤ 2) for n=30, p=1/3, times 3).
+ * "Roughly even": every replica got at least a fifth of its fair share (2 of 30 over 3 replicas).
+ * A broken policy (all to one replica, one replica never chosen) fails it. A fair random choice
+ * fails it with probability about 0.03 % per policy (binomial, n=30, p=1/3: P(X ≤ 1) × 3). A
+ * quarter (3 of 30) failed fair policies about 0.2 % per policy in theory and 1 % in a live run of
+ * 300 × 30 requests: too close to the noise for a check run 20 times in class.
  */
-export const MIN_SHARE_OF_FAIR = 0.25;
+export const MIN_SHARE_OF_FAIR = 0.2;
 
 export function evenness(counts: Record<string, number>, replicas: string[], requests: number): string {
   const fair = requests / replicas.length;
