@@ -4,7 +4,7 @@
 NODE_RUN := node --import tsx
 STAMP := node_modules/.package-lock.json
 
-.PHONY: test typecheck lesson-3 check-node clean
+.PHONY: test typecheck lesson-3 lesson-4 check-node clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
@@ -18,6 +18,10 @@ check-node:
 
 lesson-3: $(STAMP)
 	@$(NODE_RUN) measure/lesson.ts 3 $(ARGS)
+
+# LB=nginx make lesson-4 runs it through real nginx (the experiments read LB themselves).
+lesson-4: $(STAMP)
+	@$(NODE_RUN) measure/lesson.ts 4 $(ARGS)
 
 typecheck: $(STAMP)
 	npx tsc --noEmit

@@ -15,12 +15,13 @@ import { ROOT } from './lib/paths.ts';
 import { colorEnabled, makeChalk } from './lib/output.ts';
 
 const command = defineCommand({
-  usage: 'npx tsx measure/lesson.ts <lesson number> [--quick] [--shape] [--port <n>]',
+  usage: 'npx tsx measure/lesson.ts <lesson number> [--quick] [--shape] [--port <n>] [--lb builtin|nginx]',
   summary: `Runs a lesson's experiments one after another and says which shapes held. Lessons: ${LESSONS.map((l) => `${l.id} (${l.experiments.join(', ')})`).join('; ')}.`,
   flags: {
     quick: { type: 'boolean', description: 'a smaller workload for every experiment' },
     shape: { type: 'boolean', description: 'only the shape lines on stdout (headers and summary go to stderr)' },
     port: { type: 'string', valueName: 'n', description: 'port for the lesson servers, 0 for any free port', default: '0' },
+    lb: { type: 'string', valueName: 'builtin|nginx', description: 'load balancer for lessons that have one (env LB)' },
   },
   epilogue: 'Example: npx tsx measure/lesson.ts 3 --quick\nFor JSON, run each experiment with --json (npx tsx measure/<experiment>.ts --json).',
 });
@@ -57,9 +58,11 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(helpText(command));
     return EXIT.holds;
   }
-  const { quick, shape } = parsed.flags;
+  const { quick, shape, lb } = parsed.flags;
   const port = intFlag('port', parsed.flags.port, 0, 65535, 0);
-  const flags = [...(quick ? ['--quick'] : []), ...(shape ? ['--shape'] : []), '--port', String(port)];
+  if (lb !== undefined && lb !== 'builtin' && lb !== 'nginx') throw new KitError('KIT_ERR_USAGE', `--lb is builtin or nginx; got '${lb}'`);
+  const takesLb = lesson.id === 4;
+  const flags = [...(quick ? ['--quick'] : []), ...(shape ? ['--shape'] : []), '--port', String(port), ...(lb && takesLb ? ['--lb', lb] : [])];
 
   // Pass a stop signal on to the running experiment, which stops its servers and exits (a
   // terminal's Ctrl-C reaches it directly as well; it ignores the repeat), and start no more.

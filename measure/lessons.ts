@@ -14,4 +14,5 @@ export interface Lesson {
 
 export const LESSONS: Lesson[] = [
   { id: 3, slug: 'runtime', title: 'The application runtime: event loop, thread pool, cluster', text: 'lessons/03-runtime.md', experiments: ['blocking', 'pool', 'cluster'] },
+  { id: 4, slug: 'scaling-out', title: 'Scaling out: replicas behind a load balancer', text: 'lessons/04-scaling-out.md', experiments: ['distribution', 'degraded', 'scale-out'] },
 ];

@@ -6,7 +6,7 @@
  * prefix. nginx's master and worker are this process's children, in its process group.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -19,7 +19,7 @@ import { formatReady, HOST } from '../lib/ready.ts';
 import { exitWithLauncher } from './lib/lifeline.ts';
 import { failStartup, serverFlags } from './lib/main.ts';
 import { portInUse } from './lib/http.ts';
-import { renderNginxConfig } from './lib/nginx-config.ts';
+import { findNginx, renderNginxConfig } from './lib/nginx-config.ts';
 import { isPolicy, POLICIES } from './lib/policies.ts';
 import { parseUpstreamList } from './lib/upstreams.ts';
 
@@ -37,23 +37,6 @@ const spec = defineCommand({
 });
 
 const TEMPLATE = fileURLToPath(new URL('./nginx/nginx.conf.template', import.meta.url));
-/** Where nginx lives when it is not on PATH (Debian puts it in /usr/sbin, often not on a user's PATH). */
-const EXTRA_DIRS = ['/usr/sbin', '/usr/local/sbin', '/usr/local/bin', '/opt/homebrew/bin', '/usr/local/nginx/sbin'];
-
-/** The nginx binary's path, or throws KIT_ERR_NGINX_MISSING with how to install it. */
-export function findNginx(env: NodeJS.ProcessEnv = process.env): string {
-  const dirs = [...(env.PATH ?? '').split(path.delimiter).filter(Boolean), ...EXTRA_DIRS];
-  for (const dir of dirs) {
-    const candidate = path.join(dir, 'nginx');
-    if (existsSync(candidate)) return candidate;
-  }
-  throw new KitError(
-    'KIT_ERR_NGINX_MISSING',
-    'nginx was not found (looked on PATH and in /usr/sbin, /usr/local/sbin, /opt/homebrew/bin)',
-    'install it (Debian/Ubuntu: sudo apt-get install nginx; macOS: brew install nginx) or leave out --lb nginx: the built-in balancer is the default',
-  );
-}
-
 /** A free loopback port (nginx cannot listen on port 0 and tell us which one it got). */
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

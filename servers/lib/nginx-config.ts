@@ -1,6 +1,6 @@
 /**
- * Renders servers/nginx/nginx.conf.template for a policy and a set of upstreams. Pure: returns
- * the config text; servers/nginx.ts writes it and starts nginx.
+ * Renders servers/nginx/nginx.conf.template for a policy and a set of upstreams (pure: returns
+ * the config text), and finds the nginx binary; servers/nginx.ts writes the config and starts nginx.
  *
  * Policy → nginx balancing method (nginx 1.22, ngx_http_upstream_module):
  *   round-robin           (none: nginx's default is weighted round robin)
@@ -8,6 +8,9 @@
  *   random                random
  *   power-of-two-choices  random two least_conn  (two random servers, the one with fewer connections)
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { KitError } from '../../lib/errors.ts';
 import type { Policy } from './policies.ts';
 
 export const NGINX_METHOD: Record<Policy, string> = {
@@ -50,3 +53,21 @@ export function renderNginxConfig(template: string, input: NginxConfigInput): st
   if (left) throw new Error(`nginx template placeholder ${left[0]} has no value`);
   return text;
 }
+
+/** Where nginx lives when it is not on PATH (Debian puts it in /usr/sbin, often not on a user's PATH). */
+const EXTRA_DIRS = ['/usr/sbin', '/usr/local/sbin', '/usr/local/bin', '/opt/homebrew/bin', '/usr/local/nginx/sbin'];
+
+/** The nginx binary's path, or throws KIT_ERR_NGINX_MISSING with how to install it. */
+export function findNginx(env: NodeJS.ProcessEnv = process.env, extraDirs: readonly string[] = EXTRA_DIRS): string {
+  const dirs = [...(env.PATH ?? '').split(path.delimiter).filter(Boolean), ...extraDirs];
+  for (const dir of dirs) {
+    const candidate = path.join(dir, 'nginx');
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new KitError(
+    'KIT_ERR_NGINX_MISSING',
+    'nginx was not found (looked on PATH and in /usr/sbin, /usr/local/sbin, /opt/homebrew/bin)',
+    'install it (Debian/Ubuntu: sudo apt-get install nginx; macOS: brew install nginx) or leave out --lb nginx: the built-in balancer is the default',
+  );
+}
+

@@ -1,0 +1,51 @@
+// Proves the lesson 4 experiments end to end on real processes: each one in --quick mode through
+// the built-in balancer and through real nginx prints exactly its expected shape; nginx is stopped
+// and its temporary prefix removed afterwards; a missing nginx is a clear error.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import { expectedFile } from '../measure/lib/paths.ts';
+import { LESSONS } from '../measure/lessons.ts';
+import { findNginx } from '../servers/lib/nginx-config.ts';
+import { failOnWarnings, runScript } from './helpers.ts';
+
+failOnWarnings();
+const EXPERIMENTS = LESSONS.find((l) => l.id === 4)!.experiments;
+let nginxSkip: string | false = false;
+try {
+  findNginx();
+} catch {
+  nginxSkip = 'nginx is not installed (Debian/Ubuntu: apt-get install nginx); .ci/run installs it';
+}
+const prefixes = () => readdirSync(os.tmpdir()).filter((f) => f.startsWith('nsl-nginx-'));
+
+for (const lb of ['builtin', 'nginx'] as const) {
+  for (const name of EXPERIMENTS) {
+    test(`${name} --quick --lb ${lb} prints exactly expected-output/${name}.txt`, { skip: lb === 'nginx' ? nginxSkip : false }, async () => {
+      const before = prefixes();
+      const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', '--lb', lb]);
+      assert.equal(r.stdout, readFileSync(expectedFile(name), 'utf8'), r.stderr);
+      assert.equal(r.code, 0);
+      assert.doesNotMatch(r.stderr, /Warning:/);
+      assert.deepEqual(prefixes().filter((p) => !before.includes(p)), [], 'nginx prefixes removed');
+    });
+  }
+}
+
+test('LB=nginx in the environment picks nginx; a bad --lb is a usage error', { skip: nginxSkip }, async () => {
+  const r = await runScript('measure/distribution.ts', ['--json'], { LB: 'nginx' });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).result.balancer, 'nginx');
+  const bad = await runScript('measure/distribution.ts', ['--lb', 'haproxy']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--lb is builtin or nginx/);
+});
+
+test('without nginx: a coded error saying how to install it, and that the built-in balancer is the default', () => {
+  assert.throws(() => findNginx({ PATH: '/nonexistent' }, []), (e: any) => {
+    assert.equal(e.code, 'KIT_ERR_NGINX_MISSING');
+    assert.match(`${e.message}; ${e.hint}`, /apt-get install nginx.*brew install nginx.*built-in balancer is the default/);
+    return true;
+  });
+});

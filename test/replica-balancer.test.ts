@@ -1,0 +1,129 @@
+// Proves the lesson 4 servers on real processes: the replica's routes and its 4xx answers (it keeps
+// serving), the shared users database across replicas, the built-in balancer's forwarding, its
+// 502 for a dead upstream and 503 at once when none is available, and nginx config rendering.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Lab } from '../measure/lib/lab.ts';
+import type { ServerProcess } from '../measure/lib/launch.ts';
+import { probe } from '../measure/lib/probe.ts';
+import { startBalancer, startReplicas, type Replica } from '../measure/lib/topology.ts';
+import { NGINX_METHOD, renderNginxConfig } from '../servers/lib/nginx-config.ts';
+import { POLICIES } from '../servers/lib/policies.ts';
+import { failOnWarnings, holdPort, ROOT, runScript } from './helpers.ts';
+
+failOnWarnings();
+const lab = new Lab();
+let replicas: Replica[];
+let lb: ServerProcess;
+
+before(async () => {
+  replicas = await startReplicas(lab, 2);
+  lb = await startBalancer(lab, 'builtin', 'round-robin', replicas);
+});
+after(() => lab.close());
+
+function send(url: string, method: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: http.IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, agent: false, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test('replica routes name the replica in a header and the body', async () => {
+  const r = replicas[0]!;
+  for (const route of ['/fast', '/whoami', '/health', '/slow-async?ms=5', '/slow-sync?ms=5', '/work?ms=5']) {
+    const res = await probe(`${r.url}${route}`);
+    assert.equal(res.status, 200, route);
+    assert.equal(res.body.replica, 'app1', route);
+  }
+  const missing = await send(`${r.url}/nope`, 'GET', '');
+  assert.equal(missing.status, 404);
+  assert.equal(missing.headers['x-replica'], 'app1');
+});
+
+test('replica bad input: 400 for a bad ms, 400 for bad JSON, 413 for a big body; it keeps serving', async () => {
+  const r = replicas[0]!;
+  for (const q of ['', '?ms=', '?ms=-1', '?ms=abc', '?ms=1.5', '?ms=10001', '?ms=99999999999999999999']) {
+    assert.equal((await probe(`${r.url}/slow-sync${q}`)).status, 400, q);
+    assert.equal((await probe(`${r.url}/work${q}`)).status, 400, q);
+  }
+  assert.equal((await send(`${r.url}/users`, 'POST', '{not json')).status, 400);
+  assert.equal((await send(`${r.url}/users`, 'POST', '{"nom":"x"}')).status, 400);
+  assert.equal((await send(`${r.url}/users`, 'POST', JSON.stringify({ name: 'x'.repeat(20_000) }))).status, 413);
+  assert.equal((await probe(`${r.url}/users/abc`)).status, 400);
+  assert.equal((await probe(`${r.url}/users/%zz`)).status, 400);
+  assert.equal((await probe(`${r.url}/fast`)).status, 200);
+});
+
+test('a user created through one replica is read back through another', async () => {
+  const created = await send(`${replicas[0]!.url}/users`, 'POST', JSON.stringify({ name: 'ada' }));
+  assert.equal(created.status, 201);
+  const read = await probe(`${replicas[1]!.url}/users/${created.body.id}`);
+  assert.equal(read.status, 200);
+  assert.deepEqual(read.body.user, { id: created.body.id, name: 'ada', createdBy: 'app1' });
+  assert.equal((await probe(`${replicas[1]!.url}/users/999999`)).status, 404);
+});
+
+test('the balancer forwards, names the upstream, keeps POST bodies, and counts per replica', async () => {
+  const seen = new Set<string>();
+  for (let i = 0; i < 4; i++) {
+    const r = await send(`${lb.url}/whoami`, 'GET', '');
+    assert.equal(r.status, 200);
+    assert.match(String(r.headers['x-upstream-addr']), /^127\.0\.0\.1:\d+$/);
+    seen.add(r.body.replica);
+  }
+  assert.deepEqual([...seen].sort(), ['app1', 'app2']);
+  const created = await send(`${lb.url}/users`, 'POST', JSON.stringify({ name: 'grace' }));
+  assert.equal(created.status, 201);
+  const stats = await probe(`${lb.url}/__lb/stats`);
+  assert.equal(stats.body.policy, 'round-robin');
+  assert.equal(stats.body.upstreams.length, 2);
+  for (const u of stats.body.upstreams) assert.equal(u.inFlight, 0);
+});
+
+test('a dead upstream is a 502 JSON; no upstream available at all is a 503 at once', async () => {
+  const held = await holdPort(); // a port that accepts nothing once released
+  await held.release();
+  const dead = await lab.start({ server: 'balancer', args: ['--upstream', `127.0.0.1:${held.port}`, '--port', '0'] });
+  const t0 = performance.now();
+  const r = await probe(`${dead.url}/fast`);
+  assert.equal(r.status, 502);
+  assert.equal(r.body.error, 'bad gateway');
+  assert.ok(performance.now() - t0 < 2000, 'a refused connection fails fast');
+  await lab.stop(dead);
+});
+
+test('balancer flags: bad policy, non-loopback upstream, missing upstream → exit 2', async () => {
+  for (const args of [['--policy', 'fastest', '--upstream', '127.0.0.1:1'], ['--upstream', '10.0.0.1:80'], [], ['--upstream', '127.0.0.1:99999'], ['--upstream', '127.0.0.1:1', '--keepalive', 'maybe']]) {
+    const r = await runScript('servers/balancer.ts', args);
+    assert.equal(r.code, 2, args.join(' '));
+    assert.match(r.stderr, /^error KIT_ERR_USAGE: /);
+  }
+});
+
+test('nginx config: each policy maps to its method, keepalive comes after it, no placeholder left', () => {
+  const template = readFileSync(path.join(ROOT, 'servers', 'nginx', 'nginx.conf.template'), 'utf8');
+  for (const policy of POLICIES) {
+    const text = renderNginxConfig(template, { prefix: '/tmp/p', port: 4000, policy, upstreams: ['127.0.0.1:1', '127.0.0.1:2'], keepAlive: true, token: 't0k' });
+    assert.doesNotMatch(text, /\{\{/);
+    const upstream = /upstream replicas \{([\s\S]*?)\n {4}\}/.exec(text)![1]!;
+    if (NGINX_METHOD[policy]) assert.ok(upstream.indexOf(NGINX_METHOD[policy]) < upstream.indexOf('keepalive 64;'), policy);
+    assert.match(upstream, /server 127\.0\.0\.1:1 max_fails=0;\n\s+server 127\.0\.0\.1:2 max_fails=0;/);
+    assert.match(text, /proxy_http_version 1\.1;/);
+    assert.match(text, /proxy_set_header Connection "";/);
+    assert.match(text, /listen 127\.0\.0\.1:4000;/);
+    assert.match(text, /t0k/);
+  }
+  const off = renderNginxConfig(template, { prefix: '/p', port: 1, policy: 'random', upstreams: ['127.0.0.1:1'], keepAlive: false, token: 'x' });
+  assert.doesNotMatch(off, /keepalive 64;/);
+  assert.throws(() => renderNginxConfig('{{nope}}', { prefix: '/p', port: 1, policy: 'random', upstreams: [], keepAlive: false, token: 'x' }), /no value/);
+});
