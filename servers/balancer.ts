@@ -5,6 +5,7 @@
  *
  *   any path            forwarded to the chosen replica; the answer gets `x-upstream-addr`
  *   GET /__lb/stats     requests, in flight and errors per replica
+ *   POST /__lb/down?upstream=NAME, /__lb/up?upstream=NAME   take a replica out of rotation, or back
  *
  * Upstream connect error → 502 JSON; no replica available → 503 JSON at once.
  * Run alone: `npx tsx servers/balancer.ts --policy least-connections --upstream 127.0.0.1:3010,127.0.0.1:3011`
@@ -124,11 +125,23 @@ function main(): void {
   };
 
   const server = http.createServer((req, res) => {
+    const admin = /^\/__lb\/(up|down)\?upstream=([\w.-]+)$/.exec(req.url ?? '');
+    if (admin && req.method === 'POST') {
+      // Take a replica out of (or back into) rotation by hand, as before maintenance.
+      const up = upstreams.find((u) => u.name === admin[2]);
+      if (!up) {
+        sendJson(res, 404, { error: `no upstream named '${admin[2]}'`, upstreams: upstreams.map((u) => u.name) });
+        return;
+      }
+      up.available = admin[1] === 'up';
+      sendJson(res, 200, { upstream: up.name, available: up.available });
+      return;
+    }
     if (req.url === '/__lb/stats' && req.method === 'GET') {
       sendJson(res, 200, {
         policy,
         keepAlive,
-        upstreams: upstreams.map(({ name, addr, requests, inFlight, errors }) => ({ name, addr, requests, inFlight, errors })),
+        upstreams: upstreams.map(({ name, addr, requests, inFlight, errors, available }) => ({ name, addr, available, requests, inFlight, errors })),
       });
       return;
     }

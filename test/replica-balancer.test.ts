@@ -100,6 +100,17 @@ test('a dead upstream is a 502 JSON; no upstream available at all is a 503 at on
   assert.equal(r.body.error, 'bad gateway');
   assert.ok(performance.now() - t0 < 2000, 'a refused connection fails fast');
   await lab.stop(dead);
+
+  // Every replica out of rotation: 503 at once, and back in: served again.
+  for (const r of replicas) assert.equal((await probe(`${lb.url}/__lb/down?upstream=${r.name}`, { method: 'POST' })).status, 200);
+  const t1 = performance.now();
+  const none = await probe(`${lb.url}/fast`, { timeoutMs: 5000 });
+  assert.equal(none.status, 503);
+  assert.equal(none.body.error, 'no replica available');
+  assert.ok(performance.now() - t1 < 1000, '503 comes at once');
+  for (const r of replicas) await probe(`${lb.url}/__lb/up?upstream=${r.name}`, { method: 'POST' });
+  assert.equal((await probe(`${lb.url}/fast`)).status, 200);
+  assert.equal((await probe(`${lb.url}/__lb/down?upstream=nobody`, { method: 'POST' })).status, 404);
 });
 
 test('balancer flags: bad policy, non-loopback upstream, missing upstream → exit 2', async () => {
