@@ -89,7 +89,7 @@ async function main(argv: string[]): Promise<number> {
   out.write(c.bold(`\nLesson ${lesson.id} (${lesson.title}): ${secs} s`) + '\n');
   for (const r of results) {
     const text = VERDICT[r.code] ?? `exit code ${r.code}`;
-    out.write(`  ${r.name.padEnd(12)} ${r.code === EXIT.holds ? c.green(text) : c.red(text)}\n`);
+    out.write(`  ${r.name.padEnd(14)} ${r.code === EXIT.holds ? c.green(text) : c.red(text)}\n`);
   }
   if (results.some((r) => r.code === EXIT.failed)) return EXIT.failed;
   return results.every((r) => r.code === EXIT.holds) ? EXIT.holds : EXIT.doesNotHold;

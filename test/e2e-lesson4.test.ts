@@ -8,7 +8,10 @@ import os from 'node:os';
 import { expectedFile } from '../measure/lib/paths.ts';
 import { LESSONS } from '../measure/lessons.ts';
 import { findNginx } from '../servers/lib/nginx-config.ts';
-import { failOnWarnings, runScript } from './helpers.ts';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { assertAllGone, childrenOf, failOnWarnings, ROOT, runScript } from './helpers.ts';
 
 failOnWarnings();
 const EXPERIMENTS = LESSONS.find((l) => l.id === 4)!.experiments;
@@ -48,4 +51,25 @@ test('without nginx: a coded error saying how to install it, and that the built-
     assert.match(`${e.message}; ${e.hint}`, /apt-get install nginx.*brew install nginx.*built-in balancer is the default/);
     return true;
   });
+});
+
+test('Ctrl-C during a run through nginx: nginx, the replicas and the temporary prefix are all gone', { skip: nginxSkip }, async () => {
+  const before = prefixes();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'measure/degraded.ts'), '--quick', '--lb', 'nginx'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stderr! }).on('line', (l) => {
+      lines.push(l);
+      if (/started nginx pid=/.test(l)) resolve();
+    });
+    child.once('exit', () => reject(new Error(`ended before nginx started: ${lines.join(' | ')}`)));
+  });
+  const tree = (pid: number): number[] => [pid, ...childrenOf(pid).flatMap(tree)];
+  const all = tree(child.pid!).slice(1);
+  assert.ok(all.length >= 5, `replicas, nginx wrapper, nginx master and worker: ${all.length}`);
+  child.kill('SIGINT');
+  const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+  assert.equal(code, 130);
+  await assertAllGone(all, 10_000);
+  assert.deepEqual(prefixes().filter((p) => !before.includes(p)), []);
 });

@@ -33,15 +33,15 @@ export const P95_FACTOR = 10;
 /** "Much lower throughput": at most this share of the state-reading policies' (the lower of them). */
 export const THROUGHPUT_SHARE = 0.5;
 /**
- * The median hides the busy replica: across the four policies p50 varies at least this many times
- * less than p95 does. (p50 does move: measured here 0.3-6 ms across policies, p95 0.6-460 ms.)
+ * The median hides the busy replica: for round robin and random, p95 is at least this many times
+ * their own p50. (Measured here over 20 runs: 27-46x through the built-in balancer. Comparing p50
+ * across policies instead was not a steady finding: round robin's p50 rises to about 5 ms, because
+ * the blocked replica answers its queued requests in bursts, so p50 spread 5-16x between policies.)
  */
-export const SPREAD_FACTOR = 5;
+export const TAIL_FACTOR = 10;
 
 /** The policies that read replica state: the yardstick for the other two. */
 const AWARE = ['least-connections', 'power-of-two-choices'];
-
-const spreadOf = (values: number[]) => Math.max(...values) / Math.max(Math.min(...values), 0.001);
 
 export function shape(r: DegradedResult): string[] {
   const aware = r.policies.filter((p) => AWARE.includes(p.policy));
@@ -53,11 +53,9 @@ export function shape(r: DegradedResult): string[] {
       const ratio = p.p95 / Math.max(worstP95, 0.001);
       out.push(line(p.policy, 'p95-vs-load-aware-policies', ratio >= P95_FACTOR ? 'order-of-magnitude-higher' : ratio > 1 ? 'higher' : 'not-higher'));
       out.push(line(p.policy, 'throughput-vs-load-aware-policies', p.throughput <= THROUGHPUT_SHARE * lowestRate ? 'much-lower' : 'not-much-lower'));
+      out.push(line(p.policy, 'p95-vs-own-p50', p.p95 >= TAIL_FACTOR * Math.max(p.p50, 0.001) ? 'order-of-magnitude-higher' : 'close'));
     }
   }
-  const p50Spread = spreadOf(r.policies.map((p) => p.p50));
-  const p95Spread = spreadOf(r.policies.map((p) => p.p95));
-  out.push(line('all-policies', 'p50-spread', p50Spread * SPREAD_FACTOR <= p95Spread ? 'far-smaller-than-p95-spread' : 'not-far-smaller'));
   out.push(line('all-policies', 'errors', r.policies.every((p) => p.errors === 0) ? 'none' : 'some'));
   return out;
 }
@@ -73,8 +71,7 @@ export const hints: Record<string, string> = {
   'round-robin':
     'round robin sends every third request to the busy replica whatever its load, so about a third of requests wait behind it: p95 should be tens of ms',
   random: 'random picks the busy replica a third of the time, whatever its load',
-  'all-policies':
-    'p50 should stay low for every policy (most requests go to healthy replicas), and nothing should fail; errors mean a replica or the balancer broke',
+  'all-policies': 'nothing should fail: errors mean a replica or the balancer broke',
 };
 
 export function render(r: DegradedResult, color: boolean): string {
@@ -110,6 +107,6 @@ export function render(r: DegradedResult, color: boolean): string {
       `${load.connections} connections, ${load.durationS} s × ${load.repetitions} (median); hog: ${r.hog.connections} connections of ${r.hog.route} straight to ${r.degraded} · ${machineCaption(r.machine)}`,
     ),
     table.toString(),
-    'The replica columns give the share of /fast requests each replica served. Look at p50: it barely moves. Look at p95.',
+    'The replica columns give the share of /fast requests each replica served. Compare each row\'s p50 with its p95.',
   ].join('\n');
 }
