@@ -13,22 +13,18 @@
 import http from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
-import { defineCommand, intFlag } from '../lib/cli.ts';
-import { KitError } from '../lib/errors.ts';
+import { defineCommand } from '../lib/cli.ts';
 import { sendJson } from './lib/http.ts';
 import { failStartup, serve, serverFlags } from './lib/main.ts';
-import { isPolicy, PICKERS, POLICIES, type ReplicaLoad } from './lib/policies.ts';
-import { parseUpstreamList } from './lib/upstreams.ts';
+import { PICKERS, type ReplicaLoad } from './lib/policies.ts';
+import { balancerFlags, balancerOptions } from './lib/upstreams.ts';
+
+const DEFAULT_PORT = 3020;
 
 const spec = defineCommand({
   usage: 'npx tsx servers/balancer.ts --policy <policy> --upstream <host:port,...> [--port <n>]',
   summary: 'The kit\'s HTTP load balancer for lesson 4. Listens on 127.0.0.1 and prints one ready line.',
-  flags: {
-    policy: { type: 'string', valueName: 'policy', description: `one of ${POLICIES.join(', ')}`, default: 'round-robin' },
-    upstream: { type: 'string', valueName: 'host:port,...', description: 'the replicas, on loopback (name=host:port to name one)' },
-    port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3020' },
-    keepalive: { type: 'string', valueName: 'on|off', description: 'keep upstream connections open between requests', default: 'on' },
-  },
+  flags: balancerFlags(DEFAULT_PORT),
   epilogue: 'Stats: curl -s 127.0.0.1:3020/__lb/stats',
 });
 
@@ -60,13 +56,8 @@ function filterHeaders(headers: http.IncomingHttpHeaders | Record<string, string
 }
 
 function main(): void {
-  const flags = serverFlags(spec);
-  const policy = flags.policy ?? 'round-robin';
-  if (!isPolicy(policy)) throw new KitError('KIT_ERR_USAGE', `unknown policy '${policy}': pick one of ${POLICIES.join(', ')}`);
-  if (flags.keepalive !== 'on' && flags.keepalive !== 'off') throw new KitError('KIT_ERR_USAGE', `--keepalive is on or off; got '${flags.keepalive}'`);
-  const keepAlive = flags.keepalive === 'on';
-  const port = intFlag('port', flags.port, 0, 65535, 3020);
-  const upstreams: Upstream[] = parseUpstreamList(flags.upstream).map(({ name, addr }) => ({
+  const { policy, upstreams: list, port, keepAlive } = balancerOptions(serverFlags(spec), DEFAULT_PORT);
+  const upstreams: Upstream[] = list.map(({ name, addr }) => ({
     name,
     addr,
     inFlight: 0,

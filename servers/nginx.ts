@@ -13,24 +13,22 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defineCommand, intFlag } from '../lib/cli.ts';
+import { defineCommand } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { formatReady, HOST } from '../lib/ready.ts';
 import { exitWithLauncher } from './lib/lifeline.ts';
 import { failStartup, serverFlags } from './lib/main.ts';
 import { portInUse } from './lib/http.ts';
 import { findNginx, renderNginxConfig } from './lib/nginx-config.ts';
-import { isPolicy, POLICIES } from './lib/policies.ts';
-import { parseUpstreamList } from './lib/upstreams.ts';
+import { balancerFlags, balancerOptions } from './lib/upstreams.ts';
+
+const DEFAULT_PORT = 3021;
 
 const spec = defineCommand({
   usage: 'npx tsx servers/nginx.ts --policy <policy> --upstream <host:port,...> [--port <n>]',
-  summary: 'Starts real nginx as the load balancer for lesson 4, from the kit\'s template, in a temporary prefix. Prints one ready line when nginx accepts connections.',
+  summary: 'Starts real nginx as the load balancer for lesson 4, from the kit\'s template, in a temporary prefix. Prints one ready line once nginx answers.',
   flags: {
-    policy: { type: 'string', valueName: 'policy', description: `one of ${POLICIES.join(', ')}`, default: 'round-robin' },
-    upstream: { type: 'string', valueName: 'host:port,...', description: 'the replicas, on loopback' },
-    port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3021' },
-    keepalive: { type: 'string', valueName: 'on|off', description: 'keep upstream connections open between requests', default: 'on' },
+    ...balancerFlags(DEFAULT_PORT),
     'print-config': { type: 'boolean', description: 'print the rendered nginx.conf and exit' },
   },
   epilogue: 'Needs nginx: Debian/Ubuntu `sudo apt-get install nginx`, macOS `brew install nginx`. Without it, use the built-in balancer (the default).',
@@ -76,17 +74,15 @@ function answers(port: number, token: string, nginx: ChildProcess, timeoutMs: nu
 
 async function main(): Promise<void> {
   const flags = serverFlags(spec);
-  const policy = flags.policy ?? 'round-robin';
-  if (!isPolicy(policy)) throw new KitError('KIT_ERR_USAGE', `unknown policy '${policy}': pick one of ${POLICIES.join(', ')}`);
-  if (flags.keepalive !== 'on' && flags.keepalive !== 'off') throw new KitError('KIT_ERR_USAGE', `--keepalive is on or off; got '${flags.keepalive}'`);
-  const upstreams = parseUpstreamList(flags.upstream).map((u) => u.addr);
-  const requested = intFlag('port', flags.port, 0, 65535, 3021);
+  const options = balancerOptions(flags, DEFAULT_PORT);
+  const { policy, port: requested } = options;
+  const upstreams = options.upstreams.map((u) => u.addr);
   const prefix = mkdtempSync(path.join(os.tmpdir(), 'nsl-nginx-'));
   const cleanup = () => rmSync(prefix, { recursive: true, force: true });
   try {
     const port = requested || (await freePort());
     const token = randomUUID();
-    const config = renderNginxConfig(readFileSync(TEMPLATE, 'utf8'), { prefix, port, policy, upstreams, keepAlive: flags.keepalive === 'on', token });
+    const config = renderNginxConfig(readFileSync(TEMPLATE, 'utf8'), { prefix, port, policy, upstreams, keepAlive: options.keepAlive, token });
     if (flags['print-config']) {
       cleanup();
       process.stdout.write(config);

@@ -1,5 +1,32 @@
-/** The `--upstream` flag both balancers take. */
+/** The flags both balancers (the built-in one and nginx) take, and their checks. */
 import { KitError } from '../../lib/errors.ts';
+import { intFlag, type FlagSpecs } from '../../lib/cli.ts';
+import { isPolicy, POLICIES, type Policy } from './policies.ts';
+
+/** --policy, --upstream, --port and --keepalive, with `defaultPort`. */
+export function balancerFlags(defaultPort: number) {
+  return {
+    policy: { type: 'string', valueName: 'policy', description: `one of ${POLICIES.join(', ')}`, default: 'round-robin' },
+    upstream: { type: 'string', valueName: 'host:port,...', description: 'the replicas, on loopback (name=host:port to name one)' },
+    port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: String(defaultPort) },
+    keepalive: { type: 'string', valueName: 'on|off', description: 'keep upstream connections open between requests', default: 'on' },
+  } as const satisfies FlagSpecs;
+}
+
+export interface BalancerOptions {
+  policy: Policy;
+  upstreams: { name: string; addr: string }[];
+  port: number;
+  keepAlive: boolean;
+}
+
+/** Checks the balancer flags; throws KIT_ERR_USAGE naming the bad one. */
+export function balancerOptions(flags: { policy?: string; upstream?: string; port?: string; keepalive?: string }, defaultPort: number): BalancerOptions {
+  const policy = flags.policy ?? 'round-robin';
+  if (!isPolicy(policy)) throw new KitError('KIT_ERR_USAGE', `unknown policy '${policy}': pick one of ${POLICIES.join(', ')}`);
+  if (flags.keepalive !== 'on' && flags.keepalive !== 'off') throw new KitError('KIT_ERR_USAGE', `--keepalive is on or off; got '${flags.keepalive}'`);
+  return { policy, upstreams: parseUpstreamList(flags.upstream), port: intFlag('port', flags.port, 0, 65535, defaultPort), keepAlive: flags.keepalive === 'on' };
+}
 
 /**
  * Parses comma-separated `[name=]host:port` items; hosts must be loopback (127.x.x.x or
