@@ -46,7 +46,7 @@ const CONNECTIONS = 6;
 const HOGS = { stall: '/stall?ms=30', busy: '/slow-sync?ms=30' } as const;
 const HOG_CONNECTIONS = 3;
 
-async function run({ lab, progress, options, quick, machine }: RunContext<Options>): Promise<DegradedResult> {
+async function run({ lab, progress, options, quick, machine, port }: RunContext<Options>): Promise<DegradedResult> {
   const durationS = quick ? 1 : 2;
   progress.step(`starting ${REPLICAS} replicas`);
   const replicas = await startReplicas(lab, REPLICAS);
@@ -59,7 +59,7 @@ async function run({ lab, progress, options, quick, machine }: RunContext<Option
     const policies: PolicyRun[] = [];
     for (const policy of POLICIES) {
       progress.step(`${policy}: warm-up`);
-      const lb = await startBalancer(lab, options.lb, policy, replicas);
+      const lb = await startBalancer(lab, options.lb, policy, replicas, port);
       await runLoad({ url: `${lb.url}/fast`, connections: CONNECTIONS, durationS: 1 });
       const before = await servedByReplica(replicas, '/fast');
       const runs: LoadResult[] = [];

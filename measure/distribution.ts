@@ -22,13 +22,13 @@ const command = defineCommand({
 const REPLICAS = 3;
 const REQUESTS = 30;
 
-async function run({ lab, progress, options, machine }: RunContext<{ lb: BalancerKind }>): Promise<DistributionResult> {
+async function run({ lab, progress, options, machine, port }: RunContext<{ lb: BalancerKind }>): Promise<DistributionResult> {
   progress.step(`starting ${REPLICAS} replicas`);
   const replicas = await startReplicas(lab, REPLICAS);
   const byPolicy: DistributionResult['byPolicy'] = {};
   for (const policy of POLICIES) {
     progress.step(`${policy}: ${REQUESTS} requests through ${options.lb}`);
-    const lb = await startBalancer(lab, options.lb, policy, replicas);
+    const lb = await startBalancer(lab, options.lb, policy, replicas, port);
     const counts: Record<string, number> = {};
     for (let i = 0; i < REQUESTS; i++) {
       const r = await probeOk(`${lb.url}/whoami`);

@@ -60,7 +60,9 @@ async function main(argv: string[]): Promise<number> {
   }
   const { quick, shape, lb } = parsed.flags;
   const port = intFlag('port', parsed.flags.port, 0, 65535, 0);
-  if (lb !== undefined && lb !== 'builtin' && lb !== 'nginx') throw new KitError('KIT_ERR_USAGE', `--lb is builtin or nginx; got '${lb}'`);
+  for (const [what, value] of [['--lb', lb], ['LB', process.env.LB || undefined]] as const) {
+    if (value !== undefined && value !== 'builtin' && value !== 'nginx') throw new KitError('KIT_ERR_USAGE', `${what} is builtin or nginx; got '${value}'`);
+  }
   const takesLb = lesson.id === 4;
   const flags = [...(quick ? ['--quick'] : []), ...(shape ? ['--shape'] : []), '--port', String(port), ...(lb && takesLb ? ['--lb', lb] : [])];
 

@@ -46,7 +46,7 @@ const userScenario = (checks: { failed: number }) => [
   },
 ];
 
-async function run({ lab, progress, options, quick, machine }: RunContext<{ lb: BalancerKind }>): Promise<ScaleOutResult> {
+async function run({ lab, progress, options, quick, machine, port }: RunContext<{ lb: BalancerKind }>): Promise<ScaleOutResult> {
   const durationS = quick ? 1 : 2;
   progress.step(`starting ${Math.max(...COUNTS)} replicas`);
   const all = await startReplicas(lab, Math.max(...COUNTS));
@@ -55,7 +55,7 @@ async function run({ lab, progress, options, quick, machine }: RunContext<{ lb: 
     { name: 'cpu-bound', description: `GET /work?ms=${WORK_MS} (${WORK_MS} ms of CPU each)`, steps: [] },
   ];
   for (const n of COUNTS) {
-    const lb = await startBalancer(lab, options.lb, 'round-robin', all.slice(0, n));
+    const lb = await startBalancer(lab, options.lb, 'round-robin', all.slice(0, n), port);
     for (const w of workloads) {
       progress.step(`${n} replica(s): ${w.name} for ${durationS} s`);
       const checks = { failed: 0 };

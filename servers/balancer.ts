@@ -22,7 +22,7 @@ import { balancerFlags, balancerOptions } from './lib/upstreams.ts';
 const DEFAULT_PORT = 3020;
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/balancer.ts --policy <policy> --upstream <host:port,...> [--port <n>]',
+  usage: 'npx tsx servers/balancer.ts --upstream <[name=]host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off]',
   summary: 'The kit\'s HTTP load balancer for lesson 4. Listens on 127.0.0.1 and prints one ready line.',
   flags: balancerFlags(DEFAULT_PORT),
   epilogue: 'Stats: curl -s 127.0.0.1:3020/__lb/stats',

@@ -25,7 +25,7 @@ import { balancerFlags, balancerOptions } from './lib/upstreams.ts';
 const DEFAULT_PORT = 3021;
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/nginx.ts --policy <policy> --upstream <host:port,...> [--port <n>]',
+  usage: 'npx tsx servers/nginx.ts --upstream <host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off] [--print-config]',
   summary: 'Starts real nginx as the load balancer for lesson 4, from the kit\'s template, in a temporary prefix. Prints one ready line once nginx answers.',
   flags: {
     ...balancerFlags(DEFAULT_PORT),

@@ -138,3 +138,34 @@ test('nginx config: each policy maps to its method, keepalive comes after it, no
   assert.doesNotMatch(off, /keepalive 64;/);
   assert.throws(() => renderNginxConfig('{{nope}}', { prefix: '/p', port: 1, policy: 'random', upstreams: [], keepAlive: false, token: 'x' }), /no value/);
 });
+
+test('the balancer relays large and unsized answers intact (streamed), and small ones (buffered)', async () => {
+  const big = Buffer.alloc(300_000, 'x');
+  const upstream = http.createServer((req, res) => {
+    if (req.url === '/sized') res.writeHead(200, { 'content-length': big.length }).end(big);
+    else if (req.url === '/chunked') {
+      res.writeHead(200);
+      res.write(big.subarray(0, 100_000));
+      setImmediate(() => res.end(big.subarray(100_000)));
+    } else res.writeHead(200, { 'content-length': 2 }).end('ok');
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  const port = (upstream.address() as import('node:net').AddressInfo).port;
+  try {
+    const relay = await lab.start({ server: 'balancer', args: ['--upstream', `127.0.0.1:${port}`, '--port', '0'] });
+    for (const route of ['/sized', '/chunked', '/small']) {
+      const body = await new Promise<Buffer>((resolve, reject) => {
+        http.get(`${relay.url}${route}`, { agent: false }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => resolve(Buffer.concat(chunks)));
+        }).on('error', reject);
+      });
+      assert.equal(body.length, route === '/small' ? 2 : big.length, route);
+    }
+    await lab.stop(relay);
+  } finally {
+    upstream.closeAllConnections();
+    await new Promise((r) => upstream.close(r));
+  }
+});

@@ -13,6 +13,7 @@ export const BALANCERS = ['builtin', 'nginx'] as const;
 export type BalancerKind = (typeof BALANCERS)[number];
 
 /** The --lb flag every lesson 4 experiment has (LB=nginx in the environment sets its default). */
+/** Lesson 4's --port is the balancer's: the address students send requests to. */
 export const LB_FLAG = {
   type: 'string',
   valueName: 'builtin|nginx',
