@@ -11,7 +11,7 @@ import { findNginx } from '../servers/lib/nginx-config.ts';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { assertAllGone, childrenOf, failOnWarnings, ROOT, runScript } from './helpers.ts';
+import { assertAllGone, childrenOf, failOnWarnings, holdPort, ROOT, runScript } from './helpers.ts';
 
 failOnWarnings();
 const EXPERIMENTS = LESSONS.find((l) => l.id === 4)!.experiments;
@@ -72,4 +72,15 @@ test('Ctrl-C during a run through nginx: nginx, the replicas and the temporary p
   assert.equal(code, 130);
   await assertAllGone(all, 10_000);
   assert.deepEqual(prefixes().filter((p) => !before.includes(p)), []);
+});
+
+test('--port is the balancer\'s port: a taken one is a one-line port-in-use error (exit 3)', async () => {
+  const held = await holdPort();
+  try {
+    const r = await runScript('measure/distribution.ts', ['--port', String(held.port)]);
+    assert.equal(r.code, 3);
+    assert.match(r.stderr, new RegExp(`error KIT_ERR_PORT_IN_USE: balancer could not start: port ${held.port} `));
+  } finally {
+    await held.release();
+  }
 });
