@@ -60,7 +60,10 @@ async function throughputSweep(ctx: RunContext<Options>): Promise<PoolResult['sw
   const { lab, progress, port, options, machine } = ctx;
   const connections = sweepConnections(machine.cores);
   const threadPoolSize = Math.max(4, ...connections);
-  const stepS = 1;
+  // 2 s per step: at 1 s a step held about 50 requests, and counting noise (±15 %) on top of the
+  // real 5-13 % gain from 2 to 4 connections (at the core count the main thread and the load
+  // generator still take some CPU from the pool threads) made "flat" fail 1 run in 20 or so.
+  const stepS = 2;
   progress.step('(b) starting the loan service for the throughput sweep');
   const server = await lab.start({ server: 'loan', args: ['--port', String(port), '--cost', options.sweepCost], env: { UV_THREADPOOL_SIZE: String(threadPoolSize) } });
   // Warm up every pool thread twice. Measured: the first sequential requests after one round each
