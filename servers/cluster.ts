@@ -15,6 +15,13 @@
  * To kill a worker for an experiment: send the primary `{ cmd: 'kill-worker', pid? }` over IPC,
  * or SIGUSR2 (kills the oldest worker). Killing uses SIGKILL, so it works even on a worker stuck in
  * scryptSync, which would never answer the IPC disconnect that `worker.kill()` starts with.
+ *
+ * Rolling restart (`{ cmd: 'rolling-restart' }` over IPC, or SIGHUP): every worker is replaced, one
+ * at a time. A new worker is forked and listening before the old one gets SIGTERM; the old one then
+ * drains (it stops taking connections, finishes its requests, answers with `Connection: close` so
+ * keep-alive clients reconnect to another worker; see serve() in lib/main.ts) and exits without
+ * being replaced again. Messages to the launcher: `rolling-restart-step { old, pid }` per worker,
+ * then `rolling-restart-done { replaced: [{ old, pid }] }` or `rolling-restart-failed { reason }`.
  */
 import cluster from 'node:cluster';
 import http from 'node:http';
@@ -47,16 +54,19 @@ const spec = defineCommand({
   epilogue:
     'Routes (every answer is { pid, loanCounter }): POST /loan, GET /status, GET /member/verify-blocking\n' +
     'Try: curl -s -X POST 127.0.0.1:3001/loan   (run it a few times: the pid changes)\n' +
-    '     kill -USR2 <primary pid>              (kills the oldest worker; watch its replacement)',
+    '     kill -USR2 <primary pid>              (kills the oldest worker; watch its replacement)\n' +
+    '     kill -HUP <primary pid>               (rolling restart: every worker replaced, one at a time)',
 });
 
 /** Messages between the primary and its workers, and between the primary and its launcher. */
 type WorkerMessage = { type: 'port-in-use'; port: number };
-type LauncherMessage = { cmd: 'kill-worker'; pid?: number };
+type LauncherMessage = { cmd: 'kill-worker'; pid?: number } | { cmd: 'rolling-restart' };
 
 const BUDGET_WINDOW_MS = 30_000;
 const SHUTDOWN_GRACE_MS = 2000;
 const EXIT_PORT_IN_USE = 3;
+/** How long a new worker may take to listen during a rolling restart, and an old one to drain, ms. */
+const ROLLING_STEP_TIMEOUT_MS = 15_000;
 
 function runPrimary(): void {
   const flags = serverFlags(spec);
@@ -85,6 +95,8 @@ function runPrimary(): void {
   let exitCode = 0;
 
   const say = (line: string) => process.stdout.write(line + '\n');
+  const retiring = new Set<number>(); // worker ids stopped on purpose (rolling restart): not replaced
+  let rolling = false;
   const fork = (replacing?: number) => {
     // The primary shares one socket per requested address, and closes it when its last worker
     // is gone. So while a worker listens, a replacement asks for the same port as the others did
@@ -93,6 +105,7 @@ function runPrimary(): void {
     workerEnv.LAB_WORKER_PORT = String(listening.size > 0 ? port : boundPort ?? port);
     const w = cluster.fork(workerEnv);
     if (replacing !== undefined) replaces.set(w.id, replacing);
+    return w;
   };
   const living = () => Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
 
@@ -134,6 +147,10 @@ function runPrimary(): void {
   // One replacement per death, keyed on 'exit' only ('disconnect' also fires for the same death).
   cluster.on('exit', (worker, code, signal) => {
     listening.delete(worker.id);
+    if (retiring.delete(worker.id) && !shuttingDown) {
+      say(`worker ${worker.process.pid} retired (${signal ? `killed by ${signal}` : `exit code ${code}`})`);
+      return;
+    }
     if (shuttingDown) {
       if (living().length === 0) process.exit(exitCode);
       return;
@@ -171,9 +188,62 @@ function runPrimary(): void {
     target.process.kill('SIGKILL');
     process.send?.({ event: 'worker-killed', pid: target.process.pid });
   };
+  /** Resolves when `event` fires for worker `w` (a cluster event), rejects after `ms` or if it exits first. */
+  const waitFor = (w: ReturnType<typeof fork>, event: 'listening' | 'exit', ms: number) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => done(new Error(`worker ${w.process.pid} did not reach '${event}' within ${ms} ms`)), ms);
+      const onEvent = () => done();
+      const onExit = () => done(event === 'exit' ? undefined : new Error(`worker ${w.process.pid} exited before listening`));
+      const done = (err?: Error) => {
+        clearTimeout(timer);
+        w.off(event, onEvent);
+        w.off('exit', onExit);
+        if (err) reject(err);
+        else resolve();
+      };
+      w.once(event, onEvent);
+      if (event !== 'exit') w.once('exit', onExit);
+    });
+
+  /** Replaces every worker, one at a time: the new one listens before the old one drains. */
+  const rollingRestart = async () => {
+    if (rolling || shuttingDown) {
+      process.send?.({ event: 'rolling-restart-failed', reason: rolling ? 'a rolling restart is already running' : 'shutting down' });
+      return;
+    }
+    rolling = true;
+    const replaced: { old: number; pid: number }[] = [];
+    try {
+      const old = living().filter((w) => listening.has(w.id));
+      say(`rolling restart: replacing ${old.length} worker(s) one at a time`);
+      for (const w of old) {
+        if (shuttingDown) throw new Error('shutting down');
+        const next = fork();
+        await waitFor(next, 'listening', ROLLING_STEP_TIMEOUT_MS);
+        retiring.add(w.id);
+        const gone = waitFor(w, 'exit', ROLLING_STEP_TIMEOUT_MS);
+        w.process.kill('SIGTERM'); // the worker drains (serve() in lib/main.ts), then exits
+        await gone;
+        const step = { old: w.process.pid!, pid: next.process.pid! };
+        replaced.push(step);
+        say(`rolling restart: worker ${step.pid} took over from ${step.old}`);
+        process.send?.({ event: 'rolling-restart-step', ...step });
+      }
+      say(`rolling restart: done, ${replaced.length} worker(s) replaced`);
+      process.send?.({ event: 'rolling-restart-done', replaced });
+    } catch (err) {
+      say(`rolling restart: failed: ${(err as Error).message}`);
+      process.send?.({ event: 'rolling-restart-failed', reason: (err as Error).message, replaced });
+    } finally {
+      rolling = false;
+    }
+  };
+
   process.on('message', (msg: LauncherMessage) => {
     if (msg?.cmd === 'kill-worker') killWorker(msg.pid);
+    if (msg?.cmd === 'rolling-restart') void rollingRestart();
   });
+  process.on('SIGHUP', () => void rollingRestart());
   process.on('disconnect', () => shutdown(0)); // the launcher's IPC channel closed: it is gone
   process.on('SIGUSR2', () => killWorker());
   process.on('SIGTERM', () => shutdown(0));

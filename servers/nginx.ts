@@ -6,7 +6,7 @@
  * prefix. nginx's master and worker are this process's children, in its process group.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -21,11 +21,12 @@ import { failStartup, serverFlags } from './lib/main.ts';
 import { portInUse } from './lib/http.ts';
 import { findNginx, renderNginxConfig } from './lib/nginx-config.ts';
 import { balancerFlags, balancerOptions } from './lib/upstreams.ts';
+import { retryLine } from './lib/failover.ts';
 
 const DEFAULT_PORT = 3021;
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/nginx.ts --upstream <host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off] [--print-config]',
+  usage: 'npx tsx servers/nginx.ts --upstream <host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off] [--retries <n>] [--max-fails <n>] [--fail-timeout <s>] [--connect-timeout <ms>] [--response-timeout <ms>] [--print-config]',
   summary: 'Starts real nginx as the load balancer for lesson 4, from the kit\'s template, in a temporary prefix. Prints one ready line once nginx answers.',
   flags: {
     ...balancerFlags(DEFAULT_PORT),
@@ -82,7 +83,7 @@ async function main(): Promise<void> {
   try {
     const port = requested || (await freePort());
     const token = randomUUID();
-    const config = renderNginxConfig(readFileSync(TEMPLATE, 'utf8'), { prefix, port, policy, upstreams, keepAlive: options.keepAlive, token });
+    const config = renderNginxConfig(readFileSync(TEMPLATE, 'utf8'), { prefix, port, policy, upstreams, keepAlive: options.keepAlive, token, failover: options });
     if (flags['print-config']) {
       cleanup();
       process.stdout.write(config);
@@ -96,7 +97,8 @@ async function main(): Promise<void> {
       for (const dir of ['tmp', 'tmp/client_body', 'tmp/proxy', 'tmp/fastcgi', 'tmp/uwsgi', 'tmp/scgi']) chmodSync(path.join(prefix, dir), 0o777);
     }
     writeFileSync(path.join(prefix, 'nginx.conf'), config);
-    await start(binary, prefix, port, token, cleanup);
+    const names = new Map(options.upstreams.map((u) => [u.addr, u.name]));
+    await start(binary, prefix, port, token, cleanup, names);
   } catch (err) {
     cleanup();
     throw err;
@@ -104,7 +106,7 @@ async function main(): Promise<void> {
 }
 
 /** Starts nginx in `prefix`, wires its shutdown, and prints the ready line once it accepts connections. */
-async function start(binary: string, prefix: string, port: number, token: string, cleanup: () => void): Promise<void> {
+async function start(binary: string, prefix: string, port: number, token: string, cleanup: () => void, names: Map<string, string>): Promise<void> {
   // -e sets the error log before the config is read (nginx >= 1.19.5), so nothing touches /var/log.
   const nginx = spawn(binary, ['-p', prefix, '-c', path.join(prefix, 'nginx.conf'), '-e', path.join(prefix, 'error.log')], { stdio: 'ignore' }); // its messages are in the error log
   const errorLog = () => {
@@ -121,7 +123,11 @@ async function start(binary: string, prefix: string, port: number, token: string
     nginx.kill('SIGQUIT'); // graceful: finish in-flight requests, then exit
     setTimeout(() => nginx.kill('SIGKILL'), 5000).unref();
   };
+  const retries = tailRetries(path.join(prefix, 'retries.log'), names);
+  process.on('SIGUSR1', () => retries.flush(true));
   nginx.once('exit', (code, signal) => {
+    retries.flush(false);
+    clearInterval(retries.timer);
     const log = errorLog();
     cleanup();
     if (stopping) process.exit(0);
@@ -143,6 +149,59 @@ async function start(binary: string, prefix: string, port: number, token: string
     return; // the 'exit' handler reports it
   }
   process.stdout.write(formatReady('nginx', port, process.pid) + '\n');
+}
+
+/**
+ * Follows nginx's retries log (one line per request tried on more than one replica, see the
+ * template) and prints each as the kit's `retry:` line, naming replicas as --upstream did.
+ * Polls every 100 ms; flush(true) reads what is there at once and prints `retries: total=N`.
+ */
+function tailRetries(file: string, names: Map<string, string>): { flush(withTotal: boolean): void; timer: NodeJS.Timeout } {
+  let offset = 0;
+  let total = 0;
+  let partial = '';
+  const flush = (withTotal: boolean) => {
+    let text = '';
+    try {
+      const fd = openSync(file, 'r');
+      try {
+        const buf = Buffer.alloc(64 * 1024);
+        for (let n; (n = readSync(fd, buf, 0, buf.length, offset)) > 0; offset += n) text += buf.toString('utf8', 0, n);
+      } finally {
+        closeSync(fd);
+      }
+    } catch {
+      // no retries yet: nginx creates the log on its first line
+    }
+    const lines = (partial + text).split('\n');
+    partial = lines.pop() ?? '';
+    for (const l of lines) {
+      const line = nginxRetryLine(l, names);
+      if (!line) continue;
+      total++;
+      process.stdout.write(line + '\n');
+    }
+    if (withTotal) process.stdout.write(`retries: total=${total}\n`);
+  };
+  const timer = setInterval(() => flush(false), 100);
+  timer.unref();
+  return { flush, timer };
+}
+
+/** Turns one line of the template's nsl_retries log format into a `retry:` line (undefined if malformed). */
+export function nginxRetryLine(text: string, names: Map<string, string>): string | undefined {
+  const [request, addrs, statuses, times] = text.split('|');
+  if (!request || !addrs || !statuses || !times) return undefined;
+  const [method, uri] = request.split(' ');
+  const a = addrs.split(', ');
+  const st = statuses.split(', ');
+  const t = times.split(', ');
+  const attempts = a.map((addr, i) => ({
+    replica: names.get(addr) ?? addr,
+    status: Number(st[i]) || 502,
+    ms: (Number.parseFloat(t[i] ?? '0') || 0) * 1000,
+  }));
+  return retryLine(method ?? '?', uri ?? '/', attempts);
 }
 
 main().catch(failStartup);

@@ -9,6 +9,10 @@
  *   GET  /work?ms=N         N ms of CPU time: the CPU-bound route for the scaling table
  *   GET  /whoami            name and pid
  *   GET  /health            200, or 503 while draining after SIGTERM
+ *
+ * On SIGTERM it drains (see serve() in lib/main.ts): /health turns 503, new connections are
+ * refused, requests in flight finish, then it exits; --drain-deadline closes what is left;
+ * --abrupt exits at once. Each step prints a `stop:` line.
  *   POST /users             {"name": "..."} → 201 { id }, in the SQLite file given by --db
  *   GET  /users/:id         200 with the user, or 404
  *   GET  /__replica/stats   requests served per route (not counted itself)
@@ -20,16 +24,23 @@ import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { HttpError, readJsonBody, router, sendJson, type Routes } from './lib/http.ts';
-import { failStartup, serve, serverFlags } from './lib/main.ts';
+import { DRAIN_DEADLINE_MS, failStartup, serve, serverFlags } from './lib/main.ts';
 import { openUsersDb, type UsersDb } from './lib/users-db.ts';
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file>]',
+  usage: 'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file>] [--drain-deadline <ms>] [--abrupt]',
   summary: 'A stateless app replica for lesson 4: fast, slow, CPU-bound and user routes; every answer names the replica. Listens on 127.0.0.1 and prints one ready line.',
   flags: {
     name: { type: 'string', valueName: 'name', description: 'the replica\'s name, in every answer', default: 'app1' },
     port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3010' },
     db: { type: 'string', valueName: 'file', description: 'SQLite file for /users, shared by all replicas (created if missing)' },
+    'drain-deadline': {
+      type: 'string',
+      valueName: 'ms',
+      description: `on SIGTERM, how long in-flight requests may take to finish before their connections are closed`,
+      default: String(DRAIN_DEADLINE_MS),
+    },
+    abrupt: { type: 'boolean', description: 'on SIGTERM exit at once, cutting requests in flight (no drain)' },
   },
   epilogue: 'Routes: GET /fast, /slow-sync?ms=N, /slow-async?ms=N, /work?ms=N, /whoami, /health; POST /users; GET /users/:id\nTry: curl -s 127.0.0.1:3010/work?ms=50',
 });
@@ -86,6 +97,7 @@ function main(): void {
   const name = flags.name ?? 'app1';
   if (!/^[\w.-]{1,40}$/.test(name)) throw new KitError('KIT_ERR_USAGE', `--name must be 1 to 40 letters, digits, '.', '_' or '-'; got '${name}'`);
   const port = intFlag('port', flags.port, 0, 65535, 3010);
+  const drainDeadlineMs = intFlag('drain-deadline', flags['drain-deadline'], 0, 600_000, DRAIN_DEADLINE_MS);
   const db: UsersDb | undefined = flags.db ? openUsersDb(flags.db) : undefined;
   let draining = false;
   /** Requests served per route (the path without its query), for experiments to read. */
@@ -161,7 +173,7 @@ function main(): void {
     if (routes[pathOnly]) served[pathOnly] = (served[pathOnly] ?? 0) + 1; // known routes only: junk paths must not grow memory
     route(req, res);
   });
-  serve(`replica-${name}`, server, port, { onStop: () => (draining = true) }).catch(failStartup);
+  serve(`replica-${name}`, server, port, { onStop: () => (draining = true), drainDeadlineMs, abrupt: Boolean(flags.abrupt) }).catch(failStartup);
 }
 
 try {

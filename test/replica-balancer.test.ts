@@ -12,6 +12,7 @@ import type { ServerProcess } from '../measure/lib/launch.ts';
 import { probe } from '../measure/lib/probe.ts';
 import { startBalancer, startReplicas, type Replica } from '../measure/lib/topology.ts';
 import { NGINX_METHOD, renderNginxConfig } from '../servers/lib/nginx-config.ts';
+import { FAILOVER_DEFAULTS } from '../servers/lib/upstreams.ts';
 import { POLICIES } from '../servers/lib/policies.ts';
 import { failOnWarnings, holdPort, ROOT, runScript } from './helpers.ts';
 
@@ -124,19 +125,23 @@ test('balancer flags: bad policy, non-loopback upstream, missing upstream → ex
 test('nginx config: each policy maps to its method, keepalive comes after it, no placeholder left', () => {
   const template = readFileSync(path.join(ROOT, 'servers', 'nginx', 'nginx.conf.template'), 'utf8');
   for (const policy of POLICIES) {
-    const text = renderNginxConfig(template, { prefix: '/tmp/p', port: 4000, policy, upstreams: ['127.0.0.1:1', '127.0.0.1:2'], keepAlive: true, token: 't0k' });
+    const text = renderNginxConfig(template, { prefix: '/tmp/p', port: 4000, policy, upstreams: ['127.0.0.1:1', '127.0.0.1:2'], keepAlive: true, token: 't0k', failover: FAILOVER_DEFAULTS });
     assert.doesNotMatch(text, /\{\{/);
     const upstream = /upstream replicas \{([\s\S]*?)\n {4}\}/.exec(text)![1]!;
     if (NGINX_METHOD[policy]) assert.ok(upstream.indexOf(NGINX_METHOD[policy]) < upstream.indexOf('keepalive 64;'), policy);
-    assert.match(upstream, /server 127\.0\.0\.1:1 max_fails=0;\n\s+server 127\.0\.0\.1:2 max_fails=0;/);
+    assert.match(upstream, /server 127\.0\.0\.1:1 max_fails=2 fail_timeout=5s;\n\s+server 127\.0\.0\.1:2 max_fails=2 fail_timeout=5s;/);
+    assert.match(text, /proxy_next_upstream error timeout;\s+proxy_next_upstream_tries 3;/);
+    assert.match(text, /proxy_connect_timeout 2000ms;/);
+    assert.match(text, /proxy_read_timeout 10000ms;/);
     assert.match(text, /proxy_http_version 1\.1;/);
     assert.match(text, /proxy_set_header Connection "";/);
     assert.match(text, /listen 127\.0\.0\.1:4000;/);
     assert.match(text, /t0k/);
   }
-  const off = renderNginxConfig(template, { prefix: '/p', port: 1, policy: 'random', upstreams: ['127.0.0.1:1'], keepAlive: false, token: 'x' });
+  const off = renderNginxConfig(template, { prefix: '/p', port: 1, policy: 'random', upstreams: ['127.0.0.1:1'], keepAlive: false, token: 'x', failover: { ...FAILOVER_DEFAULTS, retries: 0 } });
   assert.doesNotMatch(off, /keepalive 64;/);
-  assert.throws(() => renderNginxConfig('{{nope}}', { prefix: '/p', port: 1, policy: 'random', upstreams: [], keepAlive: false, token: 'x' }), /no value/);
+  assert.match(off, /proxy_next_upstream off;/);
+  assert.throws(() => renderNginxConfig('{{nope}}', { prefix: '/p', port: 1, policy: 'random', upstreams: [], keepAlive: false, token: 'x', failover: FAILOVER_DEFAULTS }), /no value/);
 });
 
 test('the balancer relays large and unsized answers intact (streamed), and small ones (buffered)', async () => {

@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import { KitError, type KitErrorCode } from '../../lib/errors.ts';
 import { READY_PATTERN } from '../../lib/ready.ts';
 import { ROOT, serverScript } from './paths.ts';
-import { terminateGroup } from './terminate.ts';
+import { signalGroup, terminateGroup } from './terminate.ts';
 
 export interface LaunchSpec {
   /** Server script under servers/, without .ts: 'loan', 'cluster'. */
@@ -41,6 +41,8 @@ export class ServerProcess {
   readonly stderrTail: string[] = [];
   /** Resolves when the child has exited. */
   readonly exited: Promise<Exit>;
+  /** Resolves when the child has exited and its stdout is fully read (every line is in `lines`). */
+  readonly closed: Promise<Exit>;
   port = 0;
   private exit: Exit | undefined;
   private readonly lineWaiters = new Set<() => void>();
@@ -56,6 +58,7 @@ export class ServerProcess {
         resolve(this.exit);
       });
     });
+    this.closed = new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
     createInterface({ input: child.stdout! }).on('line', (line) => {
       this.lines.push(line);
       this.wake();
@@ -73,6 +76,19 @@ export class ServerProcess {
   /** The leader's pid (also its process group id). */
   get pid(): number {
     return this.child.pid!;
+  }
+
+  /**
+   * Sends `signal` to the server's whole process group (a frozen or killed server is all of its
+   * processes), or to the leader alone (a signal it handles itself, like SIGUSR1). False if gone.
+   */
+  signal(signal: NodeJS.Signals, target: 'group' | 'leader' = 'group'): boolean {
+    if (target === 'group') return signalGroup(this.pid, signal);
+    try {
+      return process.kill(this.pid, signal);
+    } catch {
+      return false;
+    }
   }
 
   /** `http://127.0.0.1:<port>` */

@@ -77,6 +77,7 @@ export async function waitUntilGone(alive: () => boolean, deadlineMs: number, ev
  */
 export async function terminateGroup(pgid: number, leaderExited: Promise<unknown>, graceMs = 2000): Promise<'graceful' | 'killed'> {
   if (!signalGroup(pgid, 'SIGTERM')) return 'graceful';
+  signalGroup(pgid, 'SIGCONT'); // a frozen (SIGSTOPped) server only acts on SIGTERM once it runs again
   let timer: NodeJS.Timeout | undefined;
   const inTime = await Promise.race([
     leaderExited.then(() => true),

@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { KitError } from '../../lib/errors.ts';
 import type { Policy } from './policies.ts';
+import type { FailoverOptions } from './upstreams.ts';
 
 export const NGINX_METHOD: Record<Policy, string> = {
   'round-robin': '',
@@ -35,17 +36,23 @@ export interface NginxConfigInput {
   keepAlive: boolean;
   /** Written into /__lb/stats, so the launcher can tell this nginx answered. */
   token: string;
+  failover: FailoverOptions;
 }
 
 /** Fills the template. Throws if a placeholder is left unfilled (a template/renderer mismatch). */
 export function renderNginxConfig(template: string, input: NginxConfigInput): string {
+  const f = input.failover;
   const values: Record<string, string> = {
     prefix: input.prefix,
     port: String(input.port),
     policy: input.policy,
     token: input.token,
     method: NGINX_METHOD[input.policy] || '# round robin: nginx\'s default method',
-    servers: input.upstreams.map((u) => `        server ${u} max_fails=0;`).join('\n'),
+    servers: input.upstreams.map((u) => `        server ${u} max_fails=${f.maxFails} fail_timeout=${Math.round(f.failTimeoutMs / 1000)}s;`).join('\n'),
+    connectTimeout: String(f.connectTimeoutMs),
+    responseTimeout: String(f.responseTimeoutMs),
+    // proxy_next_upstream_tries counts the first try too; its 0 would mean "no limit".
+    nextUpstream: f.retries > 0 ? `proxy_next_upstream error timeout;\n            proxy_next_upstream_tries ${f.retries + 1};` : 'proxy_next_upstream off;',
     keepalive: input.keepAlive ? NGINX_KEEPALIVE : '# no upstream keep-alive: one connection per request',
   };
   const text = template.replace(/\{\{(\w+)\}\}/g, (whole, key: string) => values[key] ?? whole);

@@ -3,29 +3,64 @@ import { KitError } from '../../lib/errors.ts';
 import { intFlag, type FlagSpecs } from '../../lib/cli.ts';
 import { isPolicy, POLICIES, type Policy } from './policies.ts';
 
-/** --policy, --upstream, --port and --keepalive, with `defaultPort`. */
+/** --policy, --upstream, --port, --keepalive and the failover flags, with `defaultPort`. */
 export function balancerFlags(defaultPort: number) {
   return {
     policy: { type: 'string', valueName: 'policy', description: `one of ${POLICIES.join(', ')}`, default: 'round-robin' },
     upstream: { type: 'string', valueName: 'host:port,...', description: 'the replicas, on loopback (name=host:port to name one)' },
     port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: String(defaultPort) },
     keepalive: { type: 'string', valueName: 'on|off', description: 'keep upstream connections open between requests', default: 'on' },
+    retries: { type: 'string', valueName: 'n', description: 'tries on other replicas after a failed one (0: no retries)', default: String(FAILOVER_DEFAULTS.retries) },
+    'max-fails': { type: 'string', valueName: 'n', description: 'failures within --fail-timeout that make a replica rest (0: no passive health checks)', default: String(FAILOVER_DEFAULTS.maxFails) },
+    'fail-timeout': { type: 'string', valueName: 's', description: 'the window for --max-fails, and how long a failed replica rests, whole seconds (as nginx takes it)', default: String(FAILOVER_DEFAULTS.failTimeoutMs / 1000) },
+    'connect-timeout': { type: 'string', valueName: 'ms', description: 'give up connecting to a replica after this long', default: String(FAILOVER_DEFAULTS.connectTimeoutMs) },
+    'response-timeout': { type: 'string', valueName: 'ms', description: 'give up waiting for a replica\'s answer after this long (504)', default: String(FAILOVER_DEFAULTS.responseTimeoutMs) },
   } as const satisfies FlagSpecs;
 }
 
-export interface BalancerOptions {
+/**
+ * Failover defaults of both balancers. max_fails 2 and fail_timeout 5 s are the lesson's (nginx's
+ * own defaults are 1 and 10 s); connect 2 s is short for a lab (nginx: proxy_connect_timeout 60 s);
+ * the response timeout, 10 s, is nginx's proxy_read_timeout (60 s) shortened the same way and still
+ * longer than any lesson route (at most 10 s by design, MAX_MS in servers/replica.ts).
+ */
+export const FAILOVER_DEFAULTS = { retries: 2, maxFails: 2, failTimeoutMs: 5000, connectTimeoutMs: 2000, responseTimeoutMs: 10_000 } as const;
+
+export interface FailoverOptions {
+  /** Tries after the first one, each on a replica not tried yet. */
+  retries: number;
+  maxFails: number;
+  failTimeoutMs: number;
+  connectTimeoutMs: number;
+  responseTimeoutMs: number;
+}
+
+export interface BalancerOptions extends FailoverOptions {
   policy: Policy;
   upstreams: { name: string; addr: string }[];
   port: number;
   keepAlive: boolean;
 }
 
+type BalancerFlagValues = { policy?: string; upstream?: string; port?: string; keepalive?: string; retries?: string; 'max-fails'?: string; 'fail-timeout'?: string; 'connect-timeout'?: string; 'response-timeout'?: string };
+
 /** Checks the balancer flags; throws KIT_ERR_USAGE naming the bad one. */
-export function balancerOptions(flags: { policy?: string; upstream?: string; port?: string; keepalive?: string }, defaultPort: number): BalancerOptions {
+export function balancerOptions(flags: BalancerFlagValues, defaultPort: number): BalancerOptions {
   const policy = flags.policy ?? 'round-robin';
   if (!isPolicy(policy)) throw new KitError('KIT_ERR_USAGE', `unknown policy '${policy}': pick one of ${POLICIES.join(', ')}`);
   if (flags.keepalive !== 'on' && flags.keepalive !== 'off') throw new KitError('KIT_ERR_USAGE', `--keepalive is on or off; got '${flags.keepalive}'`);
-  return { policy, upstreams: parseUpstreamList(flags.upstream), port: intFlag('port', flags.port, 0, 65535, defaultPort), keepAlive: flags.keepalive === 'on' };
+  const d = FAILOVER_DEFAULTS;
+  return {
+    policy,
+    upstreams: parseUpstreamList(flags.upstream),
+    port: intFlag('port', flags.port, 0, 65535, defaultPort),
+    keepAlive: flags.keepalive === 'on',
+    retries: intFlag('retries', flags.retries, 0, 10, d.retries),
+    maxFails: intFlag('max-fails', flags['max-fails'], 0, 100, d.maxFails),
+    failTimeoutMs: 1000 * intFlag('fail-timeout', flags['fail-timeout'], 1, 600, d.failTimeoutMs / 1000),
+    connectTimeoutMs: intFlag('connect-timeout', flags['connect-timeout'], 1, 600_000, d.connectTimeoutMs),
+    responseTimeoutMs: intFlag('response-timeout', flags['response-timeout'], 1, 600_000, d.responseTimeoutMs),
+  };
 }
 
 /**
