@@ -23,6 +23,31 @@ export interface LoadOptions {
   timeoutS?: number;
   /** A sequence of requests each connection repeats (autocannon's `requests`), e.g. create then read. */
   requests?: autocannon.Request[];
+  /** Also keep a per-second timeline (completed, non-2xx, errors, p99), for runs with a fault in them. */
+  timeline?: boolean;
+  /** Also count responses that took at least this many ms, and keep their latencies. */
+  slowMs?: number;
+}
+
+/** One second of a load run (second 0 starts when the load starts). */
+export interface TimelineSecond {
+  second: number;
+  completed: number;
+  ok2xx: number;
+  non2xx: number;
+  /** Requests that got no answer (connection errors, timeouts). */
+  errors: number;
+  /** ms; 0 when nothing completed. */
+  p99: number;
+  max: number;
+}
+
+/** Responses at or over a threshold. */
+export interface SlowResponses {
+  thresholdMs: number;
+  count: number;
+  /** Their latencies, ms, sorted (at most the first 1000 kept). */
+  latenciesMs: number[];
 }
 
 /** A load that is running: stop it early, or wait for its result. */
@@ -41,6 +66,10 @@ export interface LoadResult {
   latency: LatencySummary;
   /** CPU the load generator (this process) used, as a fraction of one core over the run. */
   generatorCpu: number;
+  /** With `timeline`: one entry per second of the run. */
+  timeline?: TimelineSecond[];
+  /** With `slowMs`. */
+  slow?: SlowResponses;
 }
 
 /** Runs one bounded load and returns its counts, throughput (req/s) and latency (ms). */
@@ -76,8 +105,41 @@ export function startLoad(opts: LoadOptions): RunningLoad {
     timeout: opts.timeoutS ?? 10,
     ...(opts.requests ? { requests: opts.requests } : {}),
   }) as unknown as EventEmitter & PromiseLike<autocannon.Result> & { stop(): void };
-  instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => recordMs(histogram, responseTime));
-  return { stop: () => instance.stop(), result: finish(instance, opts, histogram, cpuBefore, started) };
+  const seconds: { h: ReturnType<typeof createLatencyHistogram>; completed: number; ok2xx: number; non2xx: number; errors: number }[] = [];
+  const bucket = () => {
+    const i = Math.floor((performance.now() - started) / 1000);
+    while (seconds.length <= i) seconds.push({ h: createLatencyHistogram(), completed: 0, ok2xx: 0, non2xx: 0, errors: 0 });
+    return seconds[i]!;
+  };
+  const slow: SlowResponses | undefined = opts.slowMs === undefined ? undefined : { thresholdMs: opts.slowMs, count: 0, latenciesMs: [] };
+  instance.on('response', (_client: unknown, status: number, _bytes: number, responseTime: number) => {
+    recordMs(histogram, responseTime);
+    if (opts.timeline) {
+      const b = bucket();
+      recordMs(b.h, responseTime);
+      b.completed++;
+      if (status >= 200 && status < 300) b.ok2xx++;
+      else b.non2xx++;
+    }
+    if (slow && responseTime >= slow.thresholdMs) {
+      slow.count++;
+      if (slow.latenciesMs.length < 1000) slow.latenciesMs.push(responseTime);
+    }
+  });
+  if (opts.timeline) instance.on('reqError', () => bucket().errors++);
+  const timeline = (): TimelineSecond[] | undefined =>
+    opts.timeline
+      ? seconds.map((b, second) => {
+          const l = summarize(b.h);
+          return { second, completed: b.completed, ok2xx: b.ok2xx, non2xx: b.non2xx, errors: b.errors, p99: b.completed ? l.p99 : 0, max: b.completed ? l.max : 0 };
+        })
+      : undefined;
+  const result = finish(instance, opts, histogram, cpuBefore, started).then((r) => {
+    const t = timeline();
+    if (slow) slow.latenciesMs.sort((a, b) => a - b);
+    return { ...r, ...(t ? { timeline: t } : {}), ...(slow ? { slow } : {}) };
+  });
+  return { stop: () => instance.stop(), result };
 }
 
 async function finish(

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { KitError } from '../../lib/errors.ts';
 import type { Policy } from '../../servers/lib/policies.ts';
 import { probeOk } from './probe.ts';
+import { parseRetryLine } from '../../servers/lib/failover.ts';
 
 export const BALANCERS = ['builtin', 'nginx'] as const;
 export type BalancerKind = (typeof BALANCERS)[number];
@@ -34,21 +35,28 @@ export interface Replica {
   addr: string;
 }
 
-/** Starts `count` replicas app1..appN (in parallel), sharing one users database in a temp dir. */
-export async function startReplicas(lab: Lab, count: number): Promise<Replica[]> {
+/**
+ * Starts `count` replicas app1..appN (in parallel), sharing one users database in a temp dir;
+ * `extraArgs` go to every replica (e.g. --abrupt). The database file is `dbFile` of the result.
+ */
+export async function startReplicas(lab: Lab, count: number, extraArgs: string[] = []): Promise<Replica[] & { dbFile?: string }> {
   const db = path.join(lab.tempDir('users'), 'users.db');
+  const args = (name: string) => ['--name', name, '--port', '0', '--db', db, ...extraArgs];
   // Create the database (and its WAL mode) once, before several processes open it at once.
-  const first = await lab.start({ server: 'replica', args: ['--name', 'app1', '--port', '0', '--db', db] });
-  const rest = await Promise.all(
-    Array.from({ length: count - 1 }, (_, i) => lab.start({ server: 'replica', args: ['--name', `app${i + 2}`, '--port', '0', '--db', db] })),
-  );
-  return [first, ...rest].map((proc, i) => ({ name: `app${i + 1}`, proc, url: proc.url, addr: `127.0.0.1:${proc.port}` }));
+  const first = await lab.start({ server: 'replica', args: args('app1') });
+  const rest = await Promise.all(Array.from({ length: count - 1 }, (_, i) => lab.start({ server: 'replica', args: args(`app${i + 2}`) })));
+  const replicas: Replica[] & { dbFile?: string } = [first, ...rest].map((proc, i) => ({ name: `app${i + 1}`, proc, url: proc.url, addr: `127.0.0.1:${proc.port}` }));
+  replicas.dbFile = db;
+  return replicas;
 }
 
-/** Starts a balancer of `kind` with `policy` in front of `replicas`, and checks it forwards. */
-export async function startBalancer(lab: Lab, kind: BalancerKind, policy: Policy, replicas: Replica[], port = 0, keepAlive = true): Promise<ServerProcess> {
+/**
+ * Starts a balancer of `kind` with `policy` in front of `replicas`, and checks it forwards.
+ * `extraArgs` are more balancer flags (e.g. ['--retries', '0']).
+ */
+export async function startBalancer(lab: Lab, kind: BalancerKind, policy: Policy, replicas: Replica[], port = 0, keepAlive = true, extraArgs: string[] = []): Promise<ServerProcess> {
   const upstream = replicas.map((r) => `${r.name}=${r.addr}`).join(',');
-  const args = ['--policy', policy, '--upstream', upstream, '--port', String(port), '--keepalive', keepAlive ? 'on' : 'off'];
+  const args = ['--policy', policy, '--upstream', upstream, '--port', String(port), '--keepalive', keepAlive ? 'on' : 'off', ...extraArgs];
   const lb = await lab.start({ server: kind === 'nginx' ? 'nginx' : 'balancer', args });
   await probeOk(`${lb.url}/fast`);
   return lb;
@@ -59,4 +67,17 @@ export async function servedByReplica(replicas: Replica[], route: string): Promi
   const out: Record<string, number> = {};
   for (const r of replicas) out[r.name] = (await probeOk(`${r.url}/__replica/stats`)).body.served[route] ?? 0;
   return out;
+}
+
+/**
+ * The requests a balancer retried so far: asks it (SIGUSR1) to print `retries: total=N` after
+ * every `retry:` line it has, waits for that line, and parses the retry lines.
+ * Rejects KIT_ERR_WAIT_TIMEOUT if the balancer does not answer within 5 s.
+ */
+export async function retriesOf(lb: ServerProcess): Promise<{ total: number; requests: NonNullable<ReturnType<typeof parseRetryLine>>[] }> {
+  const from = lb.lines.length;
+  lb.signal('SIGUSR1', 'leader');
+  const m = await lb.waitForLine(/^retries: total=(\d+)$/, 5000, from);
+  const requests = lb.lines.map(parseRetryLine).filter((r) => r !== undefined);
+  return { total: Number(m[1]), requests };
 }

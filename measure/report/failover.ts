@@ -1,0 +1,176 @@
+/**
+ * Result, tables and shape of the `failover` experiment (lesson 4): one of three replicas is
+ * stopped (SIGTERM), killed (SIGKILL) or frozen (SIGSTOP) while /fast runs through the balancer;
+ * then the kill again without retries, and a kill during POST /users. Pure functions only.
+ */
+import type { TimelineSecond } from '../lib/load.ts';
+import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, type MachineInfo } from '../lib/output.ts';
+import { line } from '../lib/shape.ts';
+
+export type Fault = 'sigterm' | 'sigkill' | 'sigstop';
+
+/** What the POST run checks in the users database afterwards. */
+export interface PostCheck {
+  /** 201 answers the clients got. */
+  created: number;
+  /** Of those, ids found in the database exactly once. */
+  createdAndStoredOnce: number;
+  /** Rows written by this run. */
+  stored: number;
+  /** Names stored more than once (a POST sent twice). */
+  storedTwice: number;
+  /** POSTs the balancer sent to a second replica (allowed only when the first could not connect). */
+  retried: number;
+}
+
+export interface FaultRun {
+  /** Shape key: the fault, or `sigkill-without-retries`, `post-during-kill`. */
+  name: string;
+  fault: Fault;
+  method: 'GET' | 'POST';
+  retries: number;
+  /** When the fault was applied, s from the start of the load. */
+  faultAtS: number;
+  timeline: TimelineSecond[];
+  totals: { completed: number; ok2xx: number; non2xx: number; errors: number };
+  /** Requests the balancer tried on more than one replica. */
+  retried: number;
+  /** Responses that took at least `slowThresholdMs`, and the median of their latencies. */
+  slow: { count: number; medianMs: number; maxMs: number };
+  p99: number;
+  max: number;
+  post?: PostCheck;
+}
+
+export interface FailoverResult {
+  machine: MachineInfo;
+  balancer: string;
+  policy: string;
+  victim: string;
+  load: { connections: number; durationS: number; route: string };
+  /** The balancer's failover settings in these runs. */
+  settings: { responseTimeoutMs: number; maxFails: number; failTimeoutS: number; retries: number };
+  slowThresholdMs: number;
+  runs: FaultRun[];
+}
+
+/** "Matches the configured timeout": the slow requests' median latency within this range of it. */
+export const TIMEOUT_MATCH = { low: 0.95, high: 1.4 } as const;
+
+/** Client-visible failures: non-2xx answers and requests with no answer. */
+export function clientErrors(r: FaultRun): number {
+  return r.totals.non2xx + r.totals.errors;
+}
+
+export function shape(r: FailoverResult): string[] {
+  const out: string[] = [];
+  const timeout = r.settings.responseTimeoutMs;
+  for (const run of r.runs) {
+    const errors = clientErrors(run);
+    if (run.name === 'post-during-kill' && run.post) {
+      const p = run.post;
+      out.push(line(run.name, '201s-stored-exactly-once', p.created > 0 && p.createdAndStoredOnce === p.created ? 'all' : 'not-all'));
+      out.push(line(run.name, 'users-stored-twice', p.storedTwice === 0 ? 'none' : 'some'));
+      continue;
+    }
+    if (run.retries === 0) {
+      out.push(line(run.name, 'client-errors', errors > 0 ? 'some' : 'none'));
+      continue;
+    }
+    out.push(line(run.name, 'client-errors', errors === 0 ? 'none' : 'some'));
+    if (run.fault === 'sigstop') {
+      out.push(line(run.name, 'slow-requests', run.slow.count > 0 ? 'burst' : 'none'));
+      const ratio = run.slow.medianMs / timeout;
+      out.push(
+        line(run.name, 'slow-latency-vs-response-timeout', run.slow.count === 0 ? 'no-slow-requests' : ratio >= TIMEOUT_MATCH.low && ratio <= TIMEOUT_MATCH.high ? 'matches' : ratio < TIMEOUT_MATCH.low ? 'shorter' : 'longer'),
+      );
+    } else {
+      out.push(line(run.name, 'slow-requests', run.slow.count === 0 ? 'none' : 'some'));
+    }
+    if (run.fault === 'sigkill') out.push(line(run.name, 'retried', run.retried > 0 ? 'some' : 'none'));
+  }
+  return out;
+}
+
+export const hints: Record<string, string> = {
+  sigterm: 'a replica stopped with SIGTERM drains: nothing should fail or wait; errors mean the drain or the retry of a refused connection is broken',
+  sigkill: 'a killed replica resets its connections: the balancer should retry those GETs on another replica, so clients see no error',
+  sigstop: 'a frozen replica accepts connections but never answers: only the response timeout ends those requests, then they are retried elsewhere',
+  'sigkill-without-retries': 'with --retries 0 the requests cut by the kill should reach clients as 502s; none means the kill missed the load',
+  'post-during-kill': 'a POST that reached the killed replica must not be sent again; a user stored twice means a POST was retried after it was sent',
+};
+
+export function caveats(r: FailoverResult): string[] {
+  return r.runs.some((run) => run.timeline.length === 0) ? ['a run recorded no timeline: the load may not have started.'] : [];
+}
+
+const FAULT_TEXT: Record<Fault, string> = { sigterm: 'SIGTERM (graceful stop)', sigkill: 'SIGKILL (crash)', sigstop: 'SIGSTOP (frozen)' };
+
+/** One run's per-second timeline as a table, with the fault's second marked. */
+export function renderTimeline(run: FaultRun, victim: string, color: boolean): string {
+  const c = makeChalk(color);
+  const table = makeTable(['second', 'req/s', 'errors', 'p99', 'max', ''], ['right', 'right', 'right', 'right', 'right', 'left']);
+  const faultSecond = Math.floor(run.faultAtS);
+  for (const s of run.timeline) {
+    const errors = s.non2xx + s.errors;
+    table.push([
+      String(s.second),
+      fmtRate(s.completed),
+      errors ? c.red(String(errors)) : '0',
+      fmtMs(s.p99),
+      s.max >= 1000 ? c.yellow(fmtMs(s.max)) : fmtMs(s.max),
+      s.second === faultSecond ? c.bold(`← ${run.fault.toUpperCase()} ${victim}`) : '',
+    ]);
+  }
+  return table.toString();
+}
+
+export function render(r: FailoverResult, color: boolean): string {
+  const c = makeChalk(color);
+  const s = r.settings;
+  const out = [
+    c.bold(`Lesson 4 · failover: one of three replicas (${r.victim}) stopped, killed or frozen under load, through ${r.balancer} (${r.policy})`),
+    c.dim(
+      `${r.load.connections} connections on ${r.load.route} for ${r.load.durationS} s; balancer: response timeout ${s.responseTimeoutMs} ms, ` +
+        `max_fails ${s.maxFails} within fail_timeout ${s.failTimeoutS} s, ${s.retries} retries · ${machineCaption(r.machine)}`,
+    ),
+  ];
+  for (const run of r.runs) {
+    out.push('', c.bold(`${run.name}: ${FAULT_TEXT[run.fault]} at second ${run.faultAtS}, ${run.method}${run.retries === 0 ? ', no retries' : ''}`));
+    out.push(renderTimeline(run, r.victim, color));
+  }
+  const summary = makeTable(['run', 'requests', 'client errors', 'retried', `≥ ${r.slowThresholdMs / 1000} s`, 'slow median', 'p99', 'max'], [
+    'left',
+    'right',
+    'right',
+    'right',
+    'right',
+    'right',
+    'right',
+    'right',
+  ]);
+  for (const run of r.runs) {
+    const errors = clientErrors(run);
+    summary.push([
+      run.name,
+      String(run.totals.completed + run.totals.errors),
+      errors ? c.red(String(errors)) : c.green('0'),
+      String(run.retried),
+      String(run.slow.count),
+      run.slow.count ? fmtMs(run.slow.medianMs) : '-',
+      fmtMs(run.p99),
+      fmtMs(run.max),
+    ]);
+  }
+  out.push('', c.bold('Summary'), summary.toString());
+  const post = r.runs.find((run) => run.post)?.post;
+  if (post) {
+    out.push(
+      `POST /users during the kill: ${post.created} answered 201, ${post.createdAndStoredOnce} of them stored exactly once; ${post.stored} rows written ` +
+        `(${post.stored - post.created} without a 201 the client saw: cut by the kill, or still in flight when the run ended); ` +
+        `${post.storedTwice} names stored twice; ${post.retried} POSTs sent to a second replica (allowed only after a refused connection).`,
+    );
+  }
+  out.push('Retries turn a lost replica into latency: compare the frozen run\'s slow requests with the response timeout, and the kill with and without retries.');
+  return out.join('\n');
+}
