@@ -1,0 +1,114 @@
+/**
+ * Result, table and shape of the `graceful` experiment (lesson 4): the same replica stop under
+ * load done gracefully (SIGTERM: drain) and abruptly (--abrupt: exit at once), for short (/fast)
+ * and long (/slow-async?ms=500) requests, repeated. Pure functions only.
+ */
+import { median } from '../lib/latency.ts';
+import { fmtMs, machineCaption, makeChalk, makeTable, type MachineInfo } from '../lib/output.ts';
+import { line } from '../lib/shape.ts';
+
+export type StopMode = 'graceful' | 'abrupt';
+
+/** One stop under load. */
+export interface StopRun {
+  /** Requests in flight on the stopped replica when SIGTERM arrived (its own count). */
+  inFlight: number;
+  /** Requests the replica did not finish (abrupt: all in flight; graceful: any left at the deadline). */
+  cut: number;
+  /** Requests the balancer tried on another replica. */
+  retried: number;
+  /** Non-2xx answers and requests with no answer, as clients saw them. */
+  clientErrors: number;
+  p99: number;
+  max: number;
+  requests: number;
+}
+
+export interface StopCase {
+  /** Shape key: `fast` or `slow-500ms`. */
+  key: string;
+  route: string;
+  connections: number;
+  mode: StopMode;
+  runs: StopRun[];
+}
+
+export interface GracefulResult {
+  machine: MachineInfo;
+  balancer: string;
+  victim: string;
+  durationS: number;
+  stopAtS: number;
+  cases: StopCase[];
+}
+
+/** "Clearly worse": abrupt's p99 (median over runs) at least this many times graceful's, for long requests. */
+export const CLEARLY_WORSE = 1.25;
+/** "Within noise" for short requests: neither p99 more than this many times the other's. */
+export const NOISE_FACTOR = 3;
+
+const medianOf = (c: StopCase, f: (r: StopRun) => number) => median(c.runs.map(f));
+const sumOf = (c: StopCase, f: (r: StopRun) => number) => c.runs.reduce((n, r) => n + f(r), 0);
+
+export function shape(r: GracefulResult): string[] {
+  const out: string[] = [];
+  for (const key of [...new Set(r.cases.map((c) => c.key))]) {
+    const graceful = r.cases.find((c) => c.key === key && c.mode === 'graceful');
+    const abrupt = r.cases.find((c) => c.key === key && c.mode === 'abrupt');
+    if (!graceful || !abrupt) continue;
+    const ratio = medianOf(abrupt, (x) => x.p99) / Math.max(medianOf(graceful, (x) => x.p99), 0.001);
+    out.push(line(key, 'graceful', 'requests-cut', sumOf(graceful, (x) => x.cut) === 0 ? 'none' : 'some'));
+    if (key === 'fast') {
+      out.push(line(key, 'abrupt-p99-vs-graceful', ratio <= NOISE_FACTOR && ratio >= 1 / NOISE_FACTOR ? 'within-noise' : ratio > 1 ? 'worse' : 'better'));
+    } else {
+      out.push(line(key, 'abrupt', 'requests-cut', sumOf(abrupt, (x) => x.cut) > 0 ? 'some' : 'none'));
+      out.push(line(key, 'abrupt-p99-vs-graceful', ratio >= CLEARLY_WORSE ? 'clearly-worse' : 'not-clearly-worse'));
+    }
+  }
+  out.push(line('all-stops', 'client-errors', r.cases.every((c) => sumOf(c, (x) => x.clientErrors) === 0) ? 'none' : 'some'));
+  return out;
+}
+
+export const hints: Record<string, string> = {
+  fast: 'a /fast request lasts well under a millisecond, so almost nothing is in flight to cut or to drain: the two stops should look alike',
+  'slow-500ms':
+    'an abrupt stop cuts the 500 ms requests in flight; the balancer retries them elsewhere, so they take up to twice as long, while a graceful stop lets them finish',
+  'all-stops': 'with retries on, clients should see no error from either stop: a GET cut by the stop is retried on another replica',
+};
+
+export function render(r: GracefulResult, color: boolean): string {
+  const c = makeChalk(color);
+  const table = makeTable(['requests', 'stop', 'in flight at stop', 'cut', 'retried', 'client errors', 'p99', 'max'], [
+    'left',
+    'left',
+    'right',
+    'right',
+    'right',
+    'right',
+    'right',
+    'right',
+  ]);
+  for (const k of r.cases) {
+    const cut = sumOf(k, (x) => x.cut);
+    const errors = sumOf(k, (x) => x.clientErrors);
+    table.push([
+      `${k.route} (${k.connections} conn.)`,
+      k.mode,
+      String(sumOf(k, (x) => x.inFlight)),
+      cut ? c.yellow(String(cut)) : '0',
+      String(sumOf(k, (x) => x.retried)),
+      errors ? c.red(String(errors)) : c.green('0'),
+      fmtMs(medianOf(k, (x) => x.p99)),
+      fmtMs(medianOf(k, (x) => x.max)),
+    ]);
+  }
+  const runs = r.cases[0]?.runs.length ?? 0;
+  return [
+    c.bold(`Lesson 4 · graceful vs abrupt stop of ${r.victim} under load, through ${r.balancer}`),
+    c.dim(
+      `SIGTERM at second ${r.stopAtS} of a ${r.durationS} s load; ${runs} run(s) each: in flight, cut, retried and errors are totals, p99 and max medians · ${machineCaption(r.machine)}`,
+    ),
+    table.toString(),
+    'graceful: the replica stops accepting, finishes what it has, then exits. abrupt (--abrupt): it exits at once, and the balancer retries what was cut.',
+  ].join('\n');
+}
