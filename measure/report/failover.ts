@@ -4,7 +4,8 @@
  * then the kill again without retries, and a kill during POST /users. Pure functions only.
  */
 import type { TimelineSecond } from '../lib/load.ts';
-import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, type MachineInfo } from '../lib/output.ts';
+import { fmtMs, machineCaption, makeChalk, makeTable, type MachineInfo } from '../lib/output.ts';
+import { renderTimeline } from './timeline.ts';
 import { line } from '../lib/shape.ts';
 
 export type Fault = 'sigterm' | 'sigkill' | 'sigstop';
@@ -106,25 +107,6 @@ export function caveats(r: FailoverResult): string[] {
 
 const FAULT_TEXT: Record<Fault, string> = { sigterm: 'SIGTERM (graceful stop)', sigkill: 'SIGKILL (crash)', sigstop: 'SIGSTOP (frozen)' };
 
-/** One run's per-second timeline as a table, with the fault's second marked. */
-export function renderTimeline(run: FaultRun, victim: string, color: boolean): string {
-  const c = makeChalk(color);
-  const table = makeTable(['second', 'req/s', 'errors', 'p99', 'max', ''], ['right', 'right', 'right', 'right', 'right', 'left']);
-  const faultSecond = Math.floor(run.faultAtS);
-  for (const s of run.timeline) {
-    const errors = s.non2xx + s.errors;
-    table.push([
-      String(s.second),
-      fmtRate(s.completed),
-      errors ? c.red(String(errors)) : '0',
-      fmtMs(s.p99),
-      s.max >= 1000 ? c.yellow(fmtMs(s.max)) : fmtMs(s.max),
-      s.second === faultSecond ? c.bold(`← ${run.fault.toUpperCase()} ${victim}`) : '',
-    ]);
-  }
-  return table.toString();
-}
-
 export function render(r: FailoverResult, color: boolean): string {
   const c = makeChalk(color);
   const s = r.settings;
@@ -137,7 +119,7 @@ export function render(r: FailoverResult, color: boolean): string {
   ];
   for (const run of r.runs) {
     out.push('', c.bold(`${run.name}: ${FAULT_TEXT[run.fault]} at second ${run.faultAtS}, ${run.method}${run.retries === 0 ? ', no retries' : ''}`));
-    out.push(renderTimeline(run, r.victim, color));
+    out.push(renderTimeline(run.timeline, { [Math.floor(run.faultAtS)]: `← ${run.fault.toUpperCase()} ${r.victim}` }, color));
   }
   const summary = makeTable(['run', 'requests', 'client errors', 'retried', `≥ ${r.slowThresholdMs / 1000} s`, 'slow median', 'p99', 'max'], [
     'left',
