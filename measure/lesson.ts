@@ -9,7 +9,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { describeError, KitError } from '../lib/errors.ts';
 import { intFlag, parseFlags, defineCommand, helpText } from '../lib/cli.ts';
-import { LESSONS } from './lessons.ts';
+import { BALANCED_EXPERIMENTS, LESSONS } from './lessons.ts';
 import { EXIT } from './lib/experiment.ts';
 import { ROOT } from './lib/paths.ts';
 import { colorEnabled, makeChalk } from './lib/output.ts';
@@ -63,8 +63,13 @@ async function main(argv: string[]): Promise<number> {
   for (const [what, value] of [['--lb', lb], ['LB', process.env.LB || undefined]] as const) {
     if (value !== undefined && value !== 'builtin' && value !== 'nginx') throw new KitError('KIT_ERR_USAGE', `${what} is builtin or nginx; got '${value}'`);
   }
-  const takesLb = lesson.id === 4;
-  const flags = [...(quick ? ['--quick'] : []), ...(shape ? ['--shape'] : []), '--port', String(port), ...(lb && takesLb ? ['--lb', lb] : [])];
+  const flagsFor = (experiment: string) => [
+    ...(quick ? ['--quick'] : []),
+    ...(shape ? ['--shape'] : []),
+    '--port',
+    String(port),
+    ...(lb && BALANCED_EXPERIMENTS.has(experiment) ? ['--lb', lb] : []),
+  ];
 
   // Pass a stop signal on to the running experiment, which stops its servers and exits (a
   // terminal's Ctrl-C reaches it directly as well; it ignores the repeat), and start no more.
@@ -83,7 +88,7 @@ async function main(argv: string[]): Promise<number> {
   const results: { name: string; code: number }[] = [];
   for (const [i, name] of lesson.experiments.entries()) {
     out.write(c.bold.underline(`\n[${i + 1}/${lesson.experiments.length}] ${name}`) + '\n\n');
-    const code = await runOne(name, flags, running);
+    const code = await runOne(name, flagsFor(name), running);
     results.push({ name, code });
     if (interrupted || code === EXIT.sigint || code === EXIT.sigterm) return EXIT.sigint;
   }

@@ -14,5 +14,14 @@ export interface Lesson {
 
 export const LESSONS: Lesson[] = [
   { id: 3, slug: 'runtime', title: 'The application runtime: event loop, thread pool, cluster', text: 'lessons/03-runtime.md', experiments: ['blocking', 'pool', 'cluster'] },
-  { id: 4, slug: 'scaling-out', title: 'Scaling out: replicas behind a load balancer', text: 'lessons/04-scaling-out.md', experiments: ['distribution', 'degraded', 'scale-out'] },
+  {
+    id: 4,
+    slug: 'scaling-out',
+    title: 'Scaling out: replicas behind a load balancer',
+    text: 'lessons/04-scaling-out.md',
+    experiments: ['distribution', 'degraded', 'scale-out', 'failover', 'graceful', 'rolling-restart'],
+  },
 ];
+
+/** Experiments that put a load balancer in front of replicas: they take --lb builtin|nginx. */
+export const BALANCED_EXPERIMENTS = new Set(['distribution', 'degraded', 'scale-out', 'failover', 'graceful']);

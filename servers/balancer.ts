@@ -40,7 +40,7 @@ import {
   type FailureKind,
   type HealthState,
 } from './lib/failover.ts';
-import { balancerFlags, balancerOptions } from './lib/upstreams.ts';
+import { balancerFlags, balancerOptions, UPSTREAM_IDLE_MS } from './lib/upstreams.ts';
 
 const DEFAULT_PORT = 3020;
 
@@ -51,12 +51,6 @@ const spec = defineCommand({
   epilogue: 'Stats: curl -s 127.0.0.1:3020/__lb/stats',
 });
 
-/**
- * Idle upstream connections are closed after this many ms: shorter than Node's 5 s
- * server.keepAliveTimeout, so the balancer never reuses a connection the replica is closing
- * (which would surface as a reset; Node docs, http.Server keepAliveTimeout).
- */
-export const UPSTREAM_IDLE_MS = 4000;
 /** Answers up to this size (by Content-Length) are buffered whole; larger or unsized ones stream. */
 const BUFFER_LIMIT = 64 * 1024;
 /** Headers that describe one connection, not the message (RFC 9110 §7.6.1): never forwarded. */

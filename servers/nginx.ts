@@ -19,9 +19,8 @@ import { formatReady, HOST } from '../lib/ready.ts';
 import { exitWithLauncher } from './lib/lifeline.ts';
 import { failStartup, serverFlags } from './lib/main.ts';
 import { portInUse } from './lib/http.ts';
-import { findNginx, renderNginxConfig } from './lib/nginx-config.ts';
+import { findNginx, nginxRetryLine, renderNginxConfig } from './lib/nginx-config.ts';
 import { balancerFlags, balancerOptions } from './lib/upstreams.ts';
-import { retryLine } from './lib/failover.ts';
 
 const DEFAULT_PORT = 3021;
 
@@ -186,22 +185,6 @@ function tailRetries(file: string, names: Map<string, string>): { flush(withTota
   const timer = setInterval(() => flush(false), 100);
   timer.unref();
   return { flush, timer };
-}
-
-/** Turns one line of the template's nsl_retries log format into a `retry:` line (undefined if malformed). */
-export function nginxRetryLine(text: string, names: Map<string, string>): string | undefined {
-  const [request, addrs, statuses, times] = text.split('|');
-  if (!request || !addrs || !statuses || !times) return undefined;
-  const [method, uri] = request.split(' ');
-  const a = addrs.split(', ');
-  const st = statuses.split(', ');
-  const t = times.split(', ');
-  const attempts = a.map((addr, i) => ({
-    replica: names.get(addr) ?? addr,
-    status: Number(st[i]) || 502,
-    ms: (Number.parseFloat(t[i] ?? '0') || 0) * 1000,
-  }));
-  return retryLine(method ?? '?', uri ?? '/', attempts);
 }
 
 main().catch(failStartup);

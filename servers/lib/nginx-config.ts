@@ -13,6 +13,7 @@ import path from 'node:path';
 import { KitError } from '../../lib/errors.ts';
 import type { Policy } from './policies.ts';
 import type { FailoverOptions } from './upstreams.ts';
+import { retryLine } from './failover.ts';
 
 export const NGINX_METHOD: Record<Policy, string> = {
   'round-robin': '',
@@ -78,3 +79,18 @@ export function findNginx(env: NodeJS.ProcessEnv = process.env, extraDirs: reado
   );
 }
 
+/** Turns one line of the template's nsl_retries log format into a `retry:` line (undefined if malformed). */
+export function nginxRetryLine(text: string, names: Map<string, string>): string | undefined {
+  const [request, addrs, statuses, times] = text.split('|');
+  if (!request || !addrs || !statuses || !times) return undefined;
+  const [method, uri] = request.split(' ');
+  const a = addrs.split(', ');
+  const st = statuses.split(', ');
+  const t = times.split(', ');
+  const attempts = a.map((addr, i) => ({
+    replica: names.get(addr) ?? addr,
+    status: Number(st[i]) || 502,
+    ms: (Number.parseFloat(t[i] ?? '0') || 0) * 1000,
+  }));
+  return retryLine(method ?? '?', uri ?? '/', attempts);
+}

@@ -77,3 +77,10 @@ export function parseUpstreamList(text: string | undefined): { name: string; add
     return { name: m[1] ?? `upstream${i + 1}`, addr: `${m[2]}:${m[3]}` };
   });
 }
+
+/**
+ * Idle upstream connections are closed after this many ms: shorter than Node's 5 s
+ * server.keepAliveTimeout, so the balancer never reuses a connection the replica is closing
+ * (which would surface as a reset; Node docs, http.Server keepAliveTimeout).
+ */
+export const UPSTREAM_IDLE_MS = 4000;

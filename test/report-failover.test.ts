@@ -1,0 +1,159 @@
+// Proves the shape rules of lesson 4's failover, graceful and rolling-restart experiments on fixed
+// results: healthy runs match the expected files, and each rule fails on a result that breaks it
+// (client errors, no slow burst or one that does not match the timeout, no errors without retries,
+// a POST stored twice, a graceful stop that cuts, an abrupt one that costs nothing, a failed
+// request during a rolling restart, an old worker still answering).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { render as renderFailover, shape as failoverShape, type FailoverResult, type FaultRun } from '../measure/report/failover.ts';
+import { render as renderGraceful, shape as gracefulShape, type GracefulResult, type StopRun } from '../measure/report/graceful.ts';
+import { render as renderRolling, shape as rollingShape, type RollingRestartResult } from '../measure/report/rolling-restart.ts';
+import type { TimelineSecond } from '../measure/lib/load.ts';
+import { MACHINE } from './fixtures/results.ts';
+import { expectedShape, failedLines, failOnWarnings } from './helpers.ts';
+
+failOnWarnings();
+
+const second = (s: number, completed = 3000, errors = 0, max = 20): TimelineSecond => ({ second: s, completed, ok2xx: completed - errors, non2xx: errors, errors: 0, p99: 10, max });
+
+const faultRun = (name: string, fault: FaultRun['fault'], over: Partial<FaultRun> = {}): FaultRun => ({
+  name,
+  fault,
+  method: 'GET',
+  retries: 2,
+  faultAtS: 2,
+  timeline: [0, 1, 2, 3, 4].map((s) => second(s)),
+  totals: { completed: 15000, ok2xx: 15000, non2xx: 0, errors: 0 },
+  retried: 4,
+  slow: { count: 0, medianMs: 0, maxMs: 0 },
+  p99: 12,
+  max: 40,
+  ...over,
+});
+
+const failover = (): FailoverResult => ({
+  machine: MACHINE,
+  balancer: 'builtin',
+  policy: 'round-robin',
+  victim: 'app3',
+  load: { connections: 8, durationS: 5, route: '/fast' },
+  settings: { responseTimeoutMs: 1500, maxFails: 2, failTimeoutS: 5, retries: 2 },
+  slowThresholdMs: 1000,
+  runs: [
+    faultRun('sigterm', 'sigterm'),
+    faultRun('sigkill', 'sigkill'),
+    faultRun('sigstop', 'sigstop', { slow: { count: 8, medianMs: 1508, maxMs: 1512 } }),
+    faultRun('sigkill-without-retries', 'sigkill', { retries: 0, retried: 0, totals: { completed: 15000, ok2xx: 14992, non2xx: 8, errors: 0 } }),
+    faultRun('post-during-kill', 'sigkill', {
+      method: 'POST',
+      retried: 0,
+      totals: { completed: 10000, ok2xx: 9995, non2xx: 5, errors: 0 },
+      post: { created: 9995, createdAndStoredOnce: 9995, stored: 10003, storedTwice: 0, retried: 0 },
+    }),
+  ],
+});
+
+const withRun = (r: FailoverResult, name: string, over: Partial<FaultRun>): FailoverResult => ({
+  ...r,
+  runs: r.runs.map((x) => (x.name === name ? { ...x, ...over } : x)),
+});
+
+test('failover: a healthy result matches expected-output/failover.txt and renders its timelines', () => {
+  assert.deepEqual(failoverShape(failover()), expectedShape('failover'));
+  const text = renderFailover(failover(), false);
+  assert.match(text, /← SIGSTOP app3/);
+  assert.match(text, /9995 answered 201/);
+});
+
+test('failover: each rule fails on a result that breaks it', () => {
+  const expected = expectedShape('failover');
+  const errors = { totals: { completed: 15000, ok2xx: 14990, non2xx: 10, errors: 0 } };
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigkill', errors))), ['sigkill  client-errors  none']);
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigkill', { retried: 0 }))), ['sigkill  retried  some']);
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigterm', { slow: { count: 3, medianMs: 1200, maxMs: 1300 } }))), ['sigterm  slow-requests  none']);
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigstop', { slow: { count: 0, medianMs: 0, maxMs: 0 } }))), [
+    'sigstop  slow-requests  burst',
+    'sigstop  slow-latency-vs-response-timeout  matches',
+  ]);
+  // a burst that took twice the timeout (undici's coarse timers would do this) does not match
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigstop', { slow: { count: 8, medianMs: 3000, maxMs: 3100 } }))), [
+    'sigstop  slow-latency-vs-response-timeout  matches',
+  ]);
+  assert.deepEqual(
+    failedLines(expected, failoverShape(withRun(failover(), 'sigkill-without-retries', { totals: { completed: 15000, ok2xx: 15000, non2xx: 0, errors: 0 } }))),
+    ['sigkill-without-retries  client-errors  some'],
+  );
+  const twice = { post: { created: 9995, createdAndStoredOnce: 9995, stored: 10004, storedTwice: 1, retried: 1 } };
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'post-during-kill', twice))), ['post-during-kill  users-stored-twice  none']);
+  const lost = { post: { created: 9995, createdAndStoredOnce: 9990, stored: 9990, storedTwice: 0, retried: 0 } };
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'post-during-kill', lost))), ['post-during-kill  201s-stored-exactly-once  all']);
+});
+
+const stop = (over: Partial<StopRun> = {}): StopRun => ({ inFlight: 1, cut: 0, retried: 2, clientErrors: 0, p99: 10, max: 30, requests: 9000, ...over });
+
+const graceful = (): GracefulResult => ({
+  machine: MACHINE,
+  balancer: 'builtin',
+  victim: 'app3',
+  durationS: 3,
+  stopAtS: 1,
+  cases: [
+    { key: 'fast', route: '/fast', connections: 8, mode: 'graceful', runs: [stop()] },
+    { key: 'fast', route: '/fast', connections: 8, mode: 'abrupt', runs: [stop({ cut: 1, p99: 12 })] },
+    { key: 'slow-500ms', route: '/slow-async?ms=500', connections: 24, mode: 'graceful', runs: [stop({ inFlight: 8, p99: 522, max: 524, requests: 140 })] },
+    { key: 'slow-500ms', route: '/slow-async?ms=500', connections: 24, mode: 'abrupt', runs: [stop({ inFlight: 8, cut: 8, retried: 8, p99: 1029, max: 1032, requests: 140 })] },
+  ],
+});
+
+const withCase = (r: GracefulResult, key: string, mode: string, over: Partial<StopRun>): GracefulResult => ({
+  ...r,
+  cases: r.cases.map((c) => (c.key === key && c.mode === mode ? { ...c, runs: c.runs.map((x) => ({ ...x, ...over })) } : c)),
+});
+
+test('graceful: a healthy result matches expected-output/graceful.txt', () => {
+  assert.deepEqual(gracefulShape(graceful()), expectedShape('graceful'));
+  assert.match(renderGraceful(graceful(), false), /in flight at stop/);
+});
+
+test('graceful: each rule fails on a result that breaks it', () => {
+  const expected = expectedShape('graceful');
+  assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'slow-500ms', 'graceful', { cut: 2 }))), ['slow-500ms  graceful  requests-cut  none']);
+  assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'slow-500ms', 'abrupt', { cut: 0, p99: 530 }))), [
+    'slow-500ms  abrupt  requests-cut  some',
+    'slow-500ms  abrupt-p99-vs-graceful  clearly-worse',
+  ]);
+  assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'fast', 'abrupt', { p99: 200 }))), ['fast  abrupt-p99-vs-graceful  within-noise']);
+  assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'fast', 'graceful', { clientErrors: 3 }))), ['all-stops  client-errors  none']);
+});
+
+const rolling = (): RollingRestartResult => ({
+  machine: MACHINE,
+  workers: 3,
+  load: { connections: 8, route: '/status' },
+  restartAtS: 1.01,
+  doneAtS: 4.2,
+  steps: [
+    { old: 101, pid: 201, ms: 1200 },
+    { old: 102, pid: 202, ms: 1300 },
+    { old: 103, pid: 203, ms: 1250 },
+  ],
+  pidsBefore: [101, 102, 103],
+  pidsAfter: [201, 202, 203],
+  timeline: [0, 1, 2, 3, 4, 5].map((s) => second(s, 12000)),
+  totals: { completed: 72000, non2xx: 0, errors: 0, p99: 8, max: 40 },
+  duringRestart: 48000,
+});
+
+test('rolling restart: a healthy result matches expected-output/rolling-restart.txt', () => {
+  assert.deepEqual(rollingShape(rolling()), expectedShape('rolling-restart'));
+  assert.match(renderRolling(rolling(), false), /all workers replaced/);
+});
+
+test('rolling restart: each rule fails on a result that breaks it', () => {
+  const expected = expectedShape('rolling-restart');
+  assert.deepEqual(failedLines(expected, rollingShape({ ...rolling(), totals: { ...rolling().totals, errors: 11 } })), ['rolling-restart  errors  none']);
+  assert.deepEqual(failedLines(expected, rollingShape({ ...rolling(), totals: { ...rolling().totals, non2xx: 2 } })), ['rolling-restart  non-2xx  none']);
+  assert.deepEqual(failedLines(expected, rollingShape({ ...rolling(), pidsAfter: [102, 201, 202] })), ['rolling-restart  old-pids-answering-after  none']);
+  assert.deepEqual(failedLines(expected, rollingShape({ ...rolling(), steps: rolling().steps.slice(0, 2) })), ['rolling-restart  workers-replaced  all']);
+  assert.deepEqual(failedLines(expected, rollingShape({ ...rolling(), duringRestart: 0 })), ['rolling-restart  requests-during-restart  some']);
+});
