@@ -11,6 +11,7 @@ import { findNginx } from '../servers/lib/nginx-config.ts';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { pollUntil } from '../measure/lib/wait.ts';
 import { assertAllGone, childrenOf, failOnWarnings, holdPort, ROOT, runScript } from './helpers.ts';
 
 failOnWarnings();
@@ -73,6 +74,40 @@ test('Ctrl-C during a run through nginx: nginx, the replicas and the temporary p
   assert.equal(code, 130);
   await assertAllGone(all, 10_000);
   assert.deepEqual(prefixes().filter((p) => !before.includes(p)), []);
+});
+
+/** The process state letter of `pid` (R, S, T for stopped, Z...), or undefined when gone (Linux /proc). */
+function procState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+  } catch {
+    return undefined;
+  }
+}
+
+test('Ctrl-C while failover has a replica frozen (SIGSTOP): every process is gone, the frozen one too', async () => {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'measure/failover.ts'), '--quick'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const tree = (pid: number): number[] => [pid, ...childrenOf(pid).flatMap(tree)];
+  const lines: string[] = [];
+  createInterface({ input: child.stderr! }).on('line', (l) => lines.push(l));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+  let frozen: number[] = [];
+  let all: number[] = [];
+  await pollUntil(
+    'a frozen replica',
+    () => {
+      if (child.exitCode !== null) throw new Error(`ended before a replica was frozen: ${lines.slice(-3).join(' | ')}`);
+      all = tree(child.pid!).slice(1);
+      frozen = all.filter((p) => procState(p) === 'T');
+      return frozen.length ? frozen : undefined;
+    },
+    60_000,
+    20,
+  );
+  child.kill('SIGINT');
+  assert.equal(await exited, 130);
+  await assertAllGone(all, 10_000);
 });
 
 test('--port is the balancer\'s port: a taken one is a one-line port-in-use error (exit 3)', async () => {
