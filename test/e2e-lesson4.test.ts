@@ -27,7 +27,7 @@ const prefixes = () => readdirSync(os.tmpdir()).filter((f) => f.startsWith('nsl-
 for (const lb of ['builtin', 'nginx'] as const) {
   for (const name of EXPERIMENTS.filter((e) => lb === 'builtin' || BALANCED_EXPERIMENTS.has(e))) {
     const lbArgs = BALANCED_EXPERIMENTS.has(name) ? ['--lb', lb] : [];
-    test(`${name} --quick ${lbArgs.join(' ')} prints exactly expected-output/${name}.txt`, { skip: lb === 'nginx' ? nginxSkip : false }, async () => {
+    test(`${name} ${['--quick', ...lbArgs].join(' ')} prints exactly expected-output/${name}.txt`, { skip: lb === 'nginx' ? nginxSkip : false }, async () => {
       const before = prefixes();
       const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', ...lbArgs]);
       assert.equal(r.stdout, readFileSync(expectedFile(name), 'utf8'), r.stderr);
