@@ -30,6 +30,11 @@ export function makeTable(head: string[], colAligns?: ('left' | 'right' | 'cente
   });
 }
 
+/** Column alignments for a table whose first `left` columns are text and the rest numbers. */
+export function textThenNumbers(left: number, total: number): ('left' | 'right')[] {
+  return Array.from({ length: total }, (_, i) => (i < left ? 'left' : 'right'));
+}
+
 /** What this machine is, for table captions: cores, how busy they were, Node version. */
 export interface MachineInfo {
   cores: number;

@@ -2,7 +2,7 @@
  * Result, table and shape of the `degraded` experiment (lesson 4): one of three replicas has its
  * event loop kept busy; /fast goes through the balancer under each policy. Pure functions only.
  */
-import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, type MachineInfo } from '../lib/output.ts';
+import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../lib/output.ts';
 import { line } from '../lib/shape.ts';
 
 export interface PolicyRun {
@@ -77,15 +77,8 @@ export const hints: Record<string, string> = {
 export function render(r: DegradedResult, color: boolean): string {
   const c = makeChalk(color);
   const names = Object.keys(r.policies[0]?.perReplica ?? {});
-  const table = makeTable(['policy', 'throughput', 'p50', 'p95', 'p99', 'errors', ...names.map((n) => (n === r.degraded ? `${n} (busy)` : n))], [
-    'left',
-    'right',
-    'right',
-    'right',
-    'right',
-    'right',
-    ...names.map(() => 'right' as const),
-  ]);
+  const head = ['policy', 'throughput', 'p50', 'p95', 'p99', 'errors', ...names.map((n) => (n === r.degraded ? `${n} (busy)` : n))];
+  const table = makeTable(head, textThenNumbers(1, head.length));
   const best = Math.min(...r.policies.map((p) => p.p95));
   for (const p of r.policies) {
     const bad = p.p95 >= P95_FACTOR * best;

@@ -4,7 +4,7 @@
  * then the kill again without retries, and a kill during POST /users. Pure functions only.
  */
 import type { TimelineSecond } from '../lib/load.ts';
-import { fmtMs, machineCaption, makeChalk, makeTable, type MachineInfo } from '../lib/output.ts';
+import { fmtMs, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../lib/output.ts';
 import { renderTimeline } from './timeline.ts';
 import { line } from '../lib/shape.ts';
 
@@ -121,16 +121,8 @@ export function render(r: FailoverResult, color: boolean): string {
     out.push('', c.bold(`${run.name}: ${FAULT_TEXT[run.fault]} at second ${run.faultAtS}, ${run.method}${run.retries === 0 ? ', no retries' : ''}`));
     out.push(renderTimeline(run.timeline, { [Math.floor(run.faultAtS)]: `← ${run.fault.toUpperCase()} ${r.victim}` }, color));
   }
-  const summary = makeTable(['run', 'requests', 'client errors', 'retried', `≥ ${r.slowThresholdMs / 1000} s`, 'slow median', 'p99', 'max'], [
-    'left',
-    'right',
-    'right',
-    'right',
-    'right',
-    'right',
-    'right',
-    'right',
-  ]);
+  const head = ['run', 'requests', 'client errors', 'retried', `≥ ${r.slowThresholdMs / 1000} s`, 'slow median', 'p99', 'max'];
+  const summary = makeTable(head, textThenNumbers(1, head.length));
   for (const run of r.runs) {
     const errors = clientErrors(run);
     summary.push([

@@ -4,7 +4,7 @@
  * and long (/slow-async?ms=500) requests, repeated. Pure functions only.
  */
 import { median } from '../lib/latency.ts';
-import { fmtMs, machineCaption, makeChalk, makeTable, type MachineInfo } from '../lib/output.ts';
+import { fmtMs, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../lib/output.ts';
 import { line } from '../lib/shape.ts';
 
 export type StopMode = 'graceful' | 'abrupt';
@@ -78,16 +78,8 @@ export const hints: Record<string, string> = {
 
 export function render(r: GracefulResult, color: boolean): string {
   const c = makeChalk(color);
-  const table = makeTable(['requests', 'stop', 'in flight at stop', 'cut', 'retried', 'client errors', 'p99', 'max'], [
-    'left',
-    'left',
-    'right',
-    'right',
-    'right',
-    'right',
-    'right',
-    'right',
-  ]);
+  const head = ['requests', 'stop', 'in flight at stop', 'cut', 'retried', 'client errors', 'p99', 'max'];
+  const table = makeTable(head, textThenNumbers(2, head.length));
   for (const k of r.cases) {
     const cut = sumOf(k, (x) => x.cut);
     const errors = sumOf(k, (x) => x.clientErrors);
