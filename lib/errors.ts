@@ -17,7 +17,9 @@ export type KitErrorCode =
   | 'KIT_ERR_WAIT_TIMEOUT' // waiting for a condition (a line, a pid to be gone) ran past its deadline
   | 'KIT_ERR_RESTART_BUDGET' // cluster workers kept dying; the primary gave up replacing them
   | 'KIT_ERR_NGINX_MISSING' // --lb nginx, but no nginx binary was found
-  | 'KIT_ERR_NGINX_FAILED'; // nginx did not start (its error log says why)
+  | 'KIT_ERR_NGINX_FAILED' // nginx did not start (its error log says why)
+  | 'KIT_ERR_REDIS_MISSING' // a Redis run, but no redis-server binary was found
+  | 'KIT_ERR_STORE'; // the state store (SQLite file, Redis server) cannot be used
 
 /** An error with a stable code. `hint` is an optional sentence telling the user what to do. */
 export class KitError extends Error {

@@ -8,7 +8,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,7 +17,7 @@ import { KitError } from '../lib/errors.ts';
 import { formatReady, HOST } from '../lib/ready.ts';
 import { exitWithLauncher } from './lib/lifeline.ts';
 import { failStartup, serverFlags } from './lib/main.ts';
-import { portInUse } from './lib/http.ts';
+import { freePort, portInUse } from './lib/http.ts';
 import { findNginx, nginxRetryLine, renderNginxConfig } from './lib/nginx-config.ts';
 import { balancerFlags, balancerOptions } from './lib/upstreams.ts';
 
@@ -35,18 +34,6 @@ const spec = defineCommand({
 });
 
 const TEMPLATE = fileURLToPath(new URL('./nginx/nginx.conf.template', import.meta.url));
-/** A free loopback port (nginx cannot listen on port 0 and tell us which one it got). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, HOST, () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * Resolves once this nginx answers: GET /__lb/stats returns the token written into its config
  * (so another program on the port cannot pass for it). Rejects if nginx exits or after `timeoutMs`.

@@ -4,7 +4,7 @@
  * Servers know nothing of measurement; these helpers only serve.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { KitError } from '../../lib/errors.ts';
 import { HOST } from '../../lib/ready.ts';
 
@@ -139,4 +139,20 @@ export async function readJsonBody(req: http.IncomingMessage, limitBytes: number
   } catch {
     throw new HttpError(400, 'body is not valid JSON');
   }
+}
+
+/**
+ * A loopback port that was free a moment ago, for servers that cannot listen on port 0 and report
+ * the port they got (nginx, redis-server). Another program could take it first; the server then
+ * fails with "address in use", which its wrapper reports.
+ */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, HOST, () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
 }

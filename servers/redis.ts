@@ -1,0 +1,103 @@
+/**
+ * A real Redis server for lesson 5, under the kit's process contract: starts `redis-server` on a
+ * loopback port with a temporary working directory and no persistence (no RDB snapshots, no AOF:
+ * nothing is written to your home or to /var), prints the kit's ready line once Redis answers PING,
+ * and on SIGTERM, SIGINT or a lost launcher stops it (SIGTERM: Redis's own clean shutdown) and
+ * removes the directory. A missing binary is a clear error naming how to install it.
+ * Run alone: `npx tsx servers/redis.ts --port 0`, then `redis-cli -p <port> ping`.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { defineCommand, intFlag } from '../lib/cli.ts';
+import { KitError } from '../lib/errors.ts';
+import { formatReady, HOST } from '../lib/ready.ts';
+import { exitWithLauncher } from './lib/lifeline.ts';
+import { failStartup, serverFlags } from './lib/main.ts';
+import { freePort, portInUse } from './lib/http.ts';
+import { findRedis } from './lib/redis-binary.ts';
+
+const spec = defineCommand({
+  usage: 'npx tsx servers/redis.ts [--port <n>]',
+  summary: 'Starts a throwaway redis-server on 127.0.0.1 (temporary directory, no persistence) and prints one ready line once it answers PING.',
+  flags: {
+    port: { type: 'string', valueName: 'n', description: 'port for Redis, 0 for any free port', default: '0' },
+  },
+  epilogue: 'Needs redis-server: Debian/Ubuntu `sudo apt-get install redis-server`, macOS `brew install redis`. Lesson 5 uses SQLite by default and needs no server.',
+});
+
+/** Resolves once Redis at `port` answers PING with PONG; rejects after `timeoutMs`. */
+function pong(port: number, timeoutMs: number, alive: () => boolean): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      if (!alive()) return reject(new Error('redis-server exited'));
+      const socket = net.connect({ host: HOST, port });
+      let reply = '';
+      const retry = () => {
+        socket.destroy();
+        if (Date.now() > until) reject(new Error(`no PONG on port ${port} within ${timeoutMs} ms`));
+        else setTimeout(attempt, 20);
+      };
+      socket.setTimeout(1000, retry);
+      socket.on('error', retry);
+      socket.on('connect', () => socket.write('PING\r\n'));
+      socket.on('data', (d) => {
+        reply += d;
+        if (reply.includes('+PONG')) {
+          socket.destroy();
+          resolve();
+        } else if (reply.includes('\r\n')) retry(); // e.g. -LOADING
+      });
+    };
+    attempt();
+  });
+}
+
+async function main(): Promise<void> {
+  const flags = serverFlags(spec);
+  const requested = intFlag('port', flags.port, 0, 65535, 0);
+  const binary = findRedis();
+  const port = requested || (await freePort());
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'nsl-redis-'));
+  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  const args = ['--port', String(port), '--bind', HOST, '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--logfile', ''];
+  const redis = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const log: string[] = [];
+  const keep = (d: Buffer) => {
+    log.push(...d.toString().trim().split('\n'));
+    log.splice(0, Math.max(0, log.length - 5));
+  };
+  redis.stdout.on('data', keep);
+  redis.stderr.on('data', keep);
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    redis.kill('SIGTERM'); // Redis shuts down cleanly (nothing to save: --save '')
+    setTimeout(() => redis.kill('SIGKILL'), 5000).unref();
+  };
+  redis.once('exit', (code, signal) => {
+    cleanup();
+    if (stopping) process.exit(0);
+    const said = log.join(' | ');
+    failStartup(/Address already in use/i.test(said) ? portInUse(port) : new KitError('KIT_ERR_STORE', `redis-server exited (${signal ?? `code ${code}`}): ${said}`));
+  });
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  exitWithLauncher(stop);
+  try {
+    await pong(port, 10_000, () => redis.exitCode === null && redis.signalCode === null);
+  } catch (err) {
+    if (redis.exitCode === null) {
+      stop();
+      throw new KitError('KIT_ERR_STORE', `redis-server did not start: ${(err as Error).message}; it said: ${log.join(' | ')}`);
+    }
+    return; // the 'exit' handler reports it
+  }
+  process.stdout.write(formatReady('redis', port, process.pid) + '\n');
+}
+
+main().catch(failStartup);
