@@ -24,7 +24,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { defineCommand } from '../lib/cli.ts';
 import { HttpError, sendJson } from './lib/http.ts';
 import { failStartup, serve, serverFlags } from './lib/main.ts';
-import { PICKERS, type ReplicaLoad } from './lib/policies.ts';
+import { ipHashKey, PICKERS, pickByKey, roundRobin, type ReplicaLoad } from './lib/policies.ts';
 import {
   admission,
   classifyError,
@@ -66,6 +66,11 @@ interface Upstream extends ReplicaLoad {
   /** Taken out by hand (POST /__lb/down). */
   down: boolean;
   health: HealthState;
+}
+
+/** The replica's Set-Cookie headers plus the balancer's own. */
+function appendCookie(existing: string | string[] | undefined, cookie: string): string[] {
+  return [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), cookie];
 }
 
 /** Largest request body the balancer reads, bytes (nginx's client_max_body_size default). */
@@ -114,7 +119,14 @@ function main(): void {
     }),
   }));
   const lone = upstreams.length === 1; // a lone replica is never taken out
-  const pick = PICKERS[policy];
+  // Sticky policies start from round robin (sticky-cookie: a client with no cookie yet).
+  const pick = policy === 'ip-hash' || policy === 'sticky-cookie' ? roundRobin : PICKERS[policy];
+  /** The replica a sticky policy wants for this request, before availability (undefined: none yet). */
+  const stickyKey = (req: http.IncomingMessage): string | undefined => {
+    if (policy === 'ip-hash') return ipHashKey(req.socket.remoteAddress ?? '');
+    if (policy === 'sticky-cookie') return /(?:^|;\s*)lb=([\w.-]+)/.exec(req.headers.cookie ?? '')?.[1];
+    return undefined;
+  };
   let cursor = 0;
   let retried = 0;
 
@@ -123,7 +135,7 @@ function main(): void {
    * that is not down by hand is resting, they all get another chance (nginx: "quick recovery").
    * Returns the index and whether this try is a health probe.
    */
-  const choose = (tried: ReadonlySet<number>): { index: number; probe: boolean } | undefined => {
+  const choose = (tried: ReadonlySet<number>, key: string | undefined): { index: number; probe: boolean } | undefined => {
     const now = performance.now();
     let open = 0;
     for (const u of upstreams) {
@@ -137,13 +149,22 @@ function main(): void {
       }
     }
     for (const i of tried) upstreams[i]!.available = false;
-    const choice = pick(upstreams, cursor, Math.random);
-    cursor = choice.cursor;
-    if (choice.index === undefined) return undefined;
-    const u = upstreams[choice.index]!;
+    let index: number | undefined;
+    if (key !== undefined && policy === 'ip-hash') index = pickByKey(upstreams, key);
+    if (key !== undefined && policy === 'sticky-cookie') {
+      const named = upstreams.findIndex((u) => u.name === key);
+      if (named >= 0 && upstreams[named]!.available) index = named;
+    }
+    if (index === undefined) {
+      const choice = pick(upstreams, cursor, Math.random);
+      cursor = choice.cursor;
+      index = choice.index;
+    }
+    if (index === undefined) return undefined;
+    const u = upstreams[index]!;
     const probe = !lone && admission(u.health, rules, now) === 'probe';
     if (probe) startProbe(u.health);
-    return { index: choice.index, probe };
+    return { index, probe };
   };
 
   /** One try on `up`: resolves with the answer once its headers arrive, or rejects with a FailureKind. */
@@ -174,6 +195,7 @@ function main(): void {
     }
     const tried = new Set<number>();
     const attempts: Attempt[] = [];
+    const key = stickyKey(req);
     const maxTries = Math.min(retries + 1, upstreams.length);
     const logRetries = () => {
       if (attempts.length > 1) {
@@ -182,7 +204,7 @@ function main(): void {
       }
     };
     for (;;) {
-      const chosen = choose(tried);
+      const chosen = choose(tried, key);
       if (!chosen) {
         const last = attempts.at(-1);
         logRetries();
@@ -216,16 +238,18 @@ function main(): void {
       logRetries();
       try {
         res.setHeader('x-upstream-addr', up.addr);
+        const headers = filterHeaders(answer.headers);
+        if (policy === 'sticky-cookie' && key !== up.name) headers['set-cookie'] = appendCookie(answer.headers['set-cookie'], `lb=${up.name}; Path=/; HttpOnly; SameSite=Lax`);
         const length = Number(answer.headers['content-length']);
         if (length <= BUFFER_LIMIT) {
           // Small answers are read whole and sent in one write, as nginx's proxy_buffering does:
           // measured here, streaming a 29-byte /fast answer chunk by chunk took 1.1 ms per request
           // on one connection, buffering it 0.3 ms.
           const data = Buffer.from(await answer.body.arrayBuffer());
-          res.writeHead(answer.statusCode, filterHeaders(answer.headers));
+          res.writeHead(answer.statusCode, headers);
           res.end(data);
         } else {
-          res.writeHead(answer.statusCode, filterHeaders(answer.headers));
+          res.writeHead(answer.statusCode, headers);
           await pipeline(answer.body, res);
         }
       } catch (err) {

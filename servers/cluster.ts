@@ -1,10 +1,12 @@
 /**
  * Cluster loan server (node:cluster): the lesson 3 server for several processes on one port.
  *
- * Every worker keeps its own loan counter in memory. Every path answers `{ pid, loanCounter }`:
- *   POST /loan                    increments this worker's counter
+ * Every worker keeps its own loan counter in memory (with --state sqlite or redis, lesson 5, they
+ * share one). These paths answer `{ pid, loanCounter }`:
+ *   POST /loan                    increments the counter (with {"member": ...}, rate-limited per member)
  *   GET  /status                  reads it (no increment)
  *   GET  /member/verify-blocking  heavy scrypt on this worker's event loop, then reads it
+ * and lesson 5's POST /login, GET /me, GET /loans (lib/state-routes.ts).
  *
  * The primary prints its ready line only when every worker is listening. A worker that dies is
  * replaced (once per death, keyed on 'exit'), within a restart budget and with a backoff for
@@ -32,6 +34,7 @@ import { portInUse, router, sendJson } from './lib/http.ts';
 import { exitWithLauncher } from './lib/lifeline.ts';
 import { failStartup, serve, serverFlags } from './lib/main.ts';
 import { formatCost, hashOnEventLoop, HEAVY_COST, heavyCostFrom } from './lib/scrypt-cost.ts';
+import { openStateStore, stateFlags, stateOptions, stateRoutes, type StateOptions } from './lib/state-routes.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/cluster.ts [--port <n>] [--workers <n>]',
@@ -50,6 +53,7 @@ const spec = defineCommand({
       default: '10',
     },
     'crash-at-start': { type: 'boolean', description: 'workers throw before listening (to see the restart budget work)' },
+    ...stateFlags(),
   },
   epilogue:
     'Routes (every answer is { pid, loanCounter }): POST /loan, GET /status, GET /member/verify-blocking\n' +
@@ -74,6 +78,7 @@ function runPrimary(): void {
   const workers = intFlag('workers', flags.workers, 1, 32, 3);
   const budget = intFlag('restart-budget', flags['restart-budget'], 0, 1000, 10);
   const costText = flags.cost ?? process.env.LAB_SCRYPT_COST;
+  const state = stateOptions(flags);
   heavyCostFrom(costText); // fail here, once, rather than in every worker
 
   cluster.setupPrimary({ stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -82,6 +87,7 @@ function runPrimary(): void {
     LAB_SCRYPT_COST: costText ?? '',
     LAB_CRASH_AT_START: flags['crash-at-start'] ? '1' : '',
     LAB_LIFELINE: '',
+    LAB_STATE_JSON: JSON.stringify(state),
   };
 
   const listened = new Set<number>(); // worker ids that reached 'listening'
@@ -253,31 +259,28 @@ function runPrimary(): void {
   for (let i = 0; i < workers; i++) fork();
 }
 
-function runWorker(): void {
+async function runWorker(): Promise<void> {
   if (process.env.LAB_CRASH_AT_START) throw new Error('crashing at start-up, as asked by --crash-at-start');
   const port = Number(process.env.LAB_WORKER_PORT);
   const heavy = heavyCostFrom(undefined);
-  let loanCounter = 0;
-  const me = () => ({ pid: process.pid, loanCounter });
+  const state = JSON.parse(process.env.LAB_STATE_JSON ?? '{}') as StateOptions;
+  // With --state memory (the default) the counter lives in this worker alone: lesson 3's finding.
+  const store = await openStateStore(state);
+  const me = async () => ({ pid: process.pid, loanCounter: await store.counter('loans') });
 
   const server = http.createServer(
     router(
       {
-        '/loan': {
-          POST: (_req, res) => {
-            loanCounter++;
-            sendJson(res, 200, me());
-          },
-        },
-        '/status': { GET: (_req, res) => sendJson(res, 200, me()) },
+        ...stateRoutes(store, state, () => ({ pid: process.pid }), (total) => ({ loanCounter: total })),
+        '/status': { GET: async (_req, res) => sendJson(res, 200, await me()) },
         '/member/verify-blocking': {
-          GET: (_req, res) => {
+          GET: async (_req, res) => {
             hashOnEventLoop('correct horse battery staple', heavy);
-            sendJson(res, 200, me());
+            sendJson(res, 200, await me());
           },
         },
       },
-      me,
+      () => ({ pid: process.pid }),
     ),
   );
   // Ctrl-C in a terminal reaches the whole process group; the primary decides when workers stop.
@@ -293,7 +296,7 @@ function runWorker(): void {
 
 try {
   if (cluster.isPrimary) runPrimary();
-  else runWorker();
+  else await runWorker();
 } catch (err) {
   failStartup(err);
 }

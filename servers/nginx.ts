@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   const flags = serverFlags(spec);
   const options = balancerOptions(flags, DEFAULT_PORT);
   const { policy, port: requested } = options;
-  const upstreams = options.upstreams.map((u) => u.addr);
+  const upstreams = options.upstreams;
   const prefix = mkdtempSync(path.join(os.tmpdir(), 'nsl-nginx-'));
   const cleanup = () => rmSync(prefix, { recursive: true, force: true });
   try {

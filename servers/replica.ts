@@ -16,6 +16,8 @@
  *   POST /users             {"name": "..."} → 201 { id }, in the SQLite file given by --db
  *   GET  /users/:id         200 with the user, or 404
  *   GET  /__replica/stats   requests served per route (not counted itself)
+ *   POST /login, GET /me, POST /loan, GET /loans   lesson 5's state routes (lib/state-routes.ts),
+ *                           over the store --state names (memory by default)
  *
  * Run alone: `npx tsx servers/replica.ts --name app1 --port 0 [--db /tmp/users.db]`.
  */
@@ -26,9 +28,10 @@ import { KitError } from '../lib/errors.ts';
 import { HttpError, readJsonBody, router, sendJson, type Routes } from './lib/http.ts';
 import { DRAIN_DEADLINE_MS, failStartup, serve, serverFlags } from './lib/main.ts';
 import { openUsersDb, type UsersDb } from './lib/users-db.ts';
+import { openStateStore, stateFlags, stateOptions, stateRoutes } from './lib/state-routes.ts';
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file>] [--drain-deadline <ms>] [--abrupt]',
+  usage: 'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file>] [--drain-deadline <ms>] [--abrupt] [--state memory|sqlite|redis] [--sessions store|token]',
   summary: 'A stateless app replica for lesson 4: fast, slow, CPU-bound and user routes; every answer names the replica. Listens on 127.0.0.1 and prints one ready line.',
   flags: {
     name: { type: 'string', valueName: 'name', description: 'the replica\'s name, in every answer', default: 'app1' },
@@ -41,6 +44,7 @@ const spec = defineCommand({
       default: String(DRAIN_DEADLINE_MS),
     },
     abrupt: { type: 'boolean', description: 'on SIGTERM exit at once, cutting requests in flight (no drain)' },
+    ...stateFlags(),
   },
   epilogue: 'Routes: GET /fast, /slow-sync?ms=N, /slow-async?ms=N, /work?ms=N, /whoami, /health; POST /users; GET /users/:id\nTry: curl -s 127.0.0.1:3010/work?ms=50',
 });
@@ -92,13 +96,15 @@ function sleepBlocking(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const flags = serverFlags(spec);
+  const state = stateOptions(flags);
   const name = flags.name ?? 'app1';
   if (!/^[\w.-]{1,40}$/.test(name)) throw new KitError('KIT_ERR_USAGE', `--name must be 1 to 40 letters, digits, '.', '_' or '-'; got '${name}'`);
   const port = intFlag('port', flags.port, 0, 65535, 3010);
   const drainDeadlineMs = intFlag('drain-deadline', flags['drain-deadline'], 0, 600_000, DRAIN_DEADLINE_MS);
   const db: UsersDb | undefined = flags.db ? openUsersDb(flags.db) : undefined;
+  const store = await openStateStore(state);
   let draining = false;
   /** Requests served per route (the path without its query), for experiments to read. */
   const served: Record<string, number> = {};
@@ -110,6 +116,7 @@ function main(): void {
   };
 
   const routes: Routes = {
+        ...stateRoutes(store, state, () => ({ replica: name })),
         '/fast': { GET: (_req, res) => reply(res, 200, { ok: true }) },
         '/slow-sync': {
           GET: (_req, res, url) => {
@@ -173,11 +180,7 @@ function main(): void {
     if (routes[pathOnly]) served[pathOnly] = (served[pathOnly] ?? 0) + 1; // known routes only: junk paths must not grow memory
     route(req, res);
   });
-  serve(`replica-${name}`, server, port, { onStop: () => (draining = true), drainDeadlineMs, abrupt: Boolean(flags.abrupt) }).catch(failStartup);
+  await serve(`replica-${name}`, server, port, { onStop: () => (draining = true), drainDeadlineMs, abrupt: Boolean(flags.abrupt) });
 }
 
-try {
-  main();
-} catch (err) {
-  failStartup(err);
-}
+main().catch(failStartup);

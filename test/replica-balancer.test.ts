@@ -125,7 +125,7 @@ test('balancer flags: bad policy, non-loopback upstream, missing upstream → ex
 test('nginx config: each policy maps to its method, keepalive comes after it, no placeholder left', () => {
   const template = readFileSync(path.join(ROOT, 'servers', 'nginx', 'nginx.conf.template'), 'utf8');
   for (const policy of POLICIES) {
-    const text = renderNginxConfig(template, { prefix: '/tmp/p', port: 4000, policy, upstreams: ['127.0.0.1:1', '127.0.0.1:2'], keepAlive: true, token: 't0k', failover: FAILOVER_DEFAULTS });
+    const text = renderNginxConfig(template, { prefix: '/tmp/p', port: 4000, policy, upstreams: [{ name: 'a1', addr: '127.0.0.1:1' }, { name: 'a2', addr: '127.0.0.1:2' }], keepAlive: true, token: 't0k', failover: FAILOVER_DEFAULTS });
     assert.doesNotMatch(text, /\{\{/);
     const upstream = /upstream replicas \{([\s\S]*?)\n {4}\}/.exec(text)![1]!;
     if (NGINX_METHOD[policy]) assert.ok(upstream.indexOf(NGINX_METHOD[policy]) < upstream.indexOf('keepalive 64;'), policy);
@@ -138,7 +138,7 @@ test('nginx config: each policy maps to its method, keepalive comes after it, no
     assert.match(text, /listen 127\.0\.0\.1:4000;/);
     assert.match(text, /t0k/);
   }
-  const off = renderNginxConfig(template, { prefix: '/p', port: 1, policy: 'random', upstreams: ['127.0.0.1:1'], keepAlive: false, token: 'x', failover: { ...FAILOVER_DEFAULTS, retries: 0 } });
+  const off = renderNginxConfig(template, { prefix: '/p', port: 1, policy: 'random', upstreams: [{ name: 'a1', addr: '127.0.0.1:1' }], keepAlive: false, token: 'x', failover: { ...FAILOVER_DEFAULTS, retries: 0 } });
   assert.doesNotMatch(off, /keepalive 64;/);
   assert.match(off, /proxy_next_upstream off;/);
   assert.throws(() => renderNginxConfig('{{nope}}', { prefix: '/p', port: 1, policy: 'random', upstreams: [], keepAlive: false, token: 'x', failover: FAILOVER_DEFAULTS }), /no value/);

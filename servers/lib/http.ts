@@ -122,9 +122,9 @@ export class HttpError extends Error {
 
 /**
  * Reads a JSON request body of at most `limitBytes`. Throws HttpError 413 when it is larger
- * (without reading the rest) and 400 when it is not valid JSON.
+ * (without reading the rest) and 400 when it is not valid JSON. With `optional`, an empty body is undefined.
  */
-export async function readJsonBody(req: http.IncomingMessage, limitBytes: number): Promise<unknown> {
+export async function readJsonBody(req: http.IncomingMessage, limitBytes: number, optional = false): Promise<unknown> {
   const declared = Number(req.headers['content-length']);
   if (declared > limitBytes) throw new HttpError(413, `body over ${limitBytes} bytes`);
   const chunks: Buffer[] = [];
@@ -134,8 +134,10 @@ export async function readJsonBody(req: http.IncomingMessage, limitBytes: number
     if (size > limitBytes) throw new HttpError(413, `body over ${limitBytes} bytes`);
     chunks.push(chunk as Buffer);
   }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '' && optional) return undefined;
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse(text);
   } catch {
     throw new HttpError(400, 'body is not valid JSON');
   }

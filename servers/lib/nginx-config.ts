@@ -11,16 +11,37 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { KitError } from '../../lib/errors.ts';
-import type { Policy } from './policies.ts';
+import type { BalancerPolicy } from './policies.ts';
 import type { FailoverOptions } from './upstreams.ts';
 import { retryLine } from './failover.ts';
 
-export const NGINX_METHOD: Record<Policy, string> = {
+export const NGINX_METHOD: Record<BalancerPolicy, string> = {
   'round-robin': '',
   'least-connections': 'least_conn;',
   random: 'random;',
   'power-of-two-choices': 'random two least_conn;',
+  'ip-hash': 'ip_hash;',
+  // Open-source nginx has no `sticky` directive (that is nginx Plus): see stickyCookieBlocks.
+  'sticky-cookie': '',
 };
+
+/**
+ * sticky-cookie in open-source nginx: a map from the `lb` cookie to an upstream group per replica,
+ * in which that replica is the server and the others are `backup` (used only when it fails); no
+ * cookie → the round-robin group. Each answer sets `lb` to the replica that sent it, read from
+ * its x-replica header ($upstream_http_x_replica), so names must match the replicas' own names.
+ */
+function stickyCookieBlocks(upstreams: { name: string; addr: string }[], serverParams: string, keepalive: string): string {
+  const map = ['    map $cookie_lb $nsl_sticky {', '        default replicas;', ...upstreams.map((u) => `        ${u.name} sticky_${u.name};`), '    }'];
+  const groups = upstreams.flatMap((u) => [
+    `    upstream sticky_${u.name} {`,
+    `        server ${u.addr} ${serverParams};`,
+    ...upstreams.filter((o) => o !== u).map((o) => `        server ${o.addr} ${serverParams} backup;`),
+    `        ${keepalive}`,
+    '    }',
+  ]);
+  return [...map, ...groups].join('\n');
+}
 
 /**
  * Idle upstream connections kept per worker when keep-alive is on, and how long they stay open:
@@ -32,8 +53,9 @@ export const NGINX_KEEPALIVE = 'keepalive 64;\n        keepalive_timeout 4s;';
 export interface NginxConfigInput {
   prefix: string;
   port: number;
-  policy: Policy;
-  upstreams: string[];
+  policy: BalancerPolicy;
+  /** name=addr pairs; names matter for sticky-cookie only. */
+  upstreams: { name: string; addr: string }[];
   keepAlive: boolean;
   /** Written into /__lb/stats, so the launcher can tell this nginx answered. */
   token: string;
@@ -43,18 +65,23 @@ export interface NginxConfigInput {
 /** Fills the template. Throws if a placeholder is left unfilled (a template/renderer mismatch). */
 export function renderNginxConfig(template: string, input: NginxConfigInput): string {
   const f = input.failover;
+  const serverParams = `max_fails=${f.maxFails} fail_timeout=${Math.round(f.failTimeoutMs / 1000)}s`;
+  const keepalive = input.keepAlive ? NGINX_KEEPALIVE : '# no upstream keep-alive: one connection per request';
   const values: Record<string, string> = {
     prefix: input.prefix,
     port: String(input.port),
     policy: input.policy,
     token: input.token,
     method: NGINX_METHOD[input.policy] || '# round robin: nginx\'s default method',
-    servers: input.upstreams.map((u) => `        server ${u} max_fails=${f.maxFails} fail_timeout=${Math.round(f.failTimeoutMs / 1000)}s;`).join('\n'),
+    servers: input.upstreams.map((u) => `        server ${u.addr} ${serverParams};`).join('\n'),
+    sticky: input.policy === 'sticky-cookie' ? stickyCookieBlocks(input.upstreams, serverParams, keepalive) : '    # (sticky-cookie only: a map from the lb cookie to one upstream group per replica)',
+    proxyTarget: input.policy === 'sticky-cookie' ? 'http://$nsl_sticky' : 'http://replicas',
+    stickyCookie: input.policy === 'sticky-cookie' ? 'add_header Set-Cookie "lb=$upstream_http_x_replica; Path=/; HttpOnly; SameSite=Lax" always;' : '# (sticky-cookie only: Set-Cookie lb=<replica>)',
     connectTimeout: String(f.connectTimeoutMs),
     responseTimeout: String(f.responseTimeoutMs),
     // proxy_next_upstream_tries counts the first try too; its 0 would mean "no limit".
     nextUpstream: f.retries > 0 ? `proxy_next_upstream error timeout;\n            proxy_next_upstream_tries ${f.retries + 1};` : 'proxy_next_upstream off;',
-    keepalive: input.keepAlive ? NGINX_KEEPALIVE : '# no upstream keep-alive: one connection per request',
+    keepalive,
   };
   const text = template.replace(/\{\{(\w+)\}\}/g, (whole, key: string) => values[key] ?? whole);
   const left = /\{\{\w+\}\}/.exec(text);

@@ -103,3 +103,50 @@ export const PICKERS: Record<Policy, Picker> = {
 export function isPolicy(name: string): name is Policy {
   return (POLICIES as readonly string[]).includes(name);
 }
+
+/**
+ * Sticky policies (lesson 5): the same client goes to the same replica, so state kept in a
+ * replica's memory is found again.
+ *   ip-hash        by the client's address, like nginx's ip_hash (the first three octets of an IPv4
+ *                  address: so every client on 127.0.0.1 lands on one replica)
+ *   sticky-cookie  the balancer names the replica in a cookie (`lb=app2`) and follows it afterwards
+ */
+export const STICKY_POLICIES = ['ip-hash', 'sticky-cookie'] as const;
+export type StickyPolicy = (typeof STICKY_POLICIES)[number];
+/** Every policy a balancer accepts. */
+export const BALANCER_POLICIES = [...POLICIES, ...STICKY_POLICIES] as const;
+export type BalancerPolicy = Policy | StickyPolicy;
+
+export function isBalancerPolicy(name: string): name is BalancerPolicy {
+  return (BALANCER_POLICIES as readonly string[]).includes(name);
+}
+
+/** 32-bit FNV-1a hash of a string (a fast, well-spread, non-cryptographic hash). */
+export function hashKey(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/**
+ * The replica for `key`: hash mod n; if that one is not available, the next available one after
+ * it. Keys whose replica is up never move when another goes down (only the down one's keys do).
+ */
+export function pickByKey(replicas: readonly ReplicaLoad[], key: string): number | undefined {
+  const n = replicas.length;
+  const start = hashKey(key) % n;
+  for (let step = 0; step < n; step++) {
+    const i = (start + step) % n;
+    if (replicas[i]!.available) return i;
+  }
+  return undefined;
+}
+
+/** nginx ip_hash's key for an address: an IPv4 address's first three octets; an IPv6 address whole. */
+export function ipHashKey(address: string): string {
+  const v4 = /^(?:::ffff:)?(\d+)\.(\d+)\.(\d+)\.\d+$/.exec(address);
+  return v4 ? `${v4[1]}.${v4[2]}.${v4[3]}` : address;
+}

@@ -1,12 +1,12 @@
 /** The flags both balancers (the built-in one and nginx) take, and their checks. */
 import { KitError } from '../../lib/errors.ts';
 import { intFlag, type FlagSpecs } from '../../lib/cli.ts';
-import { isPolicy, POLICIES, type Policy } from './policies.ts';
+import { BALANCER_POLICIES, isBalancerPolicy, type BalancerPolicy } from './policies.ts';
 
 /** --policy, --upstream, --port, --keepalive and the failover flags, with `defaultPort`. */
 export function balancerFlags(defaultPort: number) {
   return {
-    policy: { type: 'string', valueName: 'policy', description: `one of ${POLICIES.join(', ')}`, default: 'round-robin' },
+    policy: { type: 'string', valueName: 'policy', description: `one of ${BALANCER_POLICIES.join(', ')}`, default: 'round-robin' },
     upstream: { type: 'string', valueName: 'host:port,...', description: 'the replicas, on loopback (name=host:port to name one)' },
     port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: String(defaultPort) },
     keepalive: { type: 'string', valueName: 'on|off', description: 'keep upstream connections open between requests', default: 'on' },
@@ -36,7 +36,7 @@ export interface FailoverOptions {
 }
 
 export interface BalancerOptions extends FailoverOptions {
-  policy: Policy;
+  policy: BalancerPolicy;
   upstreams: { name: string; addr: string }[];
   port: number;
   keepAlive: boolean;
@@ -47,7 +47,7 @@ type BalancerFlagValues = { policy?: string; upstream?: string; port?: string; k
 /** Checks the balancer flags; throws KIT_ERR_USAGE naming the bad one. */
 export function balancerOptions(flags: BalancerFlagValues, defaultPort: number): BalancerOptions {
   const policy = flags.policy ?? 'round-robin';
-  if (!isPolicy(policy)) throw new KitError('KIT_ERR_USAGE', `unknown policy '${policy}': pick one of ${POLICIES.join(', ')}`);
+  if (!isBalancerPolicy(policy)) throw new KitError('KIT_ERR_USAGE', `unknown policy '${policy}': pick one of ${BALANCER_POLICIES.join(', ')}`);
   if (flags.keepalive !== 'on' && flags.keepalive !== 'off') throw new KitError('KIT_ERR_USAGE', `--keepalive is on or off; got '${flags.keepalive}'`);
   const d = FAILOVER_DEFAULTS;
   return {
