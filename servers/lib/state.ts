@@ -34,9 +34,9 @@ export interface StateStore {
   /** Counter `key`'s value (0 when it does not exist). */
   counter(key: string): Promise<number>;
   /**
-   * Counts one hit on `key` in the current fixed window of `windowMs` (windows start at multiples
-   * of windowMs since the epoch) and says whether it is within `limit`. Rejected hits count too,
-   * as in most fixed-window limiters.
+   * Counts one hit on `key` in its current window and says whether it is within `limit`. A window
+   * opens at a key's first hit and lasts `windowMs` (a fixed window per key, so a burst cannot
+   * straddle two epoch-aligned windows and get twice the limit). Rejected hits count too.
    */
   hit(key: string, limit: number, windowMs: number): Promise<{ allowed: boolean; count: number }>;
   close(): Promise<void>;
@@ -47,7 +47,6 @@ export function newSessionId(): string {
   return randomBytes(18).toString('base64url');
 }
 
-const windowKey = (key: string, windowMs: number, now: number) => `${key}@${Math.floor(now / windowMs)}`;
 
 /** State in this process's memory. Correct for one process only: that is the lesson. */
 export function memoryStore(clock: () => number = Date.now): StateStore {
@@ -81,10 +80,9 @@ export function memoryStore(clock: () => number = Date.now): StateStore {
     async hit(key, limit, windowMs) {
       const now = clock();
       for (const [k, w] of windows) if (w.expiresAt <= now) windows.delete(k); // few keys: sweep on use
-      const k = windowKey(key, windowMs, now);
-      const w = windows.get(k) ?? { count: 0, expiresAt: (Math.floor(now / windowMs) + 1) * windowMs };
+      const w = windows.get(key) ?? { count: 0, expiresAt: now + windowMs };
       w.count++;
-      windows.set(k, w);
+      windows.set(key, w);
       return { allowed: w.count <= limit, count: w.count };
     },
     async close() {},
@@ -113,6 +111,14 @@ export function sqliteStore(file: string, clock: () => number = Date.now): State
   ).pluck();
   const read = db.prepare('SELECT value FROM counters WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)').pluck();
   const sweepCounters = db.prepare('DELETE FROM counters WHERE expires_at IS NOT NULL AND expires_at <= ?');
+  // One statement, so the window check and the count are atomic: an expired window starts over.
+  const hitWindow = db.prepare(
+    `INSERT INTO counters (key, value, expires_at) VALUES (@key, 1, @now + @windowMs)
+     ON CONFLICT (key) DO UPDATE SET
+       value = CASE WHEN expires_at <= @now THEN 1 ELSE value + 1 END,
+       expires_at = CASE WHEN expires_at <= @now THEN @now + @windowMs ELSE expires_at END
+     RETURNING value`,
+  ).pluck();
   let sweptAt = 0;
   const sweep = (now: number) => {
     if (now - sweptAt < 10_000) return;
@@ -141,7 +147,7 @@ export function sqliteStore(file: string, clock: () => number = Date.now): State
     async hit(key, limit, windowMs) {
       const now = clock();
       sweep(now);
-      const count = add.get(windowKey(key, windowMs, now), 1, (Math.floor(now / windowMs) + 1) * windowMs) as number;
+      const count = hitWindow.get({ key: `window:${key}`, now, windowMs }) as number;
       return { allowed: count <= limit, count };
     },
     async close() {
@@ -152,7 +158,8 @@ export function sqliteStore(file: string, clock: () => number = Date.now): State
 
 /**
  * State in a Redis server at `url` (redis://127.0.0.1:PORT). Sessions are keys with a PX expiry,
- * counters INCRBY, rate-limit windows INCR plus PEXPIRE on the window's first hit (in one MULTI).
+ * counters INCRBY, rate-limit windows INCR plus PEXPIRE NX (the expiry is set by the window's
+ * first hit only), in one MULTI.
  * Redis docs: SET PX, INCRBY, PEXPIRE NX (Redis 7). Rejects KIT_ERR_STORE if Redis cannot be reached.
  */
 export async function redisStore(url: string, prefix = 'nsl:'): Promise<StateStore> {
@@ -181,7 +188,7 @@ export async function redisStore(url: string, prefix = 'nsl:'): Promise<StateSto
       return Number((await redis.get(`${prefix}counter:${key}`)) ?? 0);
     },
     async hit(key, limit, windowMs) {
-      const k = `${prefix}window:${windowKey(key, windowMs, Date.now())}`;
+      const k = `${prefix}window:${key}`;
       const replies = await redis.multi().incr(k).pexpire(k, windowMs, 'NX').exec();
       const count = Number(replies?.[0]?.[1] ?? 0);
       return { allowed: count <= limit, count };
