@@ -33,6 +33,7 @@ export interface StateOptions {
   store: StoreKind;
   stateFile?: string;
   redisUrl?: string;
+  prefix: string;
   sessions: SessionMode;
   secret?: string;
   sessionTtlMs: number;
@@ -46,6 +47,7 @@ export function stateFlags() {
     state: { type: 'string', valueName: STORES.join('|'), description: 'where sessions, loan counts and rate limits live', default: 'memory' },
     'state-file': { type: 'string', valueName: 'file', description: 'the SQLite file for --state sqlite (every process opens the same one)' },
     'redis-url': { type: 'string', valueName: 'url', description: 'redis://127.0.0.1:<port> for --state redis' },
+    'state-prefix': { type: 'string', valueName: 'text', description: 'prefix of every Redis key (runs sharing one Redis keep apart)', default: 'nsl:' },
     sessions: { type: 'string', valueName: 'store|token', description: 'sessions in the state store, or in a signed cookie (token)', default: 'store' },
     'session-secret': { type: 'string', valueName: 'text', description: 'HMAC secret for --sessions token: the same on every replica (env LAB_SESSION_SECRET)' },
     'loan-limit': { type: 'string', valueName: 'n', description: 'loans per member per window (POST /loan with a member)', default: '10' },
@@ -67,6 +69,7 @@ export function stateOptions(flags: Record<string, string | boolean | undefined>
     store,
     stateFile: flags['state-file'] as string | undefined,
     redisUrl: flags['redis-url'] as string | undefined,
+    prefix: String(flags['state-prefix'] ?? 'nsl:'),
     sessions,
     secret,
     sessionTtlMs: 30 * 60_000,
@@ -75,21 +78,8 @@ export function stateOptions(flags: Record<string, string | boolean | undefined>
   };
 }
 
-/** StateOptions as command-line flags again (for a cluster primary to hand to its workers). */
-export function stateArgs(o: StateOptions): string[] {
-  return [
-    '--state', o.store,
-    ...(o.stateFile ? ['--state-file', o.stateFile] : []),
-    ...(o.redisUrl ? ['--redis-url', o.redisUrl] : []),
-    '--sessions', o.sessions,
-    ...(o.secret ? ['--session-secret', o.secret] : []),
-    '--loan-limit', String(o.loanLimit),
-    '--loan-window', String(o.loanWindowMs),
-  ];
-}
-
 export function openStateStore(o: StateOptions): Promise<StateStore> {
-  return openStore({ kind: o.store, file: o.stateFile, redisUrl: o.redisUrl });
+  return openStore({ kind: o.store, file: o.stateFile, redisUrl: o.redisUrl, prefix: o.prefix });
 }
 
 /** The value of cookie `name` in a request, or undefined. */

@@ -205,6 +205,8 @@ export interface StoreOptions {
   file?: string;
   /** redis://host:port (redis). */
   redisUrl?: string;
+  /** Prefix of every Redis key (redis). */
+  prefix?: string;
 }
 
 /** Opens the store `opts` names. Throws KIT_ERR_USAGE when its location is missing. */
@@ -215,5 +217,5 @@ export async function openStore(opts: StoreOptions): Promise<StateStore> {
     return sqliteStore(opts.file);
   }
   if (!opts.redisUrl) throw new KitError('KIT_ERR_USAGE', '--state redis needs --redis-url redis://127.0.0.1:<port>');
-  return redisStore(opts.redisUrl);
+  return redisStore(opts.redisUrl, opts.prefix);
 }
