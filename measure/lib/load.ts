@@ -27,6 +27,8 @@ export interface LoadOptions {
   timeline?: boolean;
   /** Also count responses that took at least this many ms, and keep their latencies. */
   slowMs?: number;
+  /** Called after every response with the number of responses so far (e.g. to act halfway through). */
+  onResponse?: (responses: number) => void;
 }
 
 /** One second of a load run (second 0 starts when the load starts). */
@@ -112,8 +114,10 @@ export function startLoad(opts: LoadOptions): RunningLoad {
     return seconds[i]!;
   };
   const slow: SlowResponses | undefined = opts.slowMs === undefined ? undefined : { thresholdMs: opts.slowMs, count: 0, latenciesMs: [] };
+  let responses = 0;
   instance.on('response', (_client: unknown, status: number, _bytes: number, responseTime: number) => {
     recordMs(histogram, responseTime);
+    opts.onResponse?.(++responses);
     if (opts.timeline) {
       const b = bucket();
       recordMs(b.h, responseTime);

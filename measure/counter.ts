@@ -1,0 +1,89 @@
+/**
+ * Lesson 5 · counter: does a loan counter survive several processes and a crash?
+ *
+ * For each store (memory, SQLite, Redis), starts servers/cluster.ts with 3 workers on that store
+ * and sends 6000 POST /loan (2000 with --quick) over 6 connections; halfway through, the primary
+ * SIGKILLs one worker and starts a replacement. Afterwards every worker is asked for the total
+ * (GET /loans, fresh connections, so each worker answers).
+ */
+import { defineCommand } from '../lib/cli.ts';
+import type { StoreKind } from '../servers/lib/state.ts';
+import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { startLoad } from './lib/load.ts';
+import { probeOk } from './lib/probe.ts';
+import { redisForRun, storeArgs } from './lib/stores.ts';
+import { caveats, hints, render, shape, type CounterResult, type CounterRun } from './report/counter.ts';
+
+const command = defineCommand({
+  usage: 'npx tsx measure/counter.ts [flags]',
+  summary:
+    'Counts loans in a 3-worker cluster while one worker is SIGKILLed, with the counter in process memory, in SQLite and in Redis, ' +
+    'and compares the total with the loans that were answered 200. Redis rows need redis-server (or REDIS_URL).',
+  flags: { ...COMMON_FLAGS },
+  epilogue: 'Example: npx tsx measure/counter.ts --quick',
+});
+
+const WORKERS = 3;
+const CONNECTIONS = 6;
+
+/** Upper bound on one store's load, s (it normally ends after LOANS answers, in about a second). */
+const BOUND_S = 30;
+
+async function countOnce({ lab, progress, quick, port }: RunContext<object>, store: StoreKind, redisUrl: string | undefined): Promise<CounterRun> {
+  const loans = quick ? 2000 : 6000;
+  progress.step(`${store}: starting a ${WORKERS}-worker cluster`);
+  const { args } = storeArgs(lab, store, redisUrl, `counter-${store}`);
+  const cluster = await lab.start({ server: 'cluster', args: ['--port', String(port), '--workers', String(WORKERS), ...args], ipc: true });
+  progress.step(`${store}: ${loans} POST /loan over ${CONNECTIONS} connections; one worker SIGKILLed halfway`);
+  const from = cluster.messageCount;
+  // A count, not a duration: autocannon then waits for every answer, so a loan counted but not
+  // answered can only be one the kill cut.
+  const load = startLoad({
+    url: `${cluster.url}/loan`,
+    method: 'POST',
+    connections: CONNECTIONS,
+    amount: loans,
+    durationS: BOUND_S,
+    onResponse: (n) => {
+      if (n === loans / 2) cluster.send({ cmd: 'kill-worker' });
+    },
+  });
+  const result = await load.result;
+  const killed = await cluster.waitForMessage((m): m is { event: 'worker-killed'; pid: number } => m?.event === 'worker-killed', 5000, from);
+  await cluster.waitForMessage((m): m is { event: 'worker-replaced' } => m?.event === 'worker-replaced', 20_000, from);
+  const views: Record<string, number> = {};
+  for (let i = 0; i < 4 * WORKERS; i++) {
+    const r = await probeOk(`${cluster.url}/loans`);
+    views[String(r.body.pid)] = r.body.loans as number;
+  }
+  await lab.stop(cluster);
+  const values = Object.values(views);
+  return {
+    store,
+    answered: result.counts.ok2xx,
+    cut: result.counts.errors + result.counts.timeouts,
+    views,
+    total: store === 'memory' ? values.reduce((a, b) => a + b, 0) : Math.max(...values),
+    killedPid: killed.pid,
+  };
+}
+
+async function run(ctx: RunContext<object>): Promise<CounterResult> {
+  const runs: CounterRun[] = [];
+  const notRun: Record<string, string> = {};
+  runs.push(await countOnce(ctx, 'memory', undefined));
+  runs.push(await countOnce(ctx, 'sqlite', undefined));
+  ctx.progress.step('redis: starting redis-server');
+  const redis = await redisForRun(ctx.lab);
+  if (redis.url) runs.push(await countOnce(ctx, 'redis', redis.url));
+  else notRun.redis = redis.missing!;
+  return { machine: ctx.machine, workers: WORKERS, load: { connections: CONNECTIONS, loans: ctx.quick ? 2000 : 6000 }, runs, notRun };
+}
+
+process.exitCode = await runExperiment({
+  name: 'counter',
+  command,
+  options: () => ({}),
+  run,
+  report: { render, shape, hints, caveats },
+});
