@@ -16,6 +16,7 @@ export interface ProbeResult {
   body: any;
   /** True when the request went over a connection that an earlier request had used. */
   reusedSocket: boolean;
+  headers: http.IncomingHttpHeaders;
 }
 
 export interface ProbeOptions {
@@ -24,6 +25,10 @@ export interface ProbeOptions {
   agent?: http.Agent | false;
   /** Give up after this many ms (default 30 000) with KIT_ERR_REQUEST. */
   timeoutMs?: number;
+  /** A JSON value to send as the body (content-type application/json). */
+  json?: unknown;
+  /** Request headers (e.g. a cookie). */
+  headers?: Record<string, string>;
 }
 
 /** Throws unless `url` points at a loopback address: the kit never sends load anywhere else. */
@@ -36,12 +41,14 @@ export function assertLoopback(url: URL): void {
 
 /** Sends one request to `url` and resolves with its status, client-side time and body. */
 export function probe(url: string, opts: ProbeOptions = {}): Promise<ProbeResult> {
-  const { method = 'GET', agent = false, timeoutMs = 30_000 } = opts;
+  const { method = 'GET', agent = false, timeoutMs = 30_000, json, headers = {} } = opts;
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     assertLoopback(target); // a throw here rejects the promise
     const started = performance.now();
-    const req = http.request(target, { method, agent, timeout: timeoutMs }, (res) => {
+    const body = json === undefined ? undefined : JSON.stringify(json);
+    const allHeaders = body === undefined ? headers : { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
+    const req = http.request(target, { method, agent, timeout: timeoutMs, headers: allHeaders }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -53,7 +60,7 @@ export function probe(url: string, opts: ProbeOptions = {}): Promise<ProbeResult
         } catch {
           /* not JSON: keep the text */
         }
-        resolve({ status: res.statusCode ?? 0, ms, body, reusedSocket: req.reusedSocket });
+        resolve({ status: res.statusCode ?? 0, ms, body, reusedSocket: req.reusedSocket, headers: res.headers });
       });
       res.on('error', fail);
     });
@@ -62,7 +69,7 @@ export function probe(url: string, opts: ProbeOptions = {}): Promise<ProbeResult
     }
     req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', fail);
-    req.end();
+    req.end(body);
   });
 }
 

@@ -6,7 +6,7 @@ import type { Lab } from './lab.ts';
 import type { ServerProcess } from './launch.ts';
 import path from 'node:path';
 import { KitError } from '../../lib/errors.ts';
-import type { Policy } from '../../servers/lib/policies.ts';
+import type { BalancerPolicy } from '../../servers/lib/policies.ts';
 import { probeOk } from './probe.ts';
 import { parseRetryLine } from '../../servers/lib/failover.ts';
 
@@ -54,7 +54,7 @@ export async function startReplicas(lab: Lab, count: number, extraArgs: string[]
  * Starts a balancer of `kind` with `policy` in front of `replicas`, and checks it forwards.
  * `extraArgs` are more balancer flags (e.g. ['--retries', '0']).
  */
-export async function startBalancer(lab: Lab, kind: BalancerKind, policy: Policy, replicas: Replica[], port = 0, keepAlive = true, extraArgs: string[] = []): Promise<ServerProcess> {
+export async function startBalancer(lab: Lab, kind: BalancerKind, policy: BalancerPolicy, replicas: Replica[], port = 0, keepAlive = true, extraArgs: string[] = []): Promise<ServerProcess> {
   const upstream = replicas.map((r) => `${r.name}=${r.addr}`).join(',');
   const args = ['--policy', policy, '--upstream', upstream, '--port', String(port), '--keepalive', keepAlive ? 'on' : 'off', ...extraArgs];
   const lb = await lab.start({ server: kind === 'nginx' ? 'nginx' : 'balancer', args });

@@ -1,0 +1,72 @@
+/**
+ * Lesson 5 · rate-limit: a per-member limit, 10 loans per minute, on a 4-worker cluster.
+ *
+ * For each store (memory, SQLite, Redis), one member makes 40 loan attempts (POST /loan with its
+ * name), each on a fresh connection so that the cluster spreads them over the workers, and the
+ * experiment counts how many got 200 and how many 429.
+ */
+import { defineCommand } from '../lib/cli.ts';
+import type { StoreKind } from '../servers/lib/state.ts';
+import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { probe } from './lib/probe.ts';
+import { redisForRun, storeArgs } from './lib/stores.ts';
+import { caveats, hints, render, shape, type LimitRun, type RateLimitResult } from './report/rate-limit.ts';
+import { KitError } from '../lib/errors.ts';
+
+const command = defineCommand({
+  usage: 'npx tsx measure/rate-limit.ts [flags]',
+  summary:
+    'One member makes 40 loan attempts against a 4-worker cluster whose limit is 10 loans per minute, kept in process memory, ' +
+    'in SQLite or in Redis, and counts how many got through. Redis rows need redis-server (or REDIS_URL).',
+  flags: { ...COMMON_FLAGS },
+  epilogue: 'Example: npx tsx measure/rate-limit.ts',
+});
+
+const WORKERS = 4;
+const LIMIT = 10;
+const WINDOW_MS = 60_000;
+const ATTEMPTS = 40;
+
+async function limitOnce({ lab, progress, port }: RunContext<object>, store: StoreKind, redisUrl: string | undefined): Promise<LimitRun> {
+  progress.step(`${store}: starting a ${WORKERS}-worker cluster, limit ${LIMIT} per ${WINDOW_MS / 1000} s`);
+  const { args } = storeArgs(lab, store, redisUrl, `limit-${store}`);
+  const cluster = await lab.start({
+    server: 'cluster',
+    args: ['--port', String(port), '--workers', String(WORKERS), '--loan-limit', String(LIMIT), '--loan-window', String(WINDOW_MS), ...args],
+  });
+  progress.step(`${store}: ${ATTEMPTS} loan attempts by one member`);
+  const member = `reader-${process.pid}-${store}`;
+  const allowedByWorker: Record<string, number> = {};
+  let allowed = 0;
+  let refused = 0;
+  for (let i = 0; i < ATTEMPTS; i++) {
+    const r = await probe(`${cluster.url}/loan`, { method: 'POST', json: { member } });
+    if (r.status === 200) {
+      allowed++;
+      allowedByWorker[String(r.body.pid)] = (allowedByWorker[String(r.body.pid)] ?? 0) + 1;
+    } else if (r.status === 429) refused++;
+    else throw new KitError('KIT_ERR_UNEXPECTED_STATUS', `POST /loan answered ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`);
+  }
+  await lab.stop(cluster);
+  return { store, attempts: ATTEMPTS, allowed, refused, allowedByWorker };
+}
+
+async function run(ctx: RunContext<object>): Promise<RateLimitResult> {
+  const runs: LimitRun[] = [];
+  const notRun: Record<string, string> = {};
+  runs.push(await limitOnce(ctx, 'memory', undefined));
+  runs.push(await limitOnce(ctx, 'sqlite', undefined));
+  ctx.progress.step('redis: starting redis-server');
+  const redis = await redisForRun(ctx.lab);
+  if (redis.url) runs.push(await limitOnce(ctx, 'redis', redis.url));
+  else notRun.redis = redis.missing!;
+  return { machine: ctx.machine, workers: WORKERS, limit: LIMIT, windowS: WINDOW_MS / 1000, runs, notRun };
+}
+
+process.exitCode = await runExperiment({
+  name: 'rate-limit',
+  command,
+  options: () => ({}),
+  run,
+  report: { render, shape, hints, caveats },
+});

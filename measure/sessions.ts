@@ -1,0 +1,151 @@
+/**
+ * Lesson 5 · sessions: where does a login live?
+ *
+ * For each configuration, 3 replicas behind the balancer. N members (30; 9 with --quick) each log
+ * in (POST /login) and read GET /me 10 times, all at once, each with its own cookies; then the
+ * replica that answered the most requests is SIGKILLed and they read /me 10 more times.
+ * Configurations: sessions in replica memory with round robin, ip-hash and a sticky cookie; in
+ * SQLite; in Redis (needs redis-server or REDIS_URL); in a signed token (no store).
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { defineCommand } from '../lib/cli.ts';
+import type { BalancerPolicy } from '../servers/lib/policies.ts';
+import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { createLatencyHistogram, recordMs, summarize } from './lib/latency.ts';
+import { probe } from './lib/probe.ts';
+import { redisForRun } from './lib/stores.ts';
+import { balancerKind, LB_FLAG, startBalancer, type BalancerKind } from './lib/topology.ts';
+import { caveats, CONFIGS, hints, render, shape, type PhaseCount, type SessionRun, type SessionsResult } from './report/sessions.ts';
+
+const command = defineCommand({
+  usage: 'npx tsx measure/sessions.ts [flags]',
+  summary:
+    'Members log in through the balancer and read /me, before and after a replica is killed, with sessions in replica memory ' +
+    '(round robin, ip-hash, sticky cookie), in SQLite, in Redis and in a signed token; prints the share of reads that lost the session.',
+  flags: { ...COMMON_FLAGS, lb: LB_FLAG },
+  epilogue: 'Example: npx tsx measure/sessions.ts --lb nginx',
+});
+
+interface Options {
+  lb: BalancerKind;
+}
+
+const REPLICAS = 3;
+const READS = 10;
+
+/** One member's cookies, as a client keeps them. */
+class CookieJar {
+  private readonly cookies = new Map<string, string>();
+  take(setCookie: string | string[] | undefined): void {
+    for (const c of setCookie === undefined ? [] : Array.isArray(setCookie) ? setCookie : [setCookie]) {
+      const [pair] = c.split(';');
+      const eq = pair!.indexOf('=');
+      if (eq > 0) this.cookies.set(pair!.slice(0, eq).trim(), pair!.slice(eq + 1).trim());
+    }
+  }
+  header(): Record<string, string> {
+    return this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {};
+  }
+}
+
+interface Config {
+  name: (typeof CONFIGS)[number];
+  store: string;
+  policy: BalancerPolicy;
+}
+
+async function runConfig(ctx: RunContext<Options>, config: Config, redisUrl: string | undefined, index: number, total: number): Promise<SessionRun> {
+  const { lab, progress, quick, port, options } = ctx;
+  const members = quick ? 9 : 30;
+  const label = `${index}/${total} ${config.name}`;
+  progress.step(`${label}: starting ${REPLICAS} replicas and ${options.lb}`);
+  const stateArgs =
+    config.store === 'sqlite'
+      ? ['--state', 'sqlite', '--state-file', path.join(lab.tempDir('sessions'), 'state.db')]
+      : config.store === 'redis'
+        ? ['--state', 'redis', '--redis-url', redisUrl!, '--state-prefix', `nsl:sessions:${process.pid}:${index}:`]
+        : config.store === 'token'
+          ? ['--sessions', 'token', '--session-secret', randomBytes(16).toString('hex')]
+          : ['--state', 'memory'];
+  const first = await lab.start({ server: 'replica', args: ['--name', 'app1', '--port', '0', ...stateArgs] }); // creates the SQLite file once
+  const rest = await Promise.all([2, 3].map((i) => lab.start({ server: 'replica', args: ['--name', `app${i}`, '--port', '0', ...stateArgs] })));
+  const replicas = [first, ...rest].map((proc, i) => ({ name: `app${i + 1}`, proc, url: proc.url, addr: `127.0.0.1:${proc.port}` }));
+  const lb = await startBalancer(lab, options.lb, config.policy, replicas, port);
+  const jars = Array.from({ length: members }, () => new CookieJar());
+  const perReplica: Record<string, number> = Object.fromEntries(replicas.map((r) => [r.name, 0]));
+  const histogram = createLatencyHistogram();
+
+  const read = async (jar: CookieJar, count: PhaseCount, tally: boolean) => {
+    for (let i = 0; i < READS; i++) {
+      count.requests++;
+      const r = await probe(`${lb.url}/me`, { headers: jar.header() }).catch(() => undefined);
+      if (!r) {
+        count.errors++;
+        continue;
+      }
+      jar.take(r.headers['set-cookie']);
+      if (tally) {
+        recordMs(histogram, r.ms);
+        const who = r.headers['x-replica'];
+        if (typeof who === 'string') perReplica[who] = (perReplica[who] ?? 0) + 1;
+      }
+      if (r.status === 401) count.lost++;
+      else if (r.status !== 200) count.errors++;
+    }
+  };
+
+  progress.step(`${label}: ${members} members log in and read /me ${READS} times`);
+  const before: PhaseCount = { requests: 0, lost: 0, errors: 0 };
+  await Promise.all(
+    jars.map(async (jar, m) => {
+      const member = `member${m + 1}`;
+      const r = await probe(`${lb.url}/login`, { method: 'POST', json: { member, password: `pw-${member}` }, headers: jar.header() }).catch(() => undefined);
+      if (!r || r.status !== 200) {
+        before.errors++;
+        return;
+      }
+      jar.take(r.headers['set-cookie']);
+      const who = r.headers['x-replica'];
+      if (typeof who === 'string') perReplica[who] = (perReplica[who] ?? 0) + 1;
+      await read(jar, before, true);
+    }),
+  );
+  const victim = Object.entries(perReplica).sort((a, b) => b[1] - a[1])[0]![0];
+  progress.step(`${label}: SIGKILL to ${victim}, then ${READS} more reads each`);
+  const target = replicas.find((r) => r.name === victim)!;
+  target.proc.signal('SIGKILL');
+  await target.proc.exited;
+  const after: PhaseCount = { requests: 0, lost: 0, errors: 0 };
+  await Promise.all(jars.map((jar) => read(jar, after, false)));
+  await lab.stop(lb);
+  await Promise.all(replicas.map((r) => lab.stop(r.proc)));
+  return { name: config.name, store: config.store, policy: config.policy, before, after, perReplica, victim, p95: summarize(histogram).p95 };
+}
+
+async function run(ctx: RunContext<Options>): Promise<SessionsResult> {
+  const configs: Config[] = [
+    { name: 'memory-round-robin', store: 'memory', policy: 'round-robin' },
+    { name: 'memory-ip-hash', store: 'memory', policy: 'ip-hash' },
+    { name: 'memory-sticky-cookie', store: 'memory', policy: 'sticky-cookie' },
+    { name: 'sqlite-round-robin', store: 'sqlite', policy: 'round-robin' },
+    { name: 'redis-round-robin', store: 'redis', policy: 'round-robin' },
+    { name: 'token-round-robin', store: 'token', policy: 'round-robin' },
+  ];
+  const notRun: Record<string, string> = {};
+  ctx.progress.step('starting redis-server');
+  const redis = await redisForRun(ctx.lab);
+  if (!redis.url) notRun.redis = redis.missing!;
+  const runs: SessionRun[] = [];
+  const todo = configs.filter((c) => c.store !== 'redis' || redis.url);
+  for (const [i, config] of todo.entries()) runs.push(await runConfig(ctx, config, redis.url, i + 1, todo.length));
+  return { machine: ctx.machine, balancer: ctx.options.lb, members: ctx.quick ? 9 : 30, reads: READS, runs, notRun };
+}
+
+process.exitCode = await runExperiment({
+  name: 'sessions',
+  command,
+  options: (flags) => ({ lb: balancerKind(flags.lb) }),
+  run,
+  report: { render, shape, hints, caveats },
+});
