@@ -4,7 +4,7 @@
 NODE_RUN := node --import tsx
 STAMP := node_modules/.package-lock.json
 
-.PHONY: test typecheck lesson-3 lesson-4 check-node clean
+.PHONY: test typecheck lesson-3 lesson-4 lesson-5 check-node clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
@@ -22,6 +22,10 @@ lesson-3: $(STAMP)
 # LB=nginx make lesson-4 runs it through real nginx (the experiments read LB themselves).
 lesson-4: $(STAMP)
 	@$(NODE_RUN) measure/lesson.ts 4 $(ARGS)
+
+# Lesson 5 keeps state in memory, SQLite and Redis; the Redis rows need redis-server (or REDIS_URL).
+lesson-5: $(STAMP)
+	@$(NODE_RUN) measure/lesson.ts 5 $(ARGS)
 
 typecheck: $(STAMP)
 	npx tsc --noEmit

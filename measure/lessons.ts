@@ -21,7 +21,8 @@ export const LESSONS: Lesson[] = [
     text: 'lessons/04-scaling-out.md',
     experiments: ['distribution', 'degraded', 'scale-out', 'failover', 'graceful', 'rolling-restart'],
   },
+  { id: 5, slug: 'shared-state', title: 'Shared state: sessions, counters and rate limits', text: 'lessons/05-shared-state.md', experiments: ['sessions', 'counter', 'rate-limit'] },
 ];
 
 /** Experiments that put a load balancer in front of replicas: they take --lb builtin|nginx. */
-export const BALANCED_EXPERIMENTS = new Set(['distribution', 'degraded', 'scale-out', 'failover', 'graceful']);
+export const BALANCED_EXPERIMENTS = new Set(['distribution', 'degraded', 'scale-out', 'failover', 'graceful', 'sessions']);
