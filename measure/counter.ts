@@ -71,10 +71,10 @@ async function countOnce({ lab, progress, quick, port }: RunContext<object>, sto
 async function run(ctx: RunContext<object>): Promise<CounterResult> {
   const runs: CounterRun[] = [];
   const notRun: Record<string, string> = {};
+  ctx.progress.step('starting redis-server');
+  const redis = await redisForRun(ctx.lab);
   runs.push(await countOnce(ctx, 'memory', undefined));
   runs.push(await countOnce(ctx, 'sqlite', undefined));
-  ctx.progress.step('redis: starting redis-server');
-  const redis = await redisForRun(ctx.lab);
   if (redis.url) runs.push(await countOnce(ctx, 'redis', redis.url));
   else notRun.redis = redis.missing!;
   return { machine: ctx.machine, workers: WORKERS, load: { connections: CONNECTIONS, loans: ctx.quick ? 2000 : 6000 }, runs, notRun };

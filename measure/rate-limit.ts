@@ -54,10 +54,10 @@ async function limitOnce({ lab, progress, port }: RunContext<object>, store: Sto
 async function run(ctx: RunContext<object>): Promise<RateLimitResult> {
   const runs: LimitRun[] = [];
   const notRun: Record<string, string> = {};
+  ctx.progress.step('starting redis-server');
+  const redis = await redisForRun(ctx.lab);
   runs.push(await limitOnce(ctx, 'memory', undefined));
   runs.push(await limitOnce(ctx, 'sqlite', undefined));
-  ctx.progress.step('redis: starting redis-server');
-  const redis = await redisForRun(ctx.lab);
   if (redis.url) runs.push(await limitOnce(ctx, 'redis', redis.url));
   else notRun.redis = redis.missing!;
   return { machine: ctx.machine, workers: WORKERS, limit: LIMIT, windowS: WINDOW_MS / 1000, runs, notRun };
