@@ -4,7 +4,8 @@
  * For each store (memory, SQLite, Redis), starts servers/cluster.ts with 3 workers on that store
  * and sends 6000 POST /loan (2000 with --quick) over 6 connections; halfway through, the primary
  * SIGKILLs one worker and starts a replacement. Afterwards every worker is asked for the total
- * (GET /loans, fresh connections, so each worker answers).
+ * (GET /loans, fresh connections, so each worker answers). Then the same with 3 replicas behind
+ * the balancer (--lb), one of them SIGKILLed halfway.
  */
 import { defineCommand } from '../lib/cli.ts';
 import type { StoreKind } from '../servers/lib/state.ts';
@@ -12,6 +13,7 @@ import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.t
 import { startLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import { redisForRun, storeArgs } from './lib/stores.ts';
+import { balancerKind, LB_FLAG, startBalancer, type BalancerKind } from './lib/topology.ts';
 import { caveats, hints, render, shape, type CounterResult, type CounterRun } from './report/counter.ts';
 
 const command = defineCommand({
@@ -19,9 +21,13 @@ const command = defineCommand({
   summary:
     'Counts loans in a 3-worker cluster while one worker is SIGKILLed, with the counter in process memory, in SQLite and in Redis, ' +
     'and compares the total with the loans that were answered 200. Redis rows need redis-server (or REDIS_URL).',
-  flags: { ...COMMON_FLAGS },
+  flags: { ...COMMON_FLAGS, lb: LB_FLAG },
   epilogue: 'Example: npx tsx measure/counter.ts --quick',
 });
+
+interface Options {
+  lb: BalancerKind;
+}
 
 const WORKERS = 3;
 const CONNECTIONS = 6;
@@ -29,7 +35,7 @@ const CONNECTIONS = 6;
 /** Upper bound on one store's load, s (it normally ends after LOANS answers, in about a second). */
 const BOUND_S = 30;
 
-async function countOnce({ lab, progress, quick, port }: RunContext<object>, store: StoreKind, redisUrl: string | undefined): Promise<CounterRun> {
+async function countOnce({ lab, progress, quick, port }: RunContext<Options>, store: StoreKind, redisUrl: string | undefined): Promise<CounterRun> {
   const loans = quick ? 2000 : 6000;
   progress.step(`${store}: starting a ${WORKERS}-worker cluster`);
   const { args } = storeArgs(lab, store, redisUrl, `counter-${store}`);
@@ -59,31 +65,72 @@ async function countOnce({ lab, progress, quick, port }: RunContext<object>, sto
   await lab.stop(cluster);
   const values = Object.values(views);
   return {
+    topology: 'cluster',
     store,
     answered: result.counts.ok2xx,
     cut: result.counts.errors + result.counts.timeouts,
     views,
     total: store === 'memory' ? values.reduce((a, b) => a + b, 0) : Math.max(...values),
-    killedPid: killed.pid,
+    killed: String(killed.pid),
   };
 }
 
-async function run(ctx: RunContext<object>): Promise<CounterResult> {
+/** The same count with 3 replicas behind the balancer; replica app3 is SIGKILLed halfway (and not replaced). */
+async function countOnReplicas({ lab, progress, quick, port, options }: RunContext<Options>, store: StoreKind, redisUrl: string | undefined): Promise<CounterRun> {
+  const loans = quick ? 2000 : 6000;
+  progress.step(`${store}: starting ${WORKERS} replicas behind ${options.lb}`);
+  const { args } = storeArgs(lab, store, redisUrl, `counter-replicas-${store}`);
+  const first = await lab.start({ server: 'replica', args: ['--name', 'app1', '--port', '0', ...args] }); // creates the SQLite file once
+  const rest = await Promise.all([2, 3].map((i) => lab.start({ server: 'replica', args: ['--name', `app${i}`, '--port', '0', ...args] })));
+  const replicas = [first, ...rest].map((proc, i) => ({ name: `app${i + 1}`, proc, url: proc.url, addr: `127.0.0.1:${proc.port}` }));
+  const lb = await startBalancer(lab, options.lb, 'round-robin', replicas, port);
+  const victim = replicas.at(-1)!;
+  progress.step(`${store}: ${loans} POST /loan through ${options.lb}; ${victim.name} SIGKILLed halfway`);
+  const result = await startLoad({
+    url: `${lb.url}/loan`,
+    method: 'POST',
+    connections: CONNECTIONS,
+    amount: loans,
+    durationS: BOUND_S,
+    onResponse: (n) => {
+      if (n === loans / 2) victim.proc.signal('SIGKILL');
+    },
+  }).result;
+  const views: Record<string, number> = {};
+  for (const r of replicas.slice(0, -1)) views[r.name] = (await probeOk(`${r.url}/loans`)).body.loans as number;
+  await lab.stop(lb);
+  await Promise.all(replicas.map((r) => lab.stop(r.proc)));
+  const values = Object.values(views);
+  return {
+    topology: 'replicas',
+    store,
+    // The balancer answers 502 for a loan the kill cut (a POST is not retried once sent).
+    answered: result.counts.ok2xx,
+    cut: result.counts.errors + result.counts.timeouts + result.counts.non2xx,
+    views,
+    total: store === 'memory' ? values.reduce((a, b) => a + b, 0) : Math.max(...values),
+    killed: victim.name,
+  };
+}
+
+async function run(ctx: RunContext<Options>): Promise<CounterResult> {
   const runs: CounterRun[] = [];
   const notRun: Record<string, string> = {};
   ctx.progress.step('starting redis-server');
   const redis = await redisForRun(ctx.lab);
-  runs.push(await countOnce(ctx, 'memory', undefined));
-  runs.push(await countOnce(ctx, 'sqlite', undefined));
-  if (redis.url) runs.push(await countOnce(ctx, 'redis', redis.url));
-  else notRun.redis = redis.missing!;
-  return { machine: ctx.machine, workers: WORKERS, load: { connections: CONNECTIONS, loans: ctx.quick ? 2000 : 6000 }, runs, notRun };
+  for (const count of [countOnce, countOnReplicas]) {
+    runs.push(await count(ctx, 'memory', undefined));
+    runs.push(await count(ctx, 'sqlite', undefined));
+    if (redis.url) runs.push(await count(ctx, 'redis', redis.url));
+  }
+  if (!redis.url) notRun.redis = redis.missing!;
+  return { machine: ctx.machine, balancer: ctx.options.lb, workers: WORKERS, load: { connections: CONNECTIONS, loans: ctx.quick ? 2000 : 6000 }, runs, notRun };
 }
 
 process.exitCode = await runExperiment({
   name: 'counter',
   command,
-  options: () => ({}),
+  options: (flags) => ({ lb: balancerKind(flags.lb) }),
   run,
   report: { render, shape, hints, caveats },
 });

@@ -32,7 +32,8 @@ const redisDirs = () => readdirSync(os.tmpdir()).filter((f) => f.startsWith('nsl
 const RUNS: { name: string; args: string[]; skip: string | false }[] = [
   { name: 'sessions', args: ['--lb', 'builtin'], skip: redisSkip },
   { name: 'sessions', args: ['--lb', 'nginx'], skip: redisSkip || nginxSkip },
-  { name: 'counter', args: [], skip: redisSkip },
+  { name: 'counter', args: ['--lb', 'builtin'], skip: redisSkip },
+  { name: 'counter', args: ['--lb', 'nginx'], skip: redisSkip || nginxSkip },
   { name: 'rate-limit', args: [], skip: redisSkip },
 ];
 

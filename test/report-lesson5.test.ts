@@ -13,46 +13,66 @@ import { expectedShape, failedLines, failOnWarnings } from './helpers.ts';
 
 failOnWarnings();
 
-const counterRun = (store: string, answered: number, total: number, views: number[], cut = 2): CounterRun => ({
+const counterRun = (store: string, answered: number, total: number, views: number[], cut = 2, topology: CounterRun['topology'] = 'cluster'): CounterRun => ({
+  topology,
   store,
   answered,
   cut,
   total,
   views: Object.fromEntries(views.map((v, i) => [String(100 + i), v])),
-  killedPid: 100,
+  killed: '100',
 });
 
 const counter = (): CounterResult => ({
   machine: MACHINE,
+  balancer: 'builtin',
   workers: 3,
   load: { connections: 6, loans: 2000 },
-  runs: [counterRun('memory', 1999, 1696, [1000, 696, 0]), counterRun('sqlite', 1998, 1999, [1999, 1999, 1999]), counterRun('redis', 1997, 1997, [1997, 1997, 1997])],
+  runs: [
+    counterRun('memory', 1999, 1696, [1000, 696, 0]),
+    counterRun('sqlite', 1998, 1999, [1999, 1999, 1999]),
+    counterRun('redis', 1997, 1997, [1997, 1997, 1997]),
+    counterRun('memory', 1995, 1330, [665, 665], 5, 'replicas'),
+    counterRun('sqlite', 1996, 1998, [1998, 1998], 4, 'replicas'),
+    counterRun('redis', 1996, 1996, [1996, 1996], 4, 'replicas'),
+  ],
   notRun: {},
 });
 
 test('counter: a healthy result matches expected-output/counter.txt', () => {
   assert.deepEqual(counterShape(counter()), expectedShape('counter'));
-  assert.match(renderCounter(counter(), false), /none lost \(\+1 cut after counting\)/);
+  assert.match(renderCounter(counter(), false), /none lost \(\+1 counted, then cut\)/);
 });
 
 test('counter: each rule fails on a result that breaks it', () => {
   const expected = expectedShape('counter');
-  const withRun = (run: CounterRun) => ({ ...counter(), runs: counter().runs.map((r) => (r.store === run.store ? run : r)) });
-  assert.deepEqual(failedLines(expected, counterShape(withRun(counterRun('sqlite', 1998, 1990, [1990, 1990, 1990])))), ['sqlite  total-vs-200s  none-lost']);
-  assert.deepEqual(failedLines(expected, counterShape(withRun(counterRun('redis', 1997, 2010, [2010, 2010, 2010])))), ['redis  total-vs-200s  none-lost'], 'more counted than answered or cut');
-  assert.deepEqual(failedLines(expected, counterShape(withRun(counterRun('redis', 1997, 1997, [1997, 1990, 1997])))), ['redis  workers-agree  yes']);
-  assert.deepEqual(failedLines(expected, counterShape(withRun(counterRun('memory', 1999, 1999, [1999, 1999, 1999])))), [
-    'memory  workers-agree  no',
-    'memory  total-vs-200s  lost',
+  const withRun = (run: CounterRun) => ({ ...counter(), runs: counter().runs.map((r) => (r.store === run.store && r.topology === run.topology ? run : r)) });
+  assert.deepEqual(failedLines(expected, counterShape(withRun(counterRun('sqlite', 1998, 1990, [1990, 1990, 1990])))), [
+    'cluster-sqlite  each-process-sees  all-loans',
+    'cluster-sqlite  total-vs-200s  none-lost',
   ]);
-  assert.equal(countVerdict(counterRun('x', 10, 12, [12], 2)), 'none-lost');
-  assert.equal(countVerdict(counterRun('x', 10, 13, [13], 2)), 'over-counted');
+  assert.deepEqual(failedLines(expected, counterShape(withRun(counterRun('redis', 1997, 2004, [2004, 2004, 2004])))), ['cluster-redis  total-vs-200s  none-lost'], 'more counted than answered or cut');
+  assert.deepEqual(failedLines(expected, counterShape(withRun(counterRun('redis', 1997, 1997, [1997, 1990, 1997])))), ['cluster-redis  each-process-sees  all-loans']);
+  assert.deepEqual(failedLines(expected, counterShape(withRun(counterRun('memory', 1999, 1999, [1999, 1999, 1999])))), [
+    'cluster-memory  each-process-sees  only-its-own',
+    'cluster-memory  total-vs-200s  lost',
+  ]);
+  // two memory replicas with equal shares agree with each other, and still each sees only its own
+  assert.deepEqual(failedLines(expected, counterShape(withRun(counterRun('memory', 1330, 1330, [665, 665], 0, 'replicas')))), ['replicas-memory  total-vs-200s  lost']);
+  assert.deepEqual(failedLines(expected, counterShape(withRun(counterRun('sqlite', 1996, 1900, [1900, 1900], 4, 'replicas')))), [
+    'replicas-sqlite  each-process-sees  all-loans',
+    'replicas-sqlite  total-vs-200s  none-lost',
+  ]);
+  assert.equal(countVerdict(counterRun('x', 10, 16, [16], 2), 6), 'none-lost', 'at most one in flight per connection');
+  assert.equal(countVerdict(counterRun('x', 10, 17, [17], 2), 6), 'over-counted');
+  assert.equal(countVerdict(counterRun('x', 10, 9, [9], 2), 6), 'lost');
 });
 
 test('counter: without Redis its lines are not shown, and the shape still holds', () => {
   const noRedis = { ...counter(), runs: counter().runs.filter((r) => r.store !== 'redis'), notRun: { redis: 'redis-server is not installed' } };
   const lines = counterShape(noRedis);
-  assert.ok(lines.includes(`redis  total-vs-200s  ${CANNOT_SHOW}`));
+  assert.ok(lines.includes(`cluster-redis  total-vs-200s  ${CANNOT_SHOW}`));
+  assert.ok(lines.includes(`replicas-redis  total-vs-200s  ${CANNOT_SHOW}`));
   assert.equal(compareShape(expectedShape('counter'), lines).holds, true);
 });
 
