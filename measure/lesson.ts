@@ -9,7 +9,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { describeError, KitError } from '../lib/errors.ts';
 import { intFlag, parseFlags, defineCommand, helpText } from '../lib/cli.ts';
-import { BALANCED_EXPERIMENTS, LESSONS } from './lessons.ts';
+import { BALANCED_EXPERIMENTS, LESSONS } from './lib/lessons.ts';
 import { EXIT } from './lib/experiment.ts';
 import { ROOT } from './lib/paths.ts';
 import { colorEnabled, makeChalk } from './lib/output.ts';

@@ -48,7 +48,9 @@ const spec = defineCommand({
   usage: 'npx tsx servers/balancer.ts --upstream <[name=]host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off] [--retries <n>] [--max-fails <n>] [--fail-timeout <s>] [--connect-timeout <ms>] [--response-timeout <ms>]',
   summary: 'The kit\'s HTTP load balancer for lesson 4. Listens on 127.0.0.1 and prints one ready line.',
   flags: balancerFlags(DEFAULT_PORT),
-  epilogue: 'Stats: curl -s 127.0.0.1:3020/__lb/stats',
+  epilogue:
+    'Stats: curl -s 127.0.0.1:3020/__lb/stats\n' +
+    'Take a replica out and back: curl -X POST \'127.0.0.1:3020/__lb/down?upstream=app2\' (then /__lb/up?upstream=app2)',
 });
 
 /** Answers up to this size (by Content-Length) are buffered whole; larger or unsized ones stream. */

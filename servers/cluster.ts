@@ -37,11 +37,11 @@ import { formatCost, hashOnEventLoop, HEAVY_COST, heavyCostFrom } from './lib/sc
 import { openStateStore, stateFlags, stateOptions, stateRoutes, type StateOptions } from './lib/state-routes.ts';
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/cluster.ts [--port <n>] [--workers <n>]',
+  usage: 'npx tsx servers/cluster.ts [--port <n>] [--workers <n>] [--state memory|sqlite|redis] [--state-file <file>] [--redis-url <url>]',
   summary:
     'The cluster loan server of lesson 3: a node:cluster primary and N workers sharing one port, each ' +
-    'with its own in-memory loan counter. Killed workers are replaced. Listens on 127.0.0.1 and prints ' +
-    'one ready line once every worker is listening.',
+    'with its own in-memory loan counter (or, with --state sqlite|redis, one shared counter: lesson 5). Killed workers are ' +
+    'replaced; SIGHUP replaces them all, one at a time. Listens on 127.0.0.1 and prints one ready line once every worker is listening.',
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3001' },
     workers: { type: 'string', valueName: 'n', description: 'number of worker processes (1-32)', default: '3' },
@@ -56,7 +56,8 @@ const spec = defineCommand({
     ...stateFlags(),
   },
   epilogue:
-    'Routes (every answer is { pid, loanCounter }): POST /loan, GET /status, GET /member/verify-blocking\n' +
+    'Routes: POST /loan, GET /status, GET /member/verify-blocking (answer { pid, loanCounter });\n' +
+    '        POST /login, GET /me, GET /loans (lesson 5)\n' +
     'Try: curl -s -X POST 127.0.0.1:3001/loan   (run it a few times: the pid changes)\n' +
     '     kill -USR2 <primary pid>              (kills the oldest worker; watch its replacement)\n' +
     '     kill -HUP <primary pid>               (rolling restart: every worker replaced, one at a time)',

@@ -1,7 +1,7 @@
 /**
  * A real Redis server for lesson 5, under the kit's process contract: starts `redis-server` on a
  * loopback port with a temporary working directory and no persistence (no RDB snapshots, no AOF:
- * nothing is written to your home or to /var), prints the kit's ready line once Redis answers PING,
+ * nothing is written to your home or to /var), prints the kit's ready line once Redis answers (and is the one it started),
  * and on SIGTERM, SIGINT or a lost launcher stops it (SIGTERM: Redis's own clean shutdown) and
  * removes the directory. A missing binary is a clear error naming how to install it.
  * Run alone: `npx tsx servers/redis.ts --port 0`, then `redis-cli -p <port> ping`.
@@ -21,35 +21,43 @@ import { findRedis } from './lib/redis-binary.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/redis.ts [--port <n>]',
-  summary: 'Starts a throwaway redis-server on 127.0.0.1 (temporary directory, no persistence) and prints one ready line once it answers PING.',
+  summary: 'Starts a throwaway redis-server on 127.0.0.1 (temporary directory, no persistence) and prints one ready line once it answers.',
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port for Redis, 0 for any free port', default: '0' },
   },
   epilogue: 'Needs redis-server: Debian/Ubuntu `sudo apt-get install redis-server`, macOS `brew install redis`. Lesson 5 uses SQLite by default and needs no server.',
 });
 
-/** Resolves once Redis at `port` answers PING with PONG; rejects after `timeoutMs`. */
-function pong(port: number, timeoutMs: number, alive: () => boolean): Promise<void> {
+/**
+ * Resolves once the Redis at `port` is the one this wrapper started: `INFO server` answers with its
+ * process_id (another Redis already on the port would answer PING too). Rejects after `timeoutMs`
+ * or when `alive()` turns false.
+ */
+function answers(port: number, pid: number, timeoutMs: number, alive: () => boolean): Promise<void> {
   const until = Date.now() + timeoutMs;
   return new Promise((resolve, reject) => {
     const attempt = () => {
       if (!alive()) return reject(new Error('redis-server exited'));
       const socket = net.connect({ host: HOST, port });
       let reply = '';
+      let done = false;
       const retry = () => {
+        if (done) return;
+        done = true;
         socket.destroy();
-        if (Date.now() > until) reject(new Error(`no PONG on port ${port} within ${timeoutMs} ms`));
+        if (Date.now() > until) reject(new Error(`no answer from this redis-server on port ${port} within ${timeoutMs} ms`));
         else setTimeout(attempt, 20);
       };
       socket.setTimeout(1000, retry);
       socket.on('error', retry);
-      socket.on('connect', () => socket.write('PING\r\n'));
+      socket.on('connect', () => socket.write('INFO server\r\n'));
       socket.on('data', (d) => {
         reply += d;
-        if (reply.includes('+PONG')) {
+        if (reply.includes(`process_id:${pid}\r\n`)) {
+          done = true;
           socket.destroy();
           resolve();
-        } else if (reply.includes('\r\n')) retry(); // e.g. -LOADING
+        } else if (reply.startsWith('-') || /process_id:\d+\r\n/.test(reply)) retry(); // -LOADING, or another Redis
       });
     };
     attempt();
@@ -89,7 +97,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', stop);
   exitWithLauncher(stop);
   try {
-    await pong(port, 10_000, () => redis.exitCode === null && redis.signalCode === null);
+    await answers(port, redis.pid!, 10_000, () => redis.exitCode === null && redis.signalCode === null);
   } catch (err) {
     if (redis.exitCode === null) {
       stop();

@@ -31,7 +31,7 @@ import { openUsersDb, type UsersDb } from './lib/users-db.ts';
 import { openStateStore, stateFlags, stateOptions, stateRoutes } from './lib/state-routes.ts';
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file>] [--drain-deadline <ms>] [--abrupt] [--state memory|sqlite|redis] [--sessions store|token]',
+  usage: 'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file>] [--drain-deadline <ms>] [--abrupt] [--state memory|sqlite|redis] [--state-file <file>] [--redis-url <url>] [--sessions store|token] [--session-secret <text>]',
   summary: 'A stateless app replica for lesson 4: fast, slow, CPU-bound and user routes; every answer names the replica. Listens on 127.0.0.1 and prints one ready line.',
   flags: {
     name: { type: 'string', valueName: 'name', description: 'the replica\'s name, in every answer', default: 'app1' },

@@ -51,7 +51,7 @@ test('ready only when every worker listens; fresh connections spread 4/4/4; coun
   assert.equal(typeof wrong.body.pid, 'number');
   const missing = await probe(`${s.url}/nope?junk=%%`);
   assert.equal(missing.status, 404);
-  assert.equal(typeof missing.body.loanCounter, 'number');
+  assert.equal(typeof missing.body.pid, 'number');
   await lab.stop(s);
 });
 

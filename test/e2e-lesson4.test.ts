@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { expectedFile } from '../measure/lib/paths.ts';
-import { BALANCED_EXPERIMENTS, LESSONS } from '../measure/lessons.ts';
+import { BALANCED_EXPERIMENTS, LESSONS } from '../measure/lib/lessons.ts';
 import { findNginx } from '../servers/lib/nginx-config.ts';
 import { spawn } from 'node:child_process';
 import path from 'node:path';

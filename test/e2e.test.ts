@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { expectedFile } from '../measure/lib/paths.ts';
-import { LESSONS } from '../measure/lessons.ts';
+import { LESSONS } from '../measure/lib/lessons.ts';
 import { pollUntil } from '../measure/lib/wait.ts';
 import { assertAllGone, childrenOf, failOnWarnings, holdPort, portFree, ROOT, runScript } from './helpers.ts';
 

@@ -13,6 +13,7 @@ import { Lab } from '../measure/lib/lab.ts';
 import { probe } from '../measure/lib/probe.ts';
 import { startBalancer, type Replica } from '../measure/lib/topology.ts';
 import { findNginx, renderNginxConfig } from '../servers/lib/nginx-config.ts';
+import { findRedis } from '../servers/lib/redis-binary.ts';
 import { hashKey, ipHashKey, pickByKey } from '../servers/lib/policies.ts';
 import { createToken } from '../servers/lib/session-token.ts';
 import { FAILOVER_DEFAULTS } from '../servers/lib/upstreams.ts';
@@ -22,6 +23,12 @@ failOnWarnings();
 const lab = new Lab();
 after(() => lab.close());
 
+let redisSkip: string | false = false;
+try {
+  findRedis();
+} catch {
+  redisSkip = 'redis-server is not installed; .ci/run installs it';
+}
 let nginxSkip: string | false = false;
 try {
   findNginx();
@@ -86,7 +93,7 @@ test('the loan limit: 200 up to the limit, then 429 with retry-after; loans with
 });
 
 test('bad state flags are usage errors (exit 2); an unreachable Redis is a one-line start-up error', async () => {
-  for (const args of [['--state', 'mongo'], ['--state', 'sqlite'], ['--state', 'redis'], ['--sessions', 'token'], ['--sessions', 'jwt'], ['--loan-limit', '0']]) {
+  for (const args of [['--state', 'mongo'], ['--state', 'sqlite'], ['--state', 'redis'], ['--state', 'redis', '--redis-url', 'http://127.0.0.1:6379'], ['--sessions', 'token'], ['--sessions', 'jwt'], ['--loan-limit', '0']]) {
     const r = await runScript('servers/replica.ts', ['--port', '0', ...args]);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, /^error KIT_ERR_USAGE: /, args.join(' '));
@@ -96,6 +103,21 @@ test('bad state flags are usage errors (exit 2); an unreachable Redis is a one-l
   const r = await runScript('servers/replica.ts', ['--port', '0', '--state', 'redis', '--redis-url', `redis://127.0.0.1:${closed.port}`]);
   assert.equal(r.code, 1);
   assert.match(r.stderr, /^error KIT_ERR_STORE: cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+/m);
+  const noDir = await runScript('servers/replica.ts', ['--port', '0', '--state', 'sqlite', '--state-file', '/nonexistent-dir/state.db']);
+  assert.equal(noDir.code, 1);
+  assert.match(noDir.stderr, /^error KIT_ERR_STORE: cannot open the SQLite file \/nonexistent-dir\/state\.db/m);
+});
+
+test('a state store that stops answering is a 503 naming it, and the replica keeps serving', { skip: redisSkip }, async () => {
+  const redis = await lab.start({ server: 'redis', args: ['--port', '0'] });
+  const replica = await lab.start({ server: 'replica', args: ['--name', 'app1', '--port', '0', '--state', 'redis', '--redis-url', `redis://127.0.0.1:${redis.port}`] });
+  assert.equal((await probe(`${replica.url}/loan`, { method: 'POST' })).status, 200);
+  await lab.stop(redis);
+  const r = await probe(`${replica.url}/loans`);
+  assert.equal(r.status, 503);
+  assert.match(r.body.error, /state store \(redis at redis:\/\/127\.0\.0\.1:\d+\) is not answering/);
+  assert.equal((await probe(`${replica.url}/fast`)).status, 200);
+  await lab.stop(replica);
 });
 
 test('pickByKey: a key keeps its replica while it is up; only a down replica\'s keys move', () => {

@@ -109,7 +109,7 @@ export function portInUse(port: number): KitError {
   return new KitError(
     'KIT_ERR_PORT_IN_USE',
     `port ${port} on ${HOST} is already in use`,
-    `pick another with --port <n>, or --port 0 for any free port (to see what holds it: ss -ltnp 'sport = :${port}')`,
+    `pick another with --port <n>, or --port 0 for any free port (to see what holds it: ss -ltnp 'sport = :${port}' on Linux, lsof -iTCP:${port} -sTCP:LISTEN on macOS)`,
   );
 }
 

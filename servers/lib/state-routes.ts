@@ -107,7 +107,21 @@ function expectedHash(member: string): Promise<Buffer> {
  * The lesson 5 routes over `store`. `identity` adds the answering process's fields (replica name,
  * pid) to every answer; `loanAnswer` shapes POST /loan's answer from the new total.
  */
-export function stateRoutes(store: StateStore, o: StateOptions, identity: () => object, loanAnswer: (total: number) => object = (loans) => ({ loans })): Routes {
+export function stateRoutes(raw: StateStore, o: StateOptions, identity: () => object, loanAnswer: (total: number) => object = (loans) => ({ loans })): Routes {
+  // A store that fails (Redis gone, say) is a 503 naming it, not a 500 with the client library's words.
+  const unavailable = (err: unknown): never => {
+    process.stderr.write(`state store ${o.store} failed: ${(err as Error).message}\n`);
+    throw new HttpError(503, `the state store (${o.store}${o.redisUrl ? ` at ${o.redisUrl}` : ''}) is not answering`);
+  };
+  const store: StateStore = {
+    kind: raw.kind,
+    createSession: (m, ttl) => raw.createSession(m, ttl).catch(unavailable),
+    sessionMember: (id) => raw.sessionMember(id).catch(unavailable),
+    increment: (k, by) => raw.increment(k, by).catch(unavailable),
+    counter: (k) => raw.counter(k).catch(unavailable),
+    hit: (k, limit, w) => raw.hit(k, limit, w).catch(unavailable),
+    close: () => raw.close(),
+  };
   const memberOf = async (req: http.IncomingMessage): Promise<string | undefined> => {
     const value = cookie(req, SESSION_COOKIE);
     if (!value) return undefined;

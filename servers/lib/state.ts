@@ -95,7 +95,12 @@ export function memoryStore(clock: () => number = Date.now): StateStore {
  * with SQLITE_BUSY ("database is locked"). SQLite docs: WAL, busy_timeout, UPSERT, RETURNING (3.35).
  */
 export function sqliteStore(file: string, clock: () => number = Date.now): StateStore {
-  const db = new Database(file);
+  let db: Database.Database;
+  try {
+    db = new Database(file);
+  } catch (err) {
+    throw new KitError('KIT_ERR_STORE', `cannot open the SQLite file ${file}: ${(err as Error).message}`, 'does its folder exist, and may you write there?');
+  }
   db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
@@ -158,9 +163,9 @@ export function sqliteStore(file: string, clock: () => number = Date.now): State
 
 /**
  * State in a Redis server at `url` (redis://127.0.0.1:PORT). Sessions are keys with a PX expiry,
- * counters INCRBY, rate-limit windows INCR plus PEXPIRE NX (the expiry is set by the window's
- * first hit only), in one MULTI.
- * Redis docs: SET PX, INCRBY, PEXPIRE NX (Redis 7). Rejects KIT_ERR_STORE if Redis cannot be reached.
+ * counters INCRBY, rate-limit windows SET PX NX (opens a window, with its expiry, only if none is
+ * open) then INCR, in one MULTI. Redis docs: SET PX NX (Redis >= 2.6.12), INCR, INCRBY, MULTI.
+ * Rejects KIT_ERR_STORE if Redis cannot be reached.
  */
 export async function redisStore(url: string, prefix = 'nsl:'): Promise<StateStore> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: 2000, enableOfflineQueue: true });
@@ -169,7 +174,7 @@ export async function redisStore(url: string, prefix = 'nsl:'): Promise<StateSto
     await redis.connect();
   } catch (err) {
     redis.disconnect();
-    throw new KitError('KIT_ERR_STORE', `cannot reach Redis at ${url}: ${(err as Error).message}`, 'is redis-server running? the experiments start their own; or pick --state sqlite');
+    throw new KitError('KIT_ERR_STORE', `cannot reach Redis at ${url} (${(err as Error).message.replace(/\.$/, '')})`, 'is redis-server running? the experiments start their own; or pick --state sqlite');
   }
   return {
     kind: 'redis',
@@ -189,8 +194,10 @@ export async function redisStore(url: string, prefix = 'nsl:'): Promise<StateSto
     },
     async hit(key, limit, windowMs) {
       const k = `${prefix}window:${key}`;
-      const replies = await redis.multi().incr(k).pexpire(k, windowMs, 'NX').exec();
-      const count = Number(replies?.[0]?.[1] ?? 0);
+      // SET NX opens the window (with its expiry) only if there is none; INCR keeps the expiry.
+      // (PEXPIRE NX would do it in one step, but needs Redis 7; Ubuntu 22.04 ships 6.0.)
+      const replies = await redis.multi().set(k, 0, 'PX', windowMs, 'NX').incr(k).exec();
+      const count = Number(replies?.[1]?.[1] ?? 0);
       return { allowed: count <= limit, count };
     },
     async close() {
@@ -217,5 +224,6 @@ export async function openStore(opts: StoreOptions): Promise<StateStore> {
     return sqliteStore(opts.file);
   }
   if (!opts.redisUrl) throw new KitError('KIT_ERR_USAGE', '--state redis needs --redis-url redis://127.0.0.1:<port>');
+  if (!/^rediss?:\/\//.test(opts.redisUrl)) throw new KitError('KIT_ERR_USAGE', `--redis-url starts with redis://, e.g. redis://127.0.0.1:6379; got '${opts.redisUrl}'`);
   return redisStore(opts.redisUrl, opts.prefix);
 }
