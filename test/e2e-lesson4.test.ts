@@ -12,16 +12,11 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { pollUntil } from '../measure/lib/wait.ts';
-import { assertAllGone, childrenOf, failOnWarnings, holdPort, ROOT, runScript } from './helpers.ts';
+import { assertAllGone, childrenOf, failOnWarnings, skipUnless, holdPort, ROOT, runScript } from './helpers.ts';
 
 failOnWarnings();
 const EXPERIMENTS = LESSONS.find((l) => l.id === 4)!.experiments;
-let nginxSkip: string | false = false;
-try {
-  findNginx();
-} catch {
-  nginxSkip = 'nginx is not installed (Debian/Ubuntu: apt-get install nginx); .ci/run installs it';
-}
+const nginxSkip = skipUnless('nginx');
 const prefixes = () => readdirSync(os.tmpdir()).filter((f) => f.startsWith('nsl-nginx-'));
 
 for (const lb of ['builtin', 'nginx'] as const) {

@@ -10,23 +10,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { expectedFile } from '../measure/lib/paths.ts';
-import { findNginx } from '../servers/lib/nginx-config.ts';
 import { findRedis } from '../servers/lib/redis-binary.ts';
-import { assertAllGone, childrenOf, failOnWarnings, ROOT, runScript } from './helpers.ts';
+import { assertAllGone, childrenOf, failOnWarnings, skipUnless, ROOT, runScript } from './helpers.ts';
 
 failOnWarnings();
-let nginxSkip: string | false = false;
-try {
-  findNginx();
-} catch {
-  nginxSkip = 'nginx is not installed; .ci/run installs it';
-}
-let redisSkip: string | false = false;
-try {
-  findRedis();
-} catch {
-  redisSkip = 'redis-server is not installed (Debian/Ubuntu: apt-get install redis-server); .ci/run installs it';
-}
+const nginxSkip = skipUnless('nginx');
+const redisSkip = skipUnless('redis-server');
 const redisDirs = () => readdirSync(os.tmpdir()).filter((f) => f.startsWith('nsl-redis-'));
 
 const RUNS: { name: string; args: string[]; skip: string | false }[] = [

@@ -13,20 +13,14 @@ import type { ServerProcess } from '../measure/lib/launch.ts';
 import { probe } from '../measure/lib/probe.ts';
 import { retriesOf, startBalancer, startReplicas, type BalancerKind, type Replica } from '../measure/lib/topology.ts';
 import { pollUntil } from '../measure/lib/wait.ts';
-import { findNginx } from '../servers/lib/nginx-config.ts';
 import { STOP_LINE, stopFields } from '../servers/lib/main.ts';
-import { failOnWarnings, holdPort } from './helpers.ts';
+import { failOnWarnings, skipUnless, holdPort } from './helpers.ts';
 
 failOnWarnings();
 const lab = new Lab();
 after(() => lab.close());
 
-let nginxSkip: string | false = false;
-try {
-  findNginx();
-} catch {
-  nginxSkip = 'nginx is not installed; .ci/run installs it';
-}
+const nginxSkip = skipUnless('nginx');
 const BALANCERS: { kind: BalancerKind; skip: string | false }[] = [
   { kind: 'builtin', skip: false },
   { kind: 'nginx', skip: nginxSkip },

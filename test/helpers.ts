@@ -11,6 +11,8 @@ import assert from 'node:assert/strict';
 import { expectedFile, ROOT } from '../measure/lib/paths.ts';
 import { compareShape, parseExpected } from '../measure/lib/shape.ts';
 import { pidAlive, waitUntilGone } from '../measure/lib/terminate.ts';
+import { findNginx } from '../servers/lib/nginx-config.ts';
+import { findRedis } from '../servers/lib/redis-binary.ts';
 
 export { ROOT };
 
@@ -107,4 +109,18 @@ export function expectedShape(experiment: string): string[] {
 /** The expected lines that `actual` fails (a different verdict), for shape-rule tests. */
 export function failedLines(expected: string[], actual: string[]): string[] {
   return compareShape(expected, actual).lines.filter((l) => l.status === 'failed').map((l) => l.expected!);
+}
+
+/**
+ * Why tests that run nginx or redis-server skip here: the reason, or false when the binary is
+ * installed. .ci/run installs both, so in CI nothing skips.
+ */
+export function skipUnless(binary: 'nginx' | 'redis-server'): string | false {
+  try {
+    if (binary === 'nginx') findNginx();
+    else findRedis();
+    return false;
+  } catch {
+    return `${binary} is not installed (Debian/Ubuntu: apt-get install ${binary}); .ci/run installs it`;
+  }
 }

@@ -13,28 +13,17 @@ import { Lab } from '../measure/lib/lab.ts';
 import { probe } from '../measure/lib/probe.ts';
 import { startBalancer, type Replica } from '../measure/lib/topology.ts';
 import { findNginx, renderNginxConfig } from '../servers/lib/nginx-config.ts';
-import { findRedis } from '../servers/lib/redis-binary.ts';
 import { hashKey, ipHashKey, pickByKey } from '../servers/lib/policies.ts';
 import { createToken } from '../servers/lib/session-token.ts';
 import { FAILOVER_DEFAULTS } from '../servers/lib/upstreams.ts';
-import { failOnWarnings, holdPort, ROOT, runScript } from './helpers.ts';
+import { failOnWarnings, skipUnless, holdPort, ROOT, runScript } from './helpers.ts';
 
 failOnWarnings();
 const lab = new Lab();
 after(() => lab.close());
 
-let redisSkip: string | false = false;
-try {
-  findRedis();
-} catch {
-  redisSkip = 'redis-server is not installed; .ci/run installs it';
-}
-let nginxSkip: string | false = false;
-try {
-  findNginx();
-} catch {
-  nginxSkip = 'nginx is not installed; .ci/run installs it';
-}
+const redisSkip = skipUnless('redis-server');
+const nginxSkip = skipUnless('nginx');
 
 const cookieOf = (headers: Record<string, unknown>, name: string): string | undefined => {
   const all = headers['set-cookie'] as string[] | undefined;

@@ -12,20 +12,14 @@ import { Lab } from '../measure/lib/lab.ts';
 import { pollUntil } from '../measure/lib/wait.ts';
 import { memoryStore, openStore, sqliteStore, type StateStore, type StoreKind } from '../servers/lib/state.ts';
 import { createToken, verifyToken } from '../servers/lib/session-token.ts';
-import { findRedis } from '../servers/lib/redis-binary.ts';
-import { failOnWarnings, ROOT } from './helpers.ts';
+import { failOnWarnings, skipUnless, ROOT } from './helpers.ts';
 
 failOnWarnings();
 const run = promisify(execFile);
 const lab = new Lab();
 after(() => lab.close());
 
-let redisSkip: string | false = false;
-try {
-  findRedis();
-} catch {
-  redisSkip = 'redis-server is not installed (Debian/Ubuntu: apt-get install redis-server); .ci/run installs it';
-}
+const redisSkip = skipUnless('redis-server');
 let redisUrl = '';
 before(async () => {
   if (redisSkip) return;
