@@ -13,7 +13,7 @@ import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.t
 import { startLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import { redisForRun, storeArgs } from './lib/stores.ts';
-import { balancerKind, LB_FLAG, startBalancer, type BalancerKind } from './lib/topology.ts';
+import { balancerKind, LB_FLAG, startBalancer, startReplicas, type BalancerKind } from './lib/topology.ts';
 import { caveats, hints, render, shape, type CounterResult, type CounterRun } from './report/counter.ts';
 
 const command = defineCommand({
@@ -80,9 +80,7 @@ async function countOnReplicas({ lab, progress, quick, port, options }: RunConte
   const loans = quick ? 2000 : 6000;
   progress.step(`${store}: starting ${WORKERS} replicas behind ${options.lb}`);
   const { args } = storeArgs(lab, store, redisUrl, `counter-replicas-${store}`);
-  const first = await lab.start({ server: 'replica', args: ['--name', 'app1', '--port', '0', ...args] }); // creates the SQLite file once
-  const rest = await Promise.all([2, 3].map((i) => lab.start({ server: 'replica', args: ['--name', `app${i}`, '--port', '0', ...args] })));
-  const replicas = [first, ...rest].map((proc, i) => ({ name: `app${i + 1}`, proc, url: proc.url, addr: `127.0.0.1:${proc.port}` }));
+  const replicas = await startReplicas(lab, WORKERS, args);
   const lb = await startBalancer(lab, options.lb, 'round-robin', replicas, port);
   const victim = replicas.at(-1)!;
   progress.step(`${store}: ${loans} POST /loan through ${options.lb}; ${victim.name} SIGKILLed halfway`);

@@ -15,7 +15,7 @@ import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.t
 import { createLatencyHistogram, recordMs, summarize } from './lib/latency.ts';
 import { probe } from './lib/probe.ts';
 import { redisForRun } from './lib/stores.ts';
-import { balancerKind, LB_FLAG, startBalancer, type BalancerKind } from './lib/topology.ts';
+import { balancerKind, LB_FLAG, startBalancer, startReplicas, type BalancerKind } from './lib/topology.ts';
 import { caveats, CONFIGS, hints, render, shape, type PhaseCount, type SessionRun, type SessionsResult } from './report/sessions.ts';
 
 const command = defineCommand({
@@ -68,9 +68,7 @@ async function runConfig(ctx: RunContext<Options>, config: Config, redisUrl: str
         : config.store === 'token'
           ? ['--sessions', 'token', '--session-secret', randomBytes(16).toString('hex')]
           : ['--state', 'memory'];
-  const first = await lab.start({ server: 'replica', args: ['--name', 'app1', '--port', '0', ...stateArgs] }); // creates the SQLite file once
-  const rest = await Promise.all([2, 3].map((i) => lab.start({ server: 'replica', args: ['--name', `app${i}`, '--port', '0', ...stateArgs] })));
-  const replicas = [first, ...rest].map((proc, i) => ({ name: `app${i + 1}`, proc, url: proc.url, addr: `127.0.0.1:${proc.port}` }));
+  const replicas = await startReplicas(lab, REPLICAS, stateArgs);
   const lb = await startBalancer(lab, options.lb, config.policy, replicas, port);
   const jars = Array.from({ length: members }, () => new CookieJar());
   const perReplica: Record<string, number> = Object.fromEntries(replicas.map((r) => [r.name, 0]));
