@@ -4,7 +4,7 @@
 NODE_RUN := node --import tsx
 STAMP := node_modules/.package-lock.json
 
-.PHONY: test typecheck lesson-3 lesson-4 lesson-5 check-node clean
+.PHONY: test typecheck lesson-3 lesson-4 lesson-5 lesson-6 check-node clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
@@ -26,6 +26,10 @@ lesson-4: $(STAMP)
 # Lesson 5 keeps state in memory, SQLite and Redis; the Redis rows need redis-server (or REDIS_URL).
 lesson-5: $(STAMP)
 	@$(NODE_RUN) measure/lesson.ts 5 $(ARGS)
+
+# Lesson 6 gives each cluster worker a CPU quota: a cgroup when run as root, else an in-process throttle.
+lesson-6: $(STAMP)
+	@$(NODE_RUN) measure/lesson.ts 6 $(ARGS)
 
 typecheck: $(STAMP)
 	npx tsc --noEmit

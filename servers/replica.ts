@@ -29,6 +29,7 @@ import { HttpError, readJsonBody, router, sendJson, type Routes } from './lib/ht
 import { DRAIN_DEADLINE_MS, failStartup, serve, serverFlags } from './lib/main.ts';
 import { openUsersDb, type UsersDb } from './lib/users-db.ts';
 import { openStateStore, stateFlags, stateOptions, stateRoutes } from './lib/state-routes.ts';
+import { burnCpu } from './lib/cpu-work.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file>] [--drain-deadline <ms>] [--abrupt] [--state memory|sqlite|redis] [--state-file <file>] [--redis-url <url>] [--sessions store|token] [--session-secret <text>]',
@@ -68,24 +69,6 @@ function busyWait(ms: number): number {
   let spins = 0;
   while (performance.now() < until) spins++;
   return spins;
-}
-
-/**
- * Uses `ms` of this process's CPU time (not wall time), so the cost of a request stays the same
- * when replicas outnumber the cores and take turns on them. A wall-clock busy loop would not: a
- * preempted loop still ends after `ms`, and measured here five replicas on two cores then did 30 %
- * more "CPU-bound" requests than two.
- */
-function burnCpu(ms: number): number {
-  const start = process.cpuUsage();
-  const budgetUs = ms * 1000;
-  let x = 0;
-  for (;;) {
-    for (let i = 0; i < 2000; i++) x = (x * 1103515245 + 12345) % 2147483648;
-    const used = process.cpuUsage(start);
-    if (used.user + used.system >= budgetUs) break;
-  }
-  return x; // the loop's result, returned so the arithmetic is not dead code
 }
 
 /**

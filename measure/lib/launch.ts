@@ -156,6 +156,11 @@ export class ServerProcess {
     return this.waitFor('an IPC message', () => this.messages.slice(from).find(match), timeoutMs);
   }
 
+  /** IPC messages received at index `from` or later, in order. */
+  messagesFrom(from = 0): unknown[] {
+    return this.messages.slice(from);
+  }
+
   /** How many IPC messages arrived so far (pass as `from` to wait for a later one). */
   get messageCount(): number {
     return this.messages.length;

@@ -19,6 +19,8 @@ export interface LoadOptions {
   /** Stop after this many requests (optional). */
   amount?: number;
   method?: 'GET' | 'POST';
+  /** Cap on the request rate across all connections, req/s (autocannon's overallRate); unbounded without. */
+  rate?: number;
   /** Per-request timeout in s (autocannon's default is 10). */
   timeoutS?: number;
   /** A sequence of requests each connection repeats (autocannon's `requests`), e.g. create then read. */
@@ -102,6 +104,7 @@ export function startLoad(opts: LoadOptions): RunningLoad {
     connections: opts.connections,
     duration: opts.durationS,
     ...(opts.amount ? { amount: opts.amount } : {}),
+    ...(opts.rate ? { overallRate: opts.rate } : {}),
     method: opts.method ?? 'GET',
     pipelining: 1,
     timeout: opts.timeoutS ?? 10,

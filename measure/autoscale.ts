@@ -1,0 +1,205 @@
+/**
+ * Lesson 6 · autoscaling: a fixed closed-loop workload against a cluster whose workers each get a
+ * CPU quota (0.25 core by default), first with a fixed single worker, then with the HPA-style
+ * autoscaler in the cluster primary (servers/lib/hpa.ts) adding and removing workers.
+ *
+ * Scenarios, each on a fresh cluster:
+ *   fixed-1w-10u   1 worker, 10 users        the baseline p95
+ *   fixed-1w-40u   1 worker, 40 users        the same worker, four times the users
+ *   auto-40u       1..8 workers, 40 users    the autoscaler adds workers; then, after the load,
+ *   auto-80u       1..8 workers, 80 users    removes them once the stabilization window has passed
+ * A fixed scenario is the autoscaler held at min = max = 1, so every scenario reports its workers'
+ * utilization the same way. Per second: completed requests, p95, errors, workers, and each
+ * worker's CPU utilization (CPU time / quota, from process.cpuUsage() in the worker).
+ */
+import { scryptSync } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { defineCommand, intFlag } from '../lib/cli.ts';
+import { KitError } from '../lib/errors.ts';
+import { DEFAULT_HPA, DEFAULT_SYNC_MS } from '../servers/lib/hpa.ts';
+import { formatCost, maxmemFor, type ScryptCost } from '../servers/lib/scrypt-cost.ts';
+import { wallMs } from '../servers/lib/cpu-quota.ts';
+import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import type { Lab } from './lib/lab.ts';
+import type { Progress } from './lib/progress.ts';
+import { startUsers } from './lib/users.ts';
+import { hints, render, shape, steadyWindow, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from './report/autoscale.ts';
+
+const command = defineCommand({
+  usage: 'npx tsx measure/autoscale.ts [flags]',
+  summary:
+    'Runs a fixed closed-loop workload (virtual users: sign up, then refresh a token and search, with think time) against a ' +
+    'cluster whose workers each get a CPU quota: on 1 worker with 10 and 40 users, then with an HPA-style autoscaler ' +
+    '(1 to 8 workers) with 40 and 80 users. Shows req/s, p95, workers and CPU per worker over time.',
+  flags: {
+    ...COMMON_FLAGS,
+    'cpu-quota': { type: 'string', valueName: 'cores', description: 'CPU quota per worker', default: '0.25' },
+    'quota-mode': { type: 'string', valueName: 'mode', description: 'auto (cgroup if allowed, else the in-process throttle), cgroup or throttle', default: 'auto' },
+    'think-ms': { type: 'string', valueName: 'ms', description: 'mean think time after each user iteration', default: '4000' },
+  },
+  epilogue:
+    'By hand: npx tsx servers/cluster.ts --workers 1 --autoscale, and watch its "autoscale:" lines while you load it.\n' +
+    'The controller\'s settings (target 60% of the quota, sync 1 s, window 10 s) are printed with the results.',
+});
+
+interface Options {
+  quota: string;
+  quotaMode: string;
+  thinkMs: number;
+}
+
+const SCENARIOS: { name: Scenario; users: number; autoscale: boolean }[] = [
+  { name: 'fixed-1w-10u', users: 10, autoscale: false },
+  { name: 'fixed-1w-40u', users: 40, autoscale: false },
+  { name: 'auto-40u', users: 40, autoscale: true },
+  { name: 'auto-80u', users: 80, autoscale: true },
+];
+
+/** Load lengths, s: fixed scenarios, autoscaled ones (full run / --quick). */
+const DURATIONS = { full: { fixed: 20, auto: 36 }, quick: { fixed: 12, auto: 24 } };
+/** After the load: how long to wait for the workers to return to min, beyond the window, s. */
+const COOL_DOWN_SLACK_S = 10;
+/** The sign-up should cost about this much of one core, ms: the experiment picks scrypt's N for it. */
+const SIGNUP_TARGET_MS = 16;
+
+/** Picks the scrypt cost (N from 2^11 to 2^15, r=8, p=1) whose hash takes closest to `targetMs` here. */
+function calibrateSignupCost(targetMs = SIGNUP_TARGET_MS): { cost: ScryptCost; ms: number } {
+  let best: { cost: ScryptCost; ms: number } | undefined;
+  for (let log = 11; log <= 15; log++) {
+    const cost = { N: 2 ** log, r: 8, p: 1 };
+    const opts = { ...cost, maxmem: maxmemFor(cost) };
+    scryptSync('warm-up', 'salt', 64, opts);
+    const t0 = performance.now();
+    for (let i = 0; i < 3; i++) scryptSync('calibrate', 'salt', 64, opts);
+    const ms = (performance.now() - t0) / 3;
+    if (!best || Math.abs(Math.log(ms / targetMs)) < Math.abs(Math.log(best.ms / targetMs))) best = { cost, ms };
+    if (ms > targetMs * 2) break;
+  }
+  return best!;
+}
+
+type AutoscaleMessage = {
+  event: 'autoscale';
+  at: number;
+  current: number;
+  desired: number;
+  averageUtilization?: number;
+  reason: string;
+  workers: { pid: number; ready: boolean; utilization?: number }[];
+  retiring: number[];
+};
+const isAutoscale = (m: any): m is AutoscaleMessage => m?.event === 'autoscale';
+
+async function runScenario(
+  lab: Lab,
+  progress: Progress,
+  s: (typeof SCENARIOS)[number],
+  o: Options & { loadS: number; port: number; signupCost: string },
+): Promise<ScenarioResult> {
+  const scaling = s.autoscale ? [] : ['--min', '1', '--max', '1'];
+  progress.step(`${s.name}: starting the cluster (1 worker${s.autoscale ? ', autoscaled' : ''})`);
+  const server = await lab.start({
+    server: 'cluster',
+    args: ['--port', String(o.port), '--workers', '1', '--autoscale', ...scaling, '--cpu-quota', o.quota, '--quota-mode', o.quotaMode, '--signup-cost', o.signupCost],
+    ipc: true,
+  });
+  const quotaLine = server.lines.find((l) => l.startsWith('cpu quota:')) ?? '';
+  const from = server.messageCount;
+  const start = wallMs();
+  let workersNow = 1;
+  const users = startUsers({
+    url: server.url,
+    users: s.users,
+    durationS: o.loadS,
+    thinkMs: o.thinkMs,
+    steadyFromS: steadyWindow({ loadS: o.loadS, autoscale: s.autoscale })[0],
+    onSecond: (sec) => progress.step(`${s.name}: ${s.users} users, second ${sec.second + 1} of ${o.loadS}: ${sec.completed} req/s, p95 ${sec.p95.toFixed(0)} ms, ${workersNow} worker(s)`),
+  });
+  const watcher = setInterval(() => {
+    const last = server.messagesFrom(from).filter(isAutoscale).at(-1);
+    if (last) workersNow = last.desired;
+  }, 250);
+  let workload;
+  try {
+    workload = await users.result;
+  } finally {
+    clearInterval(watcher);
+  }
+  const loadEndS = (wallMs() - start) / 1000;
+
+  // After the load: an autoscaled cluster should return to min once the window has passed.
+  let backToMinS: number | undefined;
+  if (s.autoscale) {
+    const deadlineS = loadEndS + DEFAULT_HPA.windowMs / 1000 + COOL_DOWN_SLACK_S;
+    progress.step(`${s.name}: load over; waiting up to ${Math.round(deadlineS - loadEndS)} s for the workers to return to ${DEFAULT_HPA.min}`);
+    try {
+      await server.waitForMessage(
+        (m): m is AutoscaleMessage => isAutoscale(m) && (m.at - start) / 1000 > loadEndS && m.current + m.retiring.length <= DEFAULT_HPA.min && m.desired <= DEFAULT_HPA.min,
+        (deadlineS - loadEndS) * 1000,
+        from,
+      );
+      backToMinS = (wallMs() - start) / 1000 - loadEndS;
+    } catch (err) {
+      if (!(err instanceof KitError && err.code === 'KIT_ERR_WAIT_TIMEOUT')) throw err;
+    }
+  }
+  const syncs: SyncSample[] = server
+    .messagesFrom(from)
+    .filter(isAutoscale)
+    .map((m) => ({
+      t: Math.round((m.at - start)) / 1000,
+      workers: m.current,
+      alive: m.desired + m.retiring.length,
+      desired: m.desired,
+      retiring: m.retiring.length,
+      reason: m.reason,
+      ...(m.averageUtilization !== undefined ? { average: m.averageUtilization } : {}),
+      perWorker: m.workers.map((w) => ({ pid: w.pid, utilization: w.utilization ?? null })),
+    }));
+  await lab.stop(server);
+  return {
+    name: s.name,
+    users: s.users,
+    autoscale: s.autoscale,
+    loadS: o.loadS,
+    loadEndS,
+    quotaLine,
+    workload,
+    syncs,
+    ...(backToMinS !== undefined ? { backToMinS } : {}),
+  };
+}
+
+async function run({ lab, progress, options, quick, port, machine }: RunContext<Options>): Promise<AutoscaleResult> {
+  progress.step('picking the sign-up cost for this machine');
+  const signup = calibrateSignupCost();
+  const durations = quick ? DURATIONS.quick : DURATIONS.full;
+  const scenarios: ScenarioResult[] = [];
+  for (const s of SCENARIOS) {
+    const loadS = s.autoscale ? durations.auto : durations.fixed;
+    scenarios.push(await runScenario(lab, progress, s, { ...options, loadS, port, signupCost: formatCost(signup.cost) }));
+  }
+  return {
+    machine,
+    quota: Number(options.quota),
+    quotaLine: scenarios[0]?.quotaLine ?? '',
+    thinkMs: options.thinkMs,
+    signup: { cost: formatCost(signup.cost), ms: Math.round(signup.ms * 10) / 10 },
+    hpa: { ...DEFAULT_HPA, syncMs: DEFAULT_SYNC_MS },
+    scenarios,
+  };
+}
+
+process.exitCode = await runExperiment({
+  name: 'autoscale',
+  command,
+  options: (flags): Options => {
+    const quota = String(flags['cpu-quota'] ?? '0.25');
+    if (!(Number(quota) >= 0.05 && Number(quota) <= 1)) throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from 0.05 to 1; got '${quota}'`);
+    const quotaMode = String(flags['quota-mode'] ?? 'auto');
+    if (!['auto', 'cgroup', 'throttle'].includes(quotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${quotaMode}'`);
+    return { quota, quotaMode, thinkMs: intFlag('think-ms', flags['think-ms'] as string | undefined, 100, 10_000, 4000) };
+  },
+  run,
+  report: { render, shape, hints },
+});

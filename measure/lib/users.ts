@@ -1,0 +1,205 @@
+/**
+ * A closed-loop workload of virtual users, like a k6 script with a fixed number of VUs (lesson 6).
+ * Each user loops until the run's time is up: one expensive sign-up (`POST /signup`, scrypt on the
+ * worker's thread pool), then three rounds of a token refresh (`POST /token/refresh`) and 10 light
+ * queries (`GET /books?q=`), then a think time. A user sends its next request only after the
+ * previous one was answered, so the offered load depends on how fast the server answers: that is
+ * what "closed loop" means, and why latency, not errors, is what grows when the server is short of
+ * CPU.
+ *
+ * autocannon cannot pause between requests (no think time), so the loop is written here, on
+ * undici (one Client, i.e. one connection, per user per iteration: a new connection is what lets
+ * node:cluster's round robin give a new worker its share; a kept-alive one stays on its worker).
+ * Latencies are recorded in HDR histograms (latency.ts), per second and in total.
+ *
+ * Bounds: at most 120 s, at most MAX_ITERATIONS per user, every request times out after
+ * `requestTimeoutMs`. Only loopback URLs are accepted (KIT_ERR_USAGE otherwise).
+ */
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from 'undici';
+import { KitError } from '../../lib/errors.ts';
+import { createLatencyHistogram, recordMs, summarize, type LatencyHistogram, type LatencySummary } from './latency.ts';
+import { assertLoopback } from './probe.ts';
+
+export const REQUEST_TYPES = ['signup', 'refresh', 'query'] as const;
+export type RequestType = (typeof REQUEST_TYPES)[number];
+
+/** The status each request type must answer with; anything else counts as a failure. */
+export const EXPECTED_STATUS: Record<RequestType, number> = { signup: 201, refresh: 200, query: 200 };
+/** Rounds per iteration, and queries per round (the issue's script: 3 × (refresh + 10 queries)). */
+export const ROUNDS = 3;
+export const QUERIES_PER_ROUND = 10;
+/** Requests in one complete iteration. */
+export const REQUESTS_PER_ITERATION = 1 + ROUNDS * (1 + QUERIES_PER_ROUND);
+const MAX_ITERATIONS = 10_000;
+const WORDS = ['river', 'night', 'garden', 'iron', 'stone', 'winter', 'glass', 'north'];
+
+export interface UsersOptions {
+  /** Base URL of the server, e.g. http://127.0.0.1:3001 (loopback only). */
+  url: string;
+  users: number;
+  /** How long users keep starting iterations, s (0 < d ≤ 120). An iteration under way is finished. */
+  durationS: number;
+  /** Mean think time after each iteration, ms (each pause is uniform in [0.5, 1.5] × this). */
+  thinkMs: number;
+  /** Also summarize the requests completed from this second of the run on (the settled part). */
+  steadyFromS?: number;
+  /** Per-request timeout, ms (default 10 000). */
+  requestTimeoutMs?: number;
+  /** Called once per elapsed second with that second's sample (for progress). */
+  onSecond?: (s: UsersSecond) => void;
+}
+
+/** One second of the run (second 0 starts with the run). */
+export interface UsersSecond {
+  second: number;
+  completed: number;
+  /** Requests that failed: a wrong status, a timeout, a connection error. */
+  errors: number;
+  /** ms, over the requests completed in this second; 0 when none. */
+  p95: number;
+}
+
+export interface UsersResult {
+  users: number;
+  thinkMs: number;
+  /** Wall time until the last user finished, s. */
+  durationS: number;
+  iterations: number;
+  /** Per request type: answered with the expected status, and failed. */
+  counts: Record<RequestType, { ok: number; failed: number }>;
+  completed: number;
+  errors: number;
+  latency: LatencySummary;
+  /** Requests completed from `steadyFromS` until `durationS` (all zero without steadyFromS). */
+  steadyLatency: LatencySummary;
+  /** Per type (the sign-up is the slow one). */
+  latencyByType: Record<RequestType, LatencySummary>;
+  timeline: UsersSecond[];
+  /** The first few failures, for the report. */
+  failures: string[];
+}
+
+/** A running workload: stop it early, or wait for its result. */
+export interface RunningUsers {
+  stop(): void;
+  result: Promise<UsersResult>;
+}
+
+/** Starts the users at once (each after a random offset within one think time) and returns. */
+export function startUsers(opts: UsersOptions): RunningUsers {
+  const base = new URL(opts.url);
+  assertLoopback(base);
+  if (!(opts.durationS > 0 && opts.durationS <= 120)) throw new KitError('KIT_ERR_USAGE', `a workload lasts from 0 to 120 s; got ${opts.durationS}`);
+  if (!(Number.isInteger(opts.users) && opts.users >= 1 && opts.users <= 500)) throw new KitError('KIT_ERR_USAGE', `users must be a whole number from 1 to 500; got ${opts.users}`);
+  const timeoutMs = opts.requestTimeoutMs ?? 10_000;
+  const started = performance.now();
+  const endAt = started + opts.durationS * 1000;
+  const stopper = new AbortController();
+  const total = createLatencyHistogram();
+  const steadyH = createLatencyHistogram();
+  const steadyFrom = started + (opts.steadyFromS ?? Infinity) * 1000;
+  const byType = Object.fromEntries(REQUEST_TYPES.map((t) => [t, createLatencyHistogram()])) as Record<RequestType, LatencyHistogram>;
+  const counts = Object.fromEntries(REQUEST_TYPES.map((t) => [t, { ok: 0, failed: 0 }])) as UsersResult['counts'];
+  const seconds: { h: LatencyHistogram; completed: number; errors: number }[] = [];
+  const failures: string[] = [];
+  let iterations = 0;
+  let reported = 0;
+  const bucket = (at: number) => {
+    const i = Math.floor((at - started) / 1000);
+    while (seconds.length <= i) seconds.push({ h: createLatencyHistogram(), completed: 0, errors: 0 });
+    // Report every second that has ended.
+    while (opts.onSecond && reported < i) opts.onSecond(sample(reported++));
+    return seconds[i]!;
+  };
+  const sample = (i: number): UsersSecond => {
+    const b = seconds[i]!;
+    return { second: i, completed: b.completed, errors: b.errors, p95: b.completed ? summarize(b.h).p95 : 0 };
+  };
+  const fail = (type: RequestType, why: string) => {
+    counts[type].failed++;
+    bucket(performance.now()).errors++;
+    if (failures.length < 10) failures.push(`${type}: ${why}`);
+  };
+
+  /** One request; resolves with the JSON body, or undefined after recording a failure. */
+  const call = async (client: Client, type: RequestType, method: 'GET' | 'POST', path: string, token?: string, body?: object): Promise<Record<string, unknown> | undefined> => {
+    const t0 = performance.now();
+    try {
+      const res = await client.request({
+        method,
+        path,
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      const text = await res.body.text();
+      const now = performance.now();
+      if (res.statusCode !== EXPECTED_STATUS[type]) {
+        fail(type, `HTTP ${res.statusCode} ${text.slice(0, 120)}`);
+        return undefined;
+      }
+      const ms = now - t0;
+      recordMs(total, ms);
+      recordMs(byType[type], ms);
+      if (now >= steadyFrom && now < endAt) recordMs(steadyH, ms);
+      const b = bucket(now);
+      recordMs(b.h, ms);
+      b.completed++;
+      counts[type].ok++;
+      return JSON.parse(text) as Record<string, unknown>;
+    } catch (err) {
+      fail(type, (err as Error).message);
+      return undefined;
+    }
+  };
+
+  const user = async (id: number) => {
+    await sleep(Math.random() * opts.thinkMs, undefined, { signal: stopper.signal }).catch(() => {});
+    for (let n = 0; n < MAX_ITERATIONS && performance.now() < endAt && !stopper.signal.aborted; n++) {
+      const client = new Client(base.origin, { pipelining: 1, connectTimeout: timeoutMs });
+      try {
+        const signup = await call(client, 'signup', 'POST', '/signup', undefined, { name: `u${id}-${n}` });
+        let token = signup?.token as string | undefined;
+        for (let r = 0; r < ROUNDS && token; r++) {
+          const refreshed = await call(client, 'refresh', 'POST', '/token/refresh', token);
+          token = refreshed?.token as string | undefined;
+          for (let q = 0; q < QUERIES_PER_ROUND && token; q++) {
+            await call(client, 'query', 'GET', `/books?q=${WORDS[(id + n + q) % WORDS.length]}`, token);
+          }
+        }
+        iterations++;
+      } finally {
+        await client.close().catch(() => {});
+      }
+      // Think, but not past the end: a user whose time is up stops now, not after its pause.
+      const think = Math.min(opts.thinkMs * (0.5 + Math.random()), endAt - performance.now());
+      if (think > 0) await sleep(think, undefined, { signal: stopper.signal }).catch(() => {});
+    }
+  };
+
+  const result = Promise.all(Array.from({ length: opts.users }, (_, i) => user(i))).then((): UsersResult => {
+    const wallS = (performance.now() - started) / 1000;
+    bucket(performance.now());
+    const timeline = seconds.map((_, i) => sample(i));
+    const completed = REQUEST_TYPES.reduce((n, t) => n + counts[t].ok, 0);
+    const errors = REQUEST_TYPES.reduce((n, t) => n + counts[t].failed, 0);
+    return {
+      users: opts.users,
+      thinkMs: opts.thinkMs,
+      durationS: wallS,
+      iterations,
+      counts,
+      completed,
+      errors,
+      latency: summarize(total),
+      steadyLatency: summarize(steadyH),
+      latencyByType: Object.fromEntries(REQUEST_TYPES.map((t) => [t, summarize(byType[t])])) as UsersResult['latencyByType'],
+      timeline,
+      failures,
+    };
+  });
+  return { stop: () => stopper.abort(), result };
+}

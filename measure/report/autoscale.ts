@@ -1,0 +1,252 @@
+/**
+ * Result, tables, charts and shape of the `autoscale` experiment (lesson 6). Pure.
+ *
+ * "Steady" numbers come from the end of each load, when the closed loop and the autoscaler have
+ * settled: the second half of a fixed scenario's load, the last third of an autoscaled one's.
+ * A steady p95 is over every request completed in those seconds, a steady req/s their mean.
+ */
+import asciichart from 'asciichart';
+import type { HpaConfig } from '../../servers/lib/hpa.ts';
+import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../lib/output.ts';
+import { line } from '../lib/shape.ts';
+import type { UsersResult } from '../lib/users.ts';
+
+export type Scenario = 'fixed-1w-10u' | 'fixed-1w-40u' | 'auto-40u' | 'auto-80u';
+
+/** One sync of the cluster's controller, as the experiment saw it. */
+export interface SyncSample {
+  /** s since the load began. */
+  t: number;
+  /** Workers counted by the controller (retiring ones excluded), and what it wanted. */
+  workers: number;
+  desired: number;
+  /** Workers draining after a scale-down. */
+  retiring: number;
+  /** Worker processes alive after this sync acted: desired plus retiring. */
+  alive: number;
+  reason: string;
+  /** Mean utilization of ready workers (fraction of the quota). */
+  average?: number;
+  /** Each worker's utilization over the last sync period (fraction of the quota); null while it has none. */
+  perWorker: { pid: number; utilization: number | null }[];
+}
+
+export interface ScenarioResult {
+  name: Scenario;
+  users: number;
+  autoscale: boolean;
+  /** Planned load, s, and when the last user finished, s after the start. */
+  loadS: number;
+  loadEndS: number;
+  /** The cluster's "cpu quota: ..." line (how the quota was enforced). */
+  quotaLine: string;
+  workload: UsersResult;
+  syncs: SyncSample[];
+  /** Autoscaled: s after the load until the workers were back to min (absent: not within the wait). */
+  backToMinS?: number;
+}
+
+export interface AutoscaleResult {
+  machine: MachineInfo;
+  /** CPU quota per worker, cores. */
+  quota: number;
+  quotaLine: string;
+  thinkMs: number;
+  /** The sign-up's scrypt cost, picked for this machine, and its time on one core, ms. */
+  signup: { cost: string; ms: number };
+  hpa: HpaConfig & { syncMs: number };
+  scenarios: ScenarioResult[];
+}
+
+/** The numbers the table and the shape use, for one scenario. */
+export interface ScenarioStats {
+  total: number;
+  errors: number;
+  peakRps: number;
+  steadyRps: number;
+  /** p95 of the requests completed in the steady window, ms. */
+  steadyP95: number;
+  p95: number;
+  maxWorkers: number;
+  /** Integral of live worker processes (retiring included) over the load, worker·s. */
+  workerSeconds: number;
+  /** s from the load's start to the first sync that asked for more workers; undefined if none. */
+  firstScaleUpS?: number;
+  /** Syncs during the load that added workers after an earlier sync had removed some: flapping. */
+  upAfterDown: number;
+}
+
+/** Seconds of the load counted as steady: [from, to). */
+export function steadyWindow(s: Pick<ScenarioResult, 'loadS' | 'autoscale'>): [number, number] {
+  const from = s.autoscale ? Math.ceil((s.loadS * 2) / 3) : Math.ceil(s.loadS / 2);
+  return [from, s.loadS];
+}
+
+export function stats(s: ScenarioResult, syncMs: number): ScenarioStats {
+  const [from, to] = steadyWindow(s);
+  const inLoad = s.workload.timeline.filter((x) => x.second < s.loadS);
+  const steady = inLoad.filter((x) => x.second >= from && x.second < to);
+  const during = s.syncs.filter((x) => x.t <= s.loadEndS);
+  const firstUp = s.syncs.find((x) => x.desired > x.workers);
+  return {
+    total: s.workload.completed,
+    errors: s.workload.errors,
+    peakRps: Math.max(0, ...inLoad.map((x) => x.completed)),
+    steadyRps: steady.length ? steady.reduce((n, x) => n + x.completed, 0) / steady.length : 0,
+    steadyP95: s.workload.steadyLatency.p95,
+    p95: s.workload.latency.p95,
+    maxWorkers: Math.max(1, ...s.syncs.map((x) => x.workers)),
+    workerSeconds: Math.round(during.reduce((n, x) => n + x.alive, 0) * (syncMs / 1000)),
+    ...(firstUp ? { firstScaleUpS: firstUp.t } : {}),
+    upAfterDown: during.filter((x, i) => x.desired > x.workers && during.slice(0, i).some((y) => y.desired < y.workers)).length,
+  };
+}
+
+/** A first scale-up counts as prompt within this many sync periods of the load's start. */
+export const PROMPT_SYNCS = 5;
+/** "Far higher": the 40-user p95 on one worker is at least this many times the 10-user one. */
+export const FAR_HIGHER = 3;
+/** Autoscaled steady throughput must reach this multiple of one worker's, with the same users. */
+export const MORE_THROUGHPUT = 1.5;
+
+export function shape(r: AutoscaleResult): string[] {
+  const by = new Map(r.scenarios.map((s) => [s.name, stats(s, r.hpa.syncMs)] as const));
+  const sc = new Map(r.scenarios.map((s) => [s.name, s] as const));
+  const f10 = by.get('fixed-1w-10u');
+  const f40 = by.get('fixed-1w-40u');
+  const a40 = by.get('auto-40u');
+  const a80 = by.get('auto-80u');
+  const out: string[] = [];
+  if (f10 && f40) out.push(line('autoscale', 'fixed-1w-40u', 'p95-vs-10-users', f40.p95 >= FAR_HIGHER * f10.p95 ? 'far-higher' : 'not-far-higher'));
+  for (const [name, a] of [['auto-40u', a40], ['auto-80u', a80]] as const) {
+    if (!a) continue;
+    const prompt = a.firstScaleUpS !== undefined && a.firstScaleUpS <= (PROMPT_SYNCS * r.hpa.syncMs) / 1000;
+    out.push(line('autoscale', name, 'first-scale-up', prompt ? `within-${PROMPT_SYNCS}-syncs` : a.firstScaleUpS === undefined ? 'never' : 'late'));
+    out.push(line('autoscale', name, 'scale-up-after-scale-down-during-load', a.upAfterDown === 0 ? 'none' : 'some'));
+    out.push(line('autoscale', name, 'after-load', sc.get(name)!.backToMinS !== undefined ? 'back-to-min' : 'not-back-to-min'));
+  }
+  if (a40 && f40) out.push(line('autoscale', 'auto-40u', 'steady-throughput-vs-1-worker', a40.steadyRps >= MORE_THROUGHPUT * f40.steadyRps ? 'higher' : 'not-higher'));
+  if (a40 && f10 && f40) {
+    // "Back toward the 10-user level": nearer to it than to the 1-worker 40-user p95, on a ratio
+    // scale (below their geometric mean). The fixed runs' p95s are over their whole load: one
+    // worker with 40 users never settles (its users queue up in waves), so a window would be noise.
+    const midpoint = Math.sqrt(f10.p95 * f40.p95);
+    out.push(line('autoscale', 'auto-40u', 'steady-p95', a40.steadyP95 < midpoint ? 'toward-10-user-level' : 'not-toward-10-user-level'));
+  }
+  if (a40 && a80) out.push(line('autoscale', 'auto-80u', 'max-workers-vs-40-users', a80.maxWorkers > a40.maxWorkers ? 'more' : 'not-more'));
+  out.push(line('autoscale', 'errors', r.scenarios.every((s) => s.workload.errors === 0) ? 'none' : 'some'));
+  return out;
+}
+
+export const hints: Record<string, string> = {
+  'autoscale  fixed-1w-40u  p95-vs-10-users':
+    'with four times the users on the same CPU quota, requests should queue; check that the quota is enforced (the "cpu quota:" line) and that the machine was idle',
+  'autoscale  auto-40u  first-scale-up':
+    'the worker was at its quota but the controller did not act: check that workers report their CPU (every 250 ms) and that the start-up period (2 s) is over',
+  'autoscale  auto-80u  first-scale-up': 'see auto-40u',
+  'autoscale  auto-40u  scale-up-after-scale-down-during-load':
+    'workers were removed and then added again under the same load (flapping): the stabilization window should keep the highest recommendation of the last 10 s',
+  'autoscale  auto-80u  scale-up-after-scale-down-during-load': 'see auto-40u',
+  'autoscale  auto-40u  after-load': 'after the load, utilization is ~0 and the window (10 s) should end in a scale-down to min; a worker that does not drain holds it up',
+  'autoscale  auto-80u  after-load': 'see auto-40u',
+  'autoscale  auto-40u  steady-throughput-vs-1-worker':
+    'more workers should serve more users: new workers get connections only if the users open new ones (they do, once per iteration)',
+  'autoscale  auto-40u  steady-p95': 'the autoscaler should settle where utilization is near the target (60%), which leaves each worker headroom; a machine short of cores cannot',
+  'autoscale  auto-80u  max-workers-vs-40-users': 'twice the users need about twice the CPU: a machine with fewer free cores than 8 × quota cannot show it',
+  'autoscale  errors': 'a request failed: a wrong status, a timeout (10 s), or a connection cut by a worker that did not drain',
+};
+
+const LABEL: Record<Scenario, string> = {
+  'fixed-1w-10u': '1 worker, 10 users',
+  'fixed-1w-40u': '1 worker, 40 users',
+  'auto-40u': 'autoscaled, 40 users',
+  'auto-80u': 'autoscaled, 80 users',
+};
+
+/** Per-second series for charts: req/s, p95 (ms), workers (retiring included), from the load's start. */
+export function series(s: ScenarioResult): { rps: number[]; p95: number[]; workers: number[] } {
+  const seconds = Math.max(s.workload.timeline.length, Math.ceil(Math.max(0, ...s.syncs.map((x) => x.t))));
+  const rps: number[] = [];
+  const p95: number[] = [];
+  const workers: number[] = [];
+  for (let i = 0; i < seconds; i++) {
+    const w = s.workload.timeline[i];
+    rps.push(w?.completed ?? 0);
+    p95.push(w?.p95 ?? 0);
+    const sync = [...s.syncs].reverse().find((x) => x.t <= i + 1);
+    workers.push(sync ? sync.alive : 1);
+  }
+  return { rps, p95, workers };
+}
+
+const BLOCKS = ' ▁▂▃▄▅▆▇█';
+/** One row per worker: its utilization per sync as a block character (full = 100 % of its quota or more). */
+export function utilizationStrip(s: ScenarioResult): string[] {
+  const pids = [...new Set(s.syncs.flatMap((x) => x.perWorker.map((w) => w.pid)))];
+  return pids.map((pid, i) => {
+    const cells = s.syncs.map((x) => {
+      const w = x.perWorker.find((p) => p.pid === pid);
+      if (!w) return ' ';
+      if (w.utilization === null) return '·';
+      return BLOCKS[Math.min(8, Math.max(1, Math.round(w.utilization * 8)))]!;
+    });
+    return `  worker ${String(i + 1).padStart(2)} (pid ${String(pid).padStart(7)}) │${cells.join('')}│`;
+  });
+}
+
+function chart(values: number[], height: number, fmt: (x: number) => string, color: boolean, c: string): string {
+  if (values.length === 0) return '';
+  const max = Math.max(...values, 1);
+  return asciichart.plot(values, { height, min: 0, max, format: (x: number) => fmt(x).padStart(9), ...(color ? { colors: [c] } : {}) });
+}
+
+export function render(r: AutoscaleResult, color: boolean): string {
+  const c = makeChalk(color);
+  const table = makeTable(
+    ['scenario', 'requests', 'peak req/s', 'steady req/s', 'p95', 'steady p95', 'errors', 'max workers', 'worker·s'],
+    textThenNumbers(1, 9),
+  );
+  for (const s of r.scenarios) {
+    const st = stats(s, r.hpa.syncMs);
+    table.push([
+      LABEL[s.name],
+      st.total.toLocaleString('en-US'),
+      fmtRate(st.peakRps),
+      fmtRate(st.steadyRps),
+      fmtMs(st.p95),
+      fmtMs(st.steadyP95),
+      st.errors ? c.red(String(st.errors)) : '0',
+      String(st.maxWorkers),
+      String(st.workerSeconds),
+    ]);
+  }
+  const out = [
+    c.bold('Lesson 6 · autoscaling cluster workers with an HPA-style controller'),
+    c.dim(
+      `${r.quotaLine || `cpu quota: ${r.quota} core per worker`} · users: sign up (scrypt ${r.signup.cost}, ${r.signup.ms} ms here), then 3 × (refresh + 10 queries), think ${r.thinkMs} ms · ${machineCaption(r.machine)}`,
+    ),
+    c.dim(
+      `controller: target ${Math.round(r.hpa.target * 100)}% of the quota, tolerance ${r.hpa.tolerance}, sync ${r.hpa.syncMs / 1000} s, scale-down window ${r.hpa.windowMs / 1000} s, ` +
+        `start-up ignored ${r.hpa.initializationMs / 1000} s, scale-up ≤ max(${r.hpa.scaleUp.workers}, ${r.hpa.scaleUp.percent}%) per ${r.hpa.scaleUp.periodMs / 1000} s`,
+    ),
+    table.toString(),
+    c.dim('steady = the end of the load (second half; last third when autoscaled); worker·s = workers × seconds during the load, the cost'),
+  ];
+  for (const s of r.scenarios) {
+    const sr = series(s);
+    out.push('', c.bold(`${LABEL[s.name]}: one column per second; the load ends at second ${Math.round(s.loadEndS)}`));
+    out.push(c.dim('  req/s'), chart(sr.rps, 6, (x) => x.toFixed(0), color, asciichart.green));
+    out.push(c.dim('  p95, ms'), chart(sr.p95, 6, (x) => x.toFixed(0), color, asciichart.yellow));
+    if (s.autoscale) out.push(c.dim('  workers'), chart(sr.workers, 4, (x) => x.toFixed(1), color, asciichart.cyan));
+    out.push(c.dim('  CPU per worker, share of its quota (█ = all of it, · = starting), one column per sync'), ...utilizationStrip(s));
+    if (s.autoscale) {
+      const st = stats(s, r.hpa.syncMs);
+      out.push(
+        `  first scale-up at ${st.firstScaleUpS?.toFixed(1) ?? '—'} s; ` +
+          (s.backToMinS !== undefined ? `back to ${r.hpa.min} worker ${s.backToMinS.toFixed(1)} s after the load` : c.red(`not back to ${r.hpa.min} worker within the wait`)),
+      );
+    }
+    if (s.workload.failures.length) out.push(c.red(`  failures: ${s.workload.failures.slice(0, 3).join(' | ')}`));
+  }
+  return out.join('\n');
+}

@@ -1,0 +1,184 @@
+/**
+ * A CPU quota per cluster worker (lesson 6), like a container given 0.25 of a core, so that a
+ * 2-core laptop can hold eight workers' worth of scaling.
+ *
+ * Two ways to enforce it, chosen by `--quota-mode`:
+ *   cgroup    the kernel's CFS bandwidth control: a cgroup per worker whose quota is
+ *             `quota × period` µs of CPU per `period` (100 ms, the CFS default). cgroup v2 writes
+ *             `cpu.max`, v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us` (kernel docs,
+ *             Documentation/scheduler/sched-bwc.rst). Needs permission to create cgroups: root, or
+ *             a delegated cgroup v2 subtree. Every thread of the worker is covered.
+ *   throttle  in-process accounting: the worker reads its own CPU time (`process.cpuUsage()`, which
+ *             covers every thread, libuv's thread pool included) every CHECK_MS, keeps a bucket of
+ *             CPU credit that refills at `quota` ms per ms and holds at most one period's worth,
+ *             and, when the bucket is in debt, asks to be paused until the debt is paid. A thread
+ *             cannot stop its own process's other threads, so the pause is delivered by the
+ *             primary: SIGSTOP, then SIGCONT after the asked-for time. Like CFS, every thread
+ *             stops, and the long-run share is the quota.
+ *   auto      cgroup when it can be set up, else throttle (the primary prints which, and why).
+ *   off       no quota: utilization is then measured against one core.
+ *
+ * Either way a worker reports `process.cpuUsage()` to the primary (see CpuSample), which computes
+ * its utilization as CPU time / wall time / quota.
+ */
+import { mkdirSync, readFileSync, rmdirSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+export type QuotaMode = 'auto' | 'cgroup' | 'throttle' | 'off';
+export const QUOTA_MODES: readonly QuotaMode[] = ['auto', 'cgroup', 'throttle', 'off'];
+
+/** CFS's default period, ms (sched-bwc.rst: cpu.cfs_period_us defaults to 100000). */
+export const QUOTA_PERIOD_MS = 100;
+/** How often a throttled worker checks its CPU time, ms. */
+export const CHECK_MS = 10;
+/** How often a worker reports its CPU time to the primary, ms. */
+export const CPU_SAMPLE_MS = 250;
+
+/** A worker's CPU report: total CPU µs so far (user + system, all threads) at a wall time in ms. */
+export interface CpuSample {
+  type: 'cpu';
+  cpuUs: number;
+  /** performance.timeOrigin + performance.now(), ms: comparable across processes. */
+  at: number;
+}
+
+/** Worker → primary: stop me (all threads) for `ms`, then continue me. */
+export interface PauseRequest {
+  type: 'pause';
+  ms: number;
+}
+
+/** Wall clock shared by processes, ms (sub-millisecond, unlike Date.now()). */
+export const wallMs = () => performance.timeOrigin + performance.now();
+
+/**
+ * Starts reporting this process's CPU time every CPU_SAMPLE_MS through `send`. Returns a stop
+ * function. The timer is unref'd: it never keeps the process alive.
+ */
+export function reportCpu(send: (s: CpuSample) => void): () => void {
+  const tick = () => {
+    const u = process.cpuUsage();
+    send({ type: 'cpu', cpuUs: u.user + u.system, at: wallMs() });
+  };
+  tick();
+  const timer = setInterval(tick, CPU_SAMPLE_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
+ * The throttle's bookkeeping, pure: given CPU used and wall time passed since the last check,
+ * returns the new credit and how long to pause (0 for none). Credit is in ms of CPU and holds at
+ * most quota × period, like CFS's per-period quota (unused quota does not pile up).
+ */
+export function throttleStep(creditMs: number, usedMs: number, elapsedMs: number, quota: number, periodMs = QUOTA_PERIOD_MS): { creditMs: number; pauseMs: number } {
+  const credit = Math.min(quota * periodMs, creditMs + quota * elapsedMs) - usedMs;
+  if (credit >= 0) return { creditMs: credit, pauseMs: 0 };
+  // During the pause the credit refills by quota × pauseMs, back to zero.
+  return { creditMs: credit, pauseMs: -credit / quota };
+}
+
+/**
+ * Starts the in-process throttle: every CHECK_MS, reads process.cpuUsage() and, when the worker is
+ * in debt, calls `pause(ms)` (which must stop the whole process for that long: the primary sends
+ * SIGSTOP then SIGCONT). Returns a stop function.
+ */
+export function startThrottle(quota: number, pause: (ms: number) => void): () => void {
+  let credit = quota * QUOTA_PERIOD_MS;
+  let lastCpu = process.cpuUsage();
+  let lastAt = performance.now();
+  let pausedUntil = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const cpu = process.cpuUsage();
+    const usedMs = (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000;
+    const step = throttleStep(credit, usedMs, now - lastAt, quota);
+    credit = step.creditMs;
+    lastCpu = cpu;
+    lastAt = now;
+    // A pause already asked for may not have begun yet (the primary's signal is on its way).
+    if (step.pauseMs >= 1 && now >= pausedUntil) {
+      pausedUntil = now + step.pauseMs;
+      pause(Math.round(step.pauseMs));
+    }
+  }, CHECK_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** Where and how cgroups can be made on this machine, or why not. */
+export type CgroupSupport = { ok: true; version: 1 | 2; base: string } | { ok: false; reason: string };
+
+/**
+ * Finds a place to create per-worker cgroups with a CPU quota: cgroup v2 at /sys/fs/cgroup (its
+ * `cpu` controller enabled for children), or v1's `cpu` hierarchy at /sys/fs/cgroup/cpu. Creates
+ * `<base>/nsl-<pid>` to prove it may; release() removes it. Linux only.
+ */
+export function probeCgroup(label: string, root = '/sys/fs/cgroup'): CgroupSupport {
+  if (process.platform !== 'linux') return { ok: false, reason: `cgroups are Linux-only (this is ${process.platform})` };
+  const v2 = existsSync(path.join(root, 'cgroup.controllers'));
+  const v1 = existsSync(path.join(root, 'cpu', 'cpu.cfs_quota_us'));
+  if (!v2 && !v1) return { ok: false, reason: `no cgroup cpu controller found under ${root}` };
+  const version = v2 ? 2 : 1;
+  const parent = v2 ? root : path.join(root, 'cpu');
+  const base = path.join(parent, label);
+  try {
+    if (v2) {
+      const controllers = readFileSync(path.join(root, 'cgroup.controllers'), 'utf8');
+      if (!/\bcpu\b/.test(controllers)) return { ok: false, reason: 'the cgroup v2 root does not offer the cpu controller' };
+      if (!/\bcpu\b/.test(readFileSync(path.join(root, 'cgroup.subtree_control'), 'utf8'))) writeFileSync(path.join(root, 'cgroup.subtree_control'), '+cpu');
+    }
+    mkdirSync(base);
+    if (v2) writeFileSync(path.join(base, 'cgroup.subtree_control'), '+cpu');
+    return { ok: true, version, base };
+  } catch (err) {
+    try {
+      rmdirSync(base);
+    } catch {}
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'EACCES' || code === 'EPERM' || code === 'EROFS' ? 'no permission to create cgroups (run as root, or with a delegated cgroup v2 subtree)' : (err as Error).message;
+    return { ok: false, reason: `cgroup v${version}: ${why}` };
+  }
+}
+
+/** Puts `pid` in a new cgroup `<base>/w<pid>` limited to `quota` cores. Throws on failure. */
+export function limitProcess(support: Extract<CgroupSupport, { ok: true }>, pid: number, quota: number): string {
+  const dir = path.join(support.base, `w${pid}`);
+  mkdirSync(dir);
+  const periodUs = QUOTA_PERIOD_MS * 1000;
+  const quotaUs = Math.max(1000, Math.round(quota * periodUs));
+  if (support.version === 2) {
+    writeFileSync(path.join(dir, 'cpu.max'), `${quotaUs} ${periodUs}`);
+  } else {
+    writeFileSync(path.join(dir, 'cpu.cfs_period_us'), String(periodUs));
+    writeFileSync(path.join(dir, 'cpu.cfs_quota_us'), String(quotaUs));
+  }
+  writeFileSync(path.join(dir, 'cgroup.procs'), String(pid));
+  return dir;
+}
+
+/** Removes a worker's cgroup once its process is gone (a cgroup with a process in it cannot go). */
+export function removeGroup(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {}
+}
+
+/** Removes the run's base cgroup (after every worker's group is removed). */
+export function releaseCgroup(support: CgroupSupport): void {
+  if (support.ok) removeGroup(support.base);
+}
+
+/**
+ * A worker's utilization over the last `spanMs`: CPU time / wall time / quota (1 = its whole
+ * quota), from its reports (oldest first). Uses the newest report and the oldest one no more than
+ * `spanMs` before it; undefined with fewer than two such reports or less than half a span covered.
+ */
+export function utilizationFrom(samples: readonly CpuSample[], spanMs: number, quota: number): number | undefined {
+  const last = samples.at(-1);
+  if (!last) return undefined;
+  const first = samples.find((s) => last.at - s.at <= spanMs);
+  if (!first || first === last || last.at - first.at < spanMs / 2) return undefined;
+  return (last.cpuUs - first.cpuUs) / 1000 / (last.at - first.at) / quota;
+}

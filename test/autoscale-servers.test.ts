@@ -1,0 +1,138 @@
+// Proves lesson 6's cluster features on real processes: a worker under CPU-bound load uses its
+// CPU quota ± 20 % (in-process throttle and, where this machine allows, a cgroup), measured by the
+// worker with process.cpuUsage() and, independently, from /proc; a worker without the tight quota
+// uses far more (so the check can fail); the autoscaler retires workers gracefully while load runs
+// (no failed request); its flags are checked; the cgroups it makes are removed when it stops.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { Lab } from '../measure/lib/lab.ts';
+import type { ServerProcess } from '../measure/lib/launch.ts';
+import { startLoad } from '../measure/lib/load.ts';
+import { probe } from '../measure/lib/probe.ts';
+import { probeCgroup, releaseCgroup } from '../servers/lib/cpu-quota.ts';
+import { childrenOf, cpuTicks, failOnWarnings, runScript } from './helpers.ts';
+
+failOnWarnings();
+const lab = new Lab();
+after(() => lab.close());
+
+type Sync = { event: 'autoscale'; at: number; current: number; desired: number; retiring: number[]; workers: { pid: number; utilization?: number }[] };
+const isSync = (m: any): m is Sync => m?.event === 'autoscale';
+const cgroupSupport = probeCgroup(`nsl-test-${process.pid}`);
+releaseCgroup(cgroupSupport);
+const cgroupSkip = cgroupSupport.ok ? false : `no cgroup here: ${cgroupSupport.reason}`;
+const TICK_MS = 10; // USER_HZ is 100 on Linux: /proc/<pid>/stat counts 10 ms ticks
+
+/**
+ * Starts a 1-worker cluster with `quota` cores (held at one worker), puts CPU-bound load on it for
+ * 4 s, and returns the cores its worker used over the last 2.5 s: as the worker measured it
+ * (process.cpuUsage(), reported to the primary) and as /proc counted it.
+ */
+async function coresUsed(quota: number, mode: 'throttle' | 'cgroup'): Promise<{ reported: number; proc: number; line: string }> {
+  const s = await lab.start({
+    server: 'cluster',
+    args: ['--port', '0', '--workers', '1', '--autoscale', '--min', '1', '--max', '1', '--cpu-quota', String(quota), '--quota-mode', mode],
+    ipc: true,
+  });
+  const worker = childrenOf(s.pid)[0]!;
+  const load = startLoad({ url: `${s.url}/work?ms=10`, connections: 4, durationS: 4 });
+  await new Promise((r) => setTimeout(r, 1500)); // the load's first 1.5 s are its warm-up, not a readiness wait
+  const from = s.messageCount;
+  const ticks0 = cpuTicks(worker);
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, 2500));
+  const proc = ((cpuTicks(worker) - ticks0) * TICK_MS) / (performance.now() - t0);
+  const syncs = s.messagesFrom(from).filter(isSync);
+  await load.result;
+  const utils = syncs.map((m) => m.workers[0]?.utilization).filter((u): u is number => u !== undefined);
+  assert.ok(utils.length >= 2, `at least two syncs with a utilization: ${JSON.stringify(syncs)}`);
+  const line = s.lines.find((l) => l.startsWith('cpu quota:')) ?? '';
+  await lab.stop(s);
+  return { reported: (utils.reduce((a, b) => a + b, 0) / utils.length) * quota, proc, line };
+}
+
+const within = (x: number, target: number, share = 0.2) => x >= target * (1 - share) && x <= target * (1 + share);
+
+test('the in-process throttle holds a worker to its quota ± 20 % (0.25 and 0.5 core)', async () => {
+  for (const quota of [0.25, 0.5]) {
+    const r = await coresUsed(quota, 'throttle');
+    assert.match(r.line, /in-process throttle/);
+    assert.ok(within(r.reported, quota), `quota ${quota}: the worker measured ${r.reported.toFixed(3)} cores`);
+    assert.ok(within(r.proc, quota), `quota ${quota}: /proc counted ${r.proc.toFixed(3)} cores`);
+  }
+});
+
+test('a cgroup holds a worker to its quota ± 20 %', { skip: cgroupSkip }, async () => {
+  const r = await coresUsed(0.25, 'cgroup');
+  assert.match(r.line, /cgroup v[12]/);
+  assert.ok(within(r.reported, 0.25), `the worker measured ${r.reported.toFixed(3)} cores`);
+  assert.ok(within(r.proc, 0.25), `/proc counted ${r.proc.toFixed(3)} cores`);
+  const left = readdirSync(cgroupSupport.ok ? cgroupSupport.base.replace(/\/[^/]+$/, '') : '/').filter((d) => d.startsWith('nsl-'));
+  assert.deepEqual(left, [], 'the run\'s cgroups are removed when it stops');
+});
+
+test('the check can fail: a worker with a whole core uses far more than 0.25 × 1.2', async () => {
+  const r = await coresUsed(1, 'throttle');
+  assert.ok(!within(r.proc, 0.25), `an unthrottled worker used only ${r.proc.toFixed(3)} cores`);
+  assert.ok(r.proc > 0.6, `${r.proc.toFixed(3)} cores`);
+});
+
+test('scale-down retires workers gracefully while load runs: no failed request', async () => {
+  const s: ServerProcess = await lab.start({
+    server: 'cluster',
+    args: ['--port', '0', '--workers', '3', '--autoscale', '--min', '1', '--max', '3', '--window-s', '1', '--quota-mode', 'throttle'],
+    ipc: true,
+  });
+  const from = s.messageCount;
+  const load = startLoad({ url: `${s.url}/status`, connections: 8, durationS: 30, rate: 200 });
+  try {
+    // Light load on 3 workers: utilization far under target, so after the start-up period and the
+    // 1 s window the controller goes down to 1.
+    await s.waitForMessage((m): m is Sync => isSync(m) && m.current === 1 && m.retiring.length === 0, 20_000, from);
+    await new Promise((r) => setTimeout(r, 500)); // keep loading the one left for a moment
+  } finally {
+    load.stop();
+  }
+  const result = await load.result;
+  assert.equal(result.counts.errors, 0, 'no connection errors');
+  assert.equal(result.counts.non2xx, 0, 'no error statuses');
+  assert.ok(result.counts.completed > 500, `load ran: ${result.counts.completed}`);
+  assert.equal(s.lines.filter((l) => /^worker \d+ retired \(exit code 0\)$/.test(l)).length, 2, s.lines.join('\n'));
+  assert.ok(s.lines.some((l) => /^autoscale: 3 -> 1 workers .*: scale-down$/.test(l)), s.lines.join('\n'));
+  assert.equal((await probe(`${s.url}/status`)).status, 200);
+  await lab.stop(s);
+});
+
+test('lesson 6 routes: sign-up gives a token, refresh and search need one', async () => {
+  const s = await lab.start({ server: 'cluster', args: ['--port', '0', '--workers', '2', '--signup-cost', 'N=2^10,r=8,p=1'], ipc: true });
+  const signup = await probe(`${s.url}/signup`, { method: 'POST', json: { name: 'ada' } });
+  assert.equal(signup.status, 201);
+  const token = signup.body.token as string;
+  const auth = { authorization: `Bearer ${token}` };
+  assert.equal((await probe(`${s.url}/token/refresh`, { method: 'POST', headers: auth })).status, 200);
+  const books = await probe(`${s.url}/books?q=river`, { headers: auth });
+  assert.equal(books.status, 200);
+  assert.ok((books.body.matches as number) > 0);
+  assert.equal((await probe(`${s.url}/books?q=river`)).status, 401);
+  assert.equal((await probe(`${s.url}/token/refresh`, { method: 'POST', headers: { authorization: 'Bearer forged.token' } })).status, 401);
+  assert.equal((await probe(`${s.url}/signup`, { method: 'POST', json: {} })).status, 400);
+  assert.equal((await probe(`${s.url}/work?ms=abc`)).status, 400);
+  await lab.stop(s);
+});
+
+test('autoscaling flags are checked: usage errors exit 2 and say what is wrong', async () => {
+  const cases: [string[], RegExp][] = [
+    [['--min', '2'], /--min only means something with --autoscale/],
+    [['--autoscale', '--min', '3', '--max', '2'], /--max \(2\) must be at least --min \(3\)/],
+    [['--cpu-quota', '9'], /--cpu-quota must be a number of cores from 0.05 to 4/],
+    [['--autoscale', '--quota-mode', 'fast'], /--quota-mode must be auto, cgroup or throttle/],
+    [['--autoscale', '--target', '0'], /--target/],
+  ];
+  for (const [args, message] of cases) {
+    const r = await runScript('servers/cluster.ts', ['--port', '0', ...args]);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, message);
+  }
+});

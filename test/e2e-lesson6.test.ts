@@ -1,0 +1,57 @@
+// Proves the lesson 6 experiment end to end on real processes: in --quick mode it prints exactly
+// its expected shape; --help and bad flags behave; Ctrl-C while a throttled worker is paused
+// (SIGSTOP) leaves no process behind, stopped or not, and no cgroup.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { expectedFile } from '../measure/lib/paths.ts';
+import { assertAllGone, childrenOf, failOnWarnings, ROOT, runScript } from './helpers.ts';
+
+failOnWarnings();
+const CGROUP_PARENTS = ['/sys/fs/cgroup', '/sys/fs/cgroup/cpu'].filter((d) => existsSync(d));
+const kitCgroups = () => CGROUP_PARENTS.flatMap((d) => readdirSync(d).filter((f) => /^nsl-\d+$/.test(f)));
+
+test('autoscale --quick --shape prints exactly expected-output/autoscale.txt', async () => {
+  const before = kitCgroups();
+  const r = await runScript('measure/autoscale.ts', ['--quick', '--shape'], {}, 300_000);
+  assert.equal(r.stdout, readFileSync(expectedFile('autoscale'), 'utf8'), r.stderr);
+  assert.equal(r.code, 0);
+  assert.deepEqual(kitCgroups().filter((d) => !before.includes(d)), [], 'no cgroup left behind');
+});
+
+test('autoscale --help and bad flags', async () => {
+  const help = await runScript('measure/autoscale.ts', ['--help']);
+  assert.equal(help.code, 0);
+  for (const flag of ['--shape', '--json', '--quick', '--cpu-quota', '--quota-mode', '--think-ms']) assert.match(help.stdout, new RegExp(flag));
+  for (const args of [['--nonsense'], ['--cpu-quota', '3'], ['--quota-mode', 'fast'], ['--think-ms', 'x']]) {
+    const bad = await runScript('measure/autoscale.ts', args);
+    assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stderr}`);
+    assert.match(bad.stderr, /^error KIT_ERR_USAGE: /);
+  }
+});
+
+test('Ctrl-C while a throttled worker is paused: every process is gone', async () => {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'measure/autoscale.ts'), '--quick', '--quota-mode', 'throttle'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  // One worker with 40 users runs at its quota: the throttle pauses it most of each period.
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stderr! }).on('line', (l) => {
+      lines.push(l);
+      if (/fixed-1w-40u: 40 users, second 3 /.test(l)) resolve();
+    });
+    child.once('exit', () => reject(new Error(`ended early: ${lines.slice(-3).join(' | ')}`)));
+  });
+  const tree = (pid: number): number[] => [pid, ...childrenOf(pid).flatMap(tree)];
+  const all = tree(child.pid!).slice(1);
+  assert.ok(all.length >= 2, `the primary and its worker at least: ${all.length}`);
+  child.kill('SIGINT');
+  const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+  assert.equal(code, 130);
+  await assertAllGone(all, 10_000);
+});

@@ -1,0 +1,134 @@
+// Proves the autoscale experiment's shape rules and tables (measure/report/autoscale.ts) on
+// invented results: a healthy run prints exactly expected-output/autoscale.txt, and each rule is
+// also shown a result that must fail it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEFAULT_HPA } from '../servers/lib/hpa.ts';
+import type { LatencySummary } from '../measure/lib/latency.ts';
+import type { UsersResult } from '../measure/lib/users.ts';
+import { render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from '../measure/report/autoscale.ts';
+import { expectedShape, failedLines, failOnWarnings } from './helpers.ts';
+
+failOnWarnings();
+
+const lat = (p95: number): LatencySummary => ({ count: 100, p50: p95 / 4, p95, p99: p95 * 2, max: p95 * 3, mean: p95 / 3 });
+
+/** A scenario with `rps` req/s every second of the load, and workers per sync given by `workers` (index = second). */
+function scenario(name: Scenario, o: { users: number; autoscale: boolean; loadS: number; rps: number; p95: number; steadyP95: number; workers: number[]; errors?: number; backToMinS?: number }): ScenarioResult {
+  const workload: UsersResult = {
+    users: o.users,
+    thinkMs: 4000,
+    durationS: o.loadS,
+    iterations: 100,
+    counts: { signup: { ok: 100, failed: o.errors ?? 0 }, refresh: { ok: 300, failed: 0 }, query: { ok: 3000, failed: 0 } },
+    completed: o.rps * o.loadS,
+    errors: o.errors ?? 0,
+    latency: lat(o.p95),
+    steadyLatency: lat(o.steadyP95),
+    latencyByType: { signup: lat(o.p95 * 5), refresh: lat(o.p95), query: lat(o.p95) },
+    timeline: Array.from({ length: o.loadS }, (_, second) => ({ second, completed: o.rps, errors: 0, p95: o.p95 })),
+    failures: o.errors ? ['signup: HTTP 503'] : [],
+  };
+  const syncs: SyncSample[] = o.workers.map((n, i) => {
+    const next = o.workers[i + 1] ?? n;
+    return { t: i + 0.5, workers: n, desired: next, retiring: 0, alive: next, reason: next > n ? 'scale-up' : next < n ? 'scale-down' : 'steady', average: 0.5, perWorker: Array.from({ length: n }, (_, k) => ({ pid: 1000 + k, utilization: k === n - 1 && i === 0 ? null : 0.5 })) };
+  });
+  return { name, users: o.users, autoscale: o.autoscale, loadS: o.loadS, loadEndS: o.loadS, quotaLine: 'cpu quota: 0.25 core per worker, enforced by the in-process throttle', workload, syncs, ...(o.backToMinS !== undefined ? { backToMinS: o.backToMinS } : {}) };
+}
+
+/** Autoscaled worker counts: 1 for 2 s, then `peak`, for the load (24 s), then back to 1 after 12 s. */
+const ramp = (peak: number) => [1, 1, 2, 2, 4, ...Array<number>(19).fill(peak), ...Array<number>(12).fill(peak), 1];
+
+function healthy(): AutoscaleResult {
+  return {
+    machine: { cores: 2, loadavg1: 0.5, busyCoresAtStart: 0.1, node: '20.20.2', platform: 'linux-x64' },
+    quota: 0.25,
+    quotaLine: 'cpu quota: 0.25 core per worker, enforced by the in-process throttle',
+    thinkMs: 4000,
+    signup: { cost: 'N=2^13,r=8,p=1', ms: 17 },
+    hpa: { ...DEFAULT_HPA, syncMs: 1000 },
+    scenarios: [
+      scenario('fixed-1w-10u', { users: 10, autoscale: false, loadS: 12, rps: 80, p95: 30, steadyP95: 25, workers: Array(12).fill(1) }),
+      scenario('fixed-1w-40u', { users: 40, autoscale: false, loadS: 12, rps: 200, p95: 180, steadyP95: 150, workers: Array(12).fill(1) }),
+      scenario('auto-40u', { users: 40, autoscale: true, loadS: 24, rps: 350, p95: 90, steadyP95: 8, workers: ramp(4), backToMinS: 11 }),
+      scenario('auto-80u', { users: 80, autoscale: true, loadS: 24, rps: 700, p95: 120, steadyP95: 12, workers: ramp(7), backToMinS: 12 }),
+    ],
+  };
+}
+
+const expected = expectedShape('autoscale');
+const edit = (f: (r: AutoscaleResult) => void) => {
+  const r = healthy();
+  f(r);
+  return failedLines(expected, shape(r));
+};
+const get = (r: AutoscaleResult, name: Scenario) => r.scenarios.find((s) => s.name === name)!;
+
+test('a healthy result prints exactly the expected shape', () => {
+  assert.deepEqual(shape(healthy()), expected);
+});
+
+test('40 users on one worker must have a far higher p95 than 10 (3×)', () => {
+  assert.deepEqual(edit((r) => (get(r, 'fixed-1w-40u').workload.latency = lat(80))), ['autoscale  fixed-1w-40u  p95-vs-10-users  far-higher']);
+});
+
+test('the first scale-up must come within 5 syncs; late or never fails', () => {
+  const late = edit((r) => (get(r, 'auto-40u').syncs = get(r, 'auto-40u').syncs.map((s, i) => (i < 7 ? { ...s, workers: 1, desired: 1 } : s))));
+  assert.ok(late.includes('autoscale  auto-40u  first-scale-up  within-5-syncs'), late.join('\n'));
+  const never = edit((r) => (get(r, 'auto-80u').syncs = get(r, 'auto-80u').syncs.map((s) => ({ ...s, workers: 1, desired: 1, alive: 1 }))));
+  assert.ok(never.includes('autoscale  auto-80u  first-scale-up  within-5-syncs'), never.join('\n'));
+  assert.ok(never.includes('autoscale  auto-80u  max-workers-vs-40-users  more'), 'and then 80 users reach no more workers than 40');
+});
+
+test('a scale-up after a scale-down during the load is flapping', () => {
+  const counts = [1, 1, 2, 2, 4, 4, 3, 3, 4, ...Array<number>(15).fill(4), 1];
+  const failed = edit((r) => (get(r, 'auto-40u').syncs = scenario('auto-40u', { users: 40, autoscale: true, loadS: 24, rps: 350, p95: 90, steadyP95: 8, workers: counts }).syncs));
+  assert.deepEqual(failed, ['autoscale  auto-40u  scale-up-after-scale-down-during-load  none']);
+  // A scale-down alone (correcting an overshoot) is not flapping.
+  const down = [1, 1, 2, 4, 5, 5, 4, ...Array<number>(17).fill(4), 1];
+  assert.deepEqual(edit((r) => (get(r, 'auto-40u').syncs = scenario('auto-40u', { users: 40, autoscale: true, loadS: 24, rps: 350, p95: 90, steadyP95: 8, workers: down }).syncs)), []);
+});
+
+test('workers must return to min after the load', () => {
+  assert.deepEqual(
+    edit((r) => delete get(r, 'auto-80u').backToMinS),
+    ['autoscale  auto-80u  after-load  back-to-min'],
+  );
+});
+
+test('autoscaled throughput must beat one worker by 1.5×, and its p95 come back toward the 10-user level', () => {
+  assert.deepEqual(
+    edit((r) => (get(r, 'auto-40u').workload.timeline = get(r, 'auto-40u').workload.timeline.map((s) => ({ ...s, completed: 250 })))),
+    ['autoscale  auto-40u  steady-throughput-vs-1-worker  higher'],
+  );
+  // The geometric midpoint of 30 and 180 ms is 73 ms.
+  assert.deepEqual(edit((r) => (get(r, 'auto-40u').workload.steadyLatency = lat(80))), ['autoscale  auto-40u  steady-p95  toward-10-user-level']);
+  assert.deepEqual(edit((r) => (get(r, 'auto-40u').workload.steadyLatency = lat(70))), []);
+});
+
+test('80 users must reach more workers than 40', () => {
+  assert.deepEqual(edit((r) => (get(r, 'auto-80u').syncs = get(r, 'auto-40u').syncs)), ['autoscale  auto-80u  max-workers-vs-40-users  more']);
+});
+
+test('any failed request fails the errors line', () => {
+  assert.deepEqual(edit((r) => (get(r, 'fixed-1w-40u').workload.errors = 1)), ['autoscale  errors  none']);
+});
+
+test('stats: worker-seconds count live workers during the load; steady numbers come from the end of the load', () => {
+  const r = healthy();
+  const s = stats(get(r, 'auto-40u'), 1000);
+  assert.equal(s.maxWorkers, 4);
+  assert.equal(s.firstScaleUpS, 1.5);
+  assert.equal(s.steadyRps, 350);
+  assert.equal(s.workerSeconds, [1, 2, 2, 4, 4, ...Array<number>(19).fill(4)].reduce((a, b) => a + b, 0));
+});
+
+test('render: the table, the charts and the per-worker strip, without colour codes', () => {
+  const text = render(healthy(), false);
+  assert.match(text, /scenario.*requests.*peak req\/s.*steady req\/s.*p95.*steady p95.*errors.*max workers.*worker·s/s);
+  assert.match(text, /autoscaled, 80 users/);
+  assert.match(text, /worker  1 \(pid +1000\) │/);
+  assert.match(text, /back to 1 worker 11\.0 s after the load/);
+  assert.match(text, /[╭╮╰╯│─┼┤]/, 'asciichart charts');
+  assert.doesNotMatch(text, /\x1b\[/);
+});
