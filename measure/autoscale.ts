@@ -35,7 +35,8 @@ const command = defineCommand({
     ...COMMON_FLAGS,
     'cpu-quota': { type: 'string', valueName: 'cores', description: 'CPU quota per worker', default: '0.25' },
     'quota-mode': { type: 'string', valueName: 'mode', description: 'auto (cgroup if allowed, else the in-process throttle), cgroup or throttle', default: 'auto' },
-    'think-ms': { type: 'string', valueName: 'ms', description: 'mean think time after each user iteration', default: '4000' },
+    'think-ms': { type: 'string', valueName: 'ms', description: 'mean think time after each user iteration', default: '3000' },
+    'window-s': { type: 'string', valueName: 's', description: 'the autoscaler\'s scale-down stabilization window', default: String(DEFAULT_HPA.windowMs / 1000) },
   },
   epilogue:
     'By hand: npx tsx servers/cluster.ts --workers 1 --autoscale, and watch its "autoscale:" lines while you load it.\n' +
@@ -46,6 +47,7 @@ interface Options {
   quota: string;
   quotaMode: string;
   thinkMs: number;
+  windowS: number;
 }
 
 const SCENARIOS: { name: Scenario; users: number; autoscale: boolean }[] = [
@@ -96,7 +98,7 @@ async function runScenario(
   s: (typeof SCENARIOS)[number],
   o: Options & { loadS: number; port: number; signupCost: string },
 ): Promise<ScenarioResult> {
-  const scaling = s.autoscale ? [] : ['--min', '1', '--max', '1'];
+  const scaling = s.autoscale ? ['--window-s', String(o.windowS)] : ['--min', '1', '--max', '1'];
   progress.step(`${s.name}: starting the cluster (1 worker${s.autoscale ? ', autoscaled' : ''})`);
   const server = await lab.start({
     server: 'cluster',
@@ -130,7 +132,7 @@ async function runScenario(
   // After the load: an autoscaled cluster should return to min once the window has passed.
   let backToMinS: number | undefined;
   if (s.autoscale) {
-    const deadlineS = loadEndS + DEFAULT_HPA.windowMs / 1000 + COOL_DOWN_SLACK_S;
+    const deadlineS = loadEndS + o.windowS + COOL_DOWN_SLACK_S;
     progress.step(`${s.name}: load over; waiting up to ${Math.round(deadlineS - loadEndS)} s for the workers to return to ${DEFAULT_HPA.min}`);
     try {
       await server.waitForMessage(
@@ -185,7 +187,7 @@ async function run({ lab, progress, options, quick, port, machine }: RunContext<
     quotaLine: scenarios[0]?.quotaLine ?? '',
     thinkMs: options.thinkMs,
     signup: { cost: formatCost(signup.cost), ms: Math.round(signup.ms * 10) / 10 },
-    hpa: { ...DEFAULT_HPA, syncMs: DEFAULT_SYNC_MS },
+    hpa: { ...DEFAULT_HPA, windowMs: options.windowS * 1000, syncMs: DEFAULT_SYNC_MS },
     scenarios,
   };
 }
@@ -198,7 +200,12 @@ process.exitCode = await runExperiment({
     if (!(Number(quota) >= 0.05 && Number(quota) <= 1)) throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from 0.05 to 1; got '${quota}'`);
     const quotaMode = String(flags['quota-mode'] ?? 'auto');
     if (!['auto', 'cgroup', 'throttle'].includes(quotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${quotaMode}'`);
-    return { quota, quotaMode, thinkMs: intFlag('think-ms', flags['think-ms'] as string | undefined, 100, 10_000, 4000) };
+    return {
+      quota,
+      quotaMode,
+      thinkMs: intFlag('think-ms', flags['think-ms'] as string | undefined, 100, 10_000, 3000),
+      windowS: intFlag('window-s', flags['window-s'] as string | undefined, 0, 60, DEFAULT_HPA.windowMs / 1000),
+    };
   },
   run,
   report: { render, shape, hints },

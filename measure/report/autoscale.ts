@@ -70,6 +70,8 @@ export interface ScenarioStats {
   maxWorkers: number;
   /** Integral of live worker processes (retiring included) over the load, worker·s. */
   workerSeconds: number;
+  /** The same after the load, until the end of the run: what the stabilization window costs, worker·s. */
+  workerSecondsAfter: number;
   /** s from the load's start to the first sync that asked for more workers; undefined if none. */
   firstScaleUpS?: number;
   /** Syncs during the load that added workers after an earlier sync had removed some: flapping. */
@@ -97,6 +99,7 @@ export function stats(s: ScenarioResult, syncMs: number): ScenarioStats {
     p95: s.workload.latency.p95,
     maxWorkers: Math.max(1, ...s.syncs.map((x) => x.workers)),
     workerSeconds: Math.round(during.reduce((n, x) => n + x.alive, 0) * (syncMs / 1000)),
+    workerSecondsAfter: Math.round(s.syncs.filter((x) => x.t > s.loadEndS).reduce((n, x) => n + x.alive, 0) * (syncMs / 1000)),
     ...(firstUp ? { firstScaleUpS: firstUp.t } : {}),
     upAfterDown: during.filter((x, i) => x.desired > x.workers && during.slice(0, i).some((y) => y.desired < y.workers)).length,
   };
@@ -235,6 +238,12 @@ export function render(r: AutoscaleResult, color: boolean): string {
   for (const s of r.scenarios) {
     const sr = series(s);
     out.push('', c.bold(`${LABEL[s.name]}: one column per second; the load ends at second ${Math.round(s.loadEndS)}`));
+    const k = s.workload.counts;
+    const by = s.workload.latencyByType;
+    out.push(
+      `  ${s.workload.iterations} iterations: sign-ups ${k.signup.ok} (p95 ${fmtMs(by.signup.p95)}), refreshes ${k.refresh.ok} (p95 ${fmtMs(by.refresh.p95)}), ` +
+        `searches ${k.query.ok} (p95 ${fmtMs(by.query.p95)}); failed: ${k.signup.failed + k.refresh.failed + k.query.failed ? c.red(`${k.signup.failed}/${k.refresh.failed}/${k.query.failed}`) : 'none'}`,
+    );
     out.push(c.dim('  req/s'), chart(sr.rps, 6, (x) => x.toFixed(0), color, asciichart.green));
     out.push(c.dim('  p95, ms'), chart(sr.p95, 6, (x) => x.toFixed(0), color, asciichart.yellow));
     if (s.autoscale) out.push(c.dim('  workers'), chart(sr.workers, 4, (x) => x.toFixed(1), color, asciichart.cyan));
@@ -243,7 +252,8 @@ export function render(r: AutoscaleResult, color: boolean): string {
       const st = stats(s, r.hpa.syncMs);
       out.push(
         `  first scale-up at ${st.firstScaleUpS?.toFixed(1) ?? '—'} s; ` +
-          (s.backToMinS !== undefined ? `back to ${r.hpa.min} worker ${s.backToMinS.toFixed(1)} s after the load` : c.red(`not back to ${r.hpa.min} worker within the wait`)),
+          (s.backToMinS !== undefined ? `back to ${r.hpa.min} worker ${s.backToMinS.toFixed(1)} s after the load` : c.red(`not back to ${r.hpa.min} worker within the wait`)) +
+          ` (${st.workerSecondsAfter} worker·s after the load, with a ${r.hpa.windowMs / 1000} s window)`,
       );
     }
     if (s.workload.failures.length) out.push(c.red(`  failures: ${s.workload.failures.slice(0, 3).join(' | ')}`));
