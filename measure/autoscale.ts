@@ -18,12 +18,24 @@ import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { DEFAULT_HPA, DEFAULT_SYNC_MS } from '../servers/lib/hpa.ts';
 import { formatCost, maxmemFor, type ScryptCost } from '../servers/lib/scrypt-cost.ts';
+import { SIGNUP_COST } from '../servers/lib/workload-routes.ts';
+import { median } from './lib/latency.ts';
 import { wallMs } from '../servers/lib/cpu-quota.ts';
 import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
 import type { Lab } from './lib/lab.ts';
 import type { Progress } from './lib/progress.ts';
 import { startUsers } from './lib/users.ts';
 import { hints, render, shape, steadyWindow, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from './report/autoscale.ts';
+
+/**
+ * The think time is scaled to this machine's speed so that the users' CPU demand, relative to a
+ * worker's quota, is the same on a fast laptop and a slow one: BASE_THINK_MS on a machine where one
+ * sign-up hash (SIGNUP_COST) takes REFERENCE_HASH_MS, proportionally less on a faster one. At that
+ * demand 10 users keep one 0.25-core worker about half busy and 40 users ask for about twice what it
+ * can give, which is what the lesson needs to show.
+ */
+const BASE_THINK_MS = 2500;
+const REFERENCE_HASH_MS = 18;
 
 const command = defineCommand({
   usage: 'npx tsx measure/autoscale.ts [flags]',
@@ -35,7 +47,7 @@ const command = defineCommand({
     ...COMMON_FLAGS,
     'cpu-quota': { type: 'string', valueName: 'cores', description: 'CPU quota per worker', default: '0.25' },
     'quota-mode': { type: 'string', valueName: 'mode', description: 'auto (cgroup if allowed, else the in-process throttle), cgroup or throttle', default: 'auto' },
-    'think-ms': { type: 'string', valueName: 'ms', description: 'mean think time after each user iteration', default: '3000' },
+    'think-ms': { type: 'string', valueName: 'ms', description: `mean think time after each user iteration (default ${BASE_THINK_MS} where a sign-up hash takes ${REFERENCE_HASH_MS} ms, scaled to this machine)` },
     'window-s': { type: 'string', valueName: 's', description: 'the autoscaler\'s scale-down stabilization window', default: String(DEFAULT_HPA.windowMs / 1000) },
   },
   epilogue:
@@ -46,7 +58,8 @@ const command = defineCommand({
 interface Options {
   quota: string;
   quotaMode: string;
-  thinkMs: number;
+  /** Undefined: scaled to the machine. */
+  thinkMs?: number;
   windowS: number;
 }
 
@@ -61,23 +74,23 @@ const SCENARIOS: { name: Scenario; users: number; autoscale: boolean }[] = [
 const DURATIONS = { full: { fixed: 20, auto: 36 }, quick: { fixed: 12, auto: 24 } };
 /** After the load: how long to wait for the workers to return to min, beyond the window, s. */
 const COOL_DOWN_SLACK_S = 10;
-/** The sign-up should cost about this much of one core, ms: the experiment picks scrypt's N for it. */
-const SIGNUP_TARGET_MS = 16;
 
-/** Picks the scrypt cost (N from 2^11 to 2^15, r=8, p=1) whose hash takes closest to `targetMs` here. */
-function calibrateSignupCost(targetMs = SIGNUP_TARGET_MS): { cost: ScryptCost; ms: number } {
-  let best: { cost: ScryptCost; ms: number } | undefined;
-  for (let log = 11; log <= 15; log++) {
-    const cost = { N: 2 ** log, r: 8, p: 1 };
-    const opts = { ...cost, maxmem: maxmemFor(cost) };
-    scryptSync('warm-up', 'salt', 64, opts);
+/** Median time of one sign-up hash on this machine, ms (after a warm-up). */
+function hashMs(cost: ScryptCost = SIGNUP_COST): number {
+  const opts = { ...cost, maxmem: maxmemFor(cost) };
+  scryptSync('warm-up', 'salt', 64, opts);
+  const times: number[] = [];
+  for (let i = 0; i < 7; i++) {
     const t0 = performance.now();
-    for (let i = 0; i < 3; i++) scryptSync('calibrate', 'salt', 64, opts);
-    const ms = (performance.now() - t0) / 3;
-    if (!best || Math.abs(Math.log(ms / targetMs)) < Math.abs(Math.log(best.ms / targetMs))) best = { cost, ms };
-    if (ms > targetMs * 2) break;
+    scryptSync(`calibrate-${i}`, 'salt', 64, opts);
+    times.push(performance.now() - t0);
   }
-  return best!;
+  return median(times);
+}
+
+/** The think time for this machine, ms: BASE_THINK_MS scaled by its hash time, within [1000, 8000]. */
+function scaledThinkMs(ms: number): number {
+  return Math.round(Math.min(8000, Math.max(1000, (BASE_THINK_MS * ms) / REFERENCE_HASH_MS)) / 10) * 10;
 }
 
 type AutoscaleMessage = {
@@ -96,7 +109,7 @@ async function runScenario(
   lab: Lab,
   progress: Progress,
   s: (typeof SCENARIOS)[number],
-  o: Options & { loadS: number; port: number; signupCost: string },
+  o: Options & { thinkMs: number; loadS: number; port: number; signupCost: string },
 ): Promise<ScenarioResult> {
   const scaling = s.autoscale ? ['--window-s', String(o.windowS)] : ['--min', '1', '--max', '1'];
   progress.step(`${s.name}: starting the cluster (1 worker${s.autoscale ? ', autoscaled' : ''})`);
@@ -173,20 +186,22 @@ async function runScenario(
 }
 
 async function run({ lab, progress, options, quick, port, machine }: RunContext<Options>): Promise<AutoscaleResult> {
-  progress.step('picking the sign-up cost for this machine');
-  const signup = calibrateSignupCost();
+  progress.step('timing a sign-up hash, to scale the think time to this machine');
+  const ms = hashMs();
+  const thinkMs = options.thinkMs ?? scaledThinkMs(ms);
   const durations = quick ? DURATIONS.quick : DURATIONS.full;
   const scenarios: ScenarioResult[] = [];
   for (const s of SCENARIOS) {
     const loadS = s.autoscale ? durations.auto : durations.fixed;
-    scenarios.push(await runScenario(lab, progress, s, { ...options, loadS, port, signupCost: formatCost(signup.cost) }));
+    scenarios.push(await runScenario(lab, progress, s, { ...options, thinkMs, loadS, port, signupCost: formatCost(SIGNUP_COST) }));
   }
   return {
     machine,
     quota: Number(options.quota),
     quotaLine: scenarios[0]?.quotaLine ?? '',
-    thinkMs: options.thinkMs,
-    signup: { cost: formatCost(signup.cost), ms: Math.round(signup.ms * 10) / 10 },
+    thinkMs,
+    signup: { cost: formatCost(SIGNUP_COST), ms: Math.round(ms * 10) / 10 },
+    thinkScaled: options.thinkMs === undefined,
     hpa: { ...DEFAULT_HPA, windowMs: options.windowS * 1000, syncMs: DEFAULT_SYNC_MS },
     scenarios,
   };
@@ -203,7 +218,7 @@ process.exitCode = await runExperiment({
     return {
       quota,
       quotaMode,
-      thinkMs: intFlag('think-ms', flags['think-ms'] as string | undefined, 100, 10_000, 3000),
+      ...(flags['think-ms'] !== undefined ? { thinkMs: intFlag('think-ms', flags['think-ms'] as string, 100, 10_000, 0) } : {}),
       windowS: intFlag('window-s', flags['window-s'] as string | undefined, 0, 60, DEFAULT_HPA.windowMs / 1000),
     };
   },

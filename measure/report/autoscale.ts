@@ -52,8 +52,10 @@ export interface AutoscaleResult {
   quota: number;
   quotaLine: string;
   thinkMs: number;
-  /** The sign-up's scrypt cost, picked for this machine, and its time on one core, ms. */
+  /** The sign-up's scrypt cost, and its time on one core here, ms. */
   signup: { cost: string; ms: number };
+  /** True when the think time was scaled to this machine (no --think-ms). */
+  thinkScaled: boolean;
   hpa: HpaConfig & { syncMs: number };
   scenarios: ScenarioResult[];
 }
@@ -109,8 +111,12 @@ export function stats(s: ScenarioResult, syncMs: number): ScenarioStats {
 export const PROMPT_SYNCS = 5;
 /** "Far higher": the 40-user p95 on one worker is at least this many times the 10-user one. */
 export const FAR_HIGHER = 3;
-/** Autoscaled steady throughput must reach this multiple of one worker's, with the same users. */
-export const MORE_THROUGHPUT = 1.5;
+/**
+ * Autoscaled steady throughput must reach this multiple of one worker's, with the same users. In a
+ * closed loop it cannot exceed the users' demand, about twice what one worker gives (see the think
+ * time in measure/autoscale.ts), so "rises" cannot ask for much more.
+ */
+export const MORE_THROUGHPUT = 1.4;
 
 export function shape(r: AutoscaleResult): string[] {
   const by = new Map(r.scenarios.map((s) => [s.name, stats(s, r.hpa.syncMs)] as const));
@@ -226,7 +232,7 @@ export function render(r: AutoscaleResult, color: boolean): string {
   const out = [
     c.bold('Lesson 6 · autoscaling cluster workers with an HPA-style controller'),
     c.dim(
-      `${r.quotaLine || `cpu quota: ${r.quota} core per worker`} · users: sign up (scrypt ${r.signup.cost}, ${r.signup.ms} ms here), then 3 × (refresh + 10 queries), think ${r.thinkMs} ms · ${machineCaption(r.machine)}`,
+      `${r.quotaLine || `cpu quota: ${r.quota} core per worker`} · users: sign up (scrypt ${r.signup.cost}, ${r.signup.ms} ms here), then 3 × (refresh + 10 queries), think ${r.thinkMs} ms${r.thinkScaled ? ' (scaled to this machine)' : ''} · ${machineCaption(r.machine)}`,
     ),
     c.dim(
       `controller: target ${Math.round(r.hpa.target * 100)}% of the quota, tolerance ${r.hpa.tolerance}, sync ${r.hpa.syncMs / 1000} s, scale-down window ${r.hpa.windowMs / 1000} s, ` +
