@@ -12,14 +12,12 @@
  * utilization the same way. Per second: completed requests, p95, errors, workers, and each
  * worker's CPU utilization (CPU time / quota, from process.cpuUsage() in the worker).
  */
-import { scryptSync } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { DEFAULT_HPA, DEFAULT_SYNC_MS } from '../servers/lib/hpa.ts';
-import { formatCost, maxmemFor, type ScryptCost } from '../servers/lib/scrypt-cost.ts';
+import { formatCost } from '../servers/lib/scrypt-cost.ts';
 import { SIGNUP_COST } from '../servers/lib/workload-routes.ts';
-import { median } from './lib/latency.ts';
+import { probeOk } from './lib/probe.ts';
 import { wallMs } from '../servers/lib/cpu-quota.ts';
 import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
 import type { Lab } from './lib/lab.ts';
@@ -28,14 +26,15 @@ import { startUsers } from './lib/users.ts';
 import { hints, render, shape, steadyWindow, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from './report/autoscale.ts';
 
 /**
- * The think time is scaled to this machine's speed so that the users' CPU demand, relative to a
- * worker's quota, is the same on a fast laptop and a slow one: BASE_THINK_MS on a machine where one
- * sign-up hash (SIGNUP_COST) takes REFERENCE_HASH_MS, proportionally less on a faster one. At that
- * demand 10 users keep one 0.25-core worker about half busy and 40 users ask for about twice what it
- * can give, which is what the lesson needs to show.
+ * The think time is set from what one user iteration costs on this machine, so that 10 users keep
+ * one worker's quota TEN_USER_LOAD busy on any laptop, fast or slow (40 users then ask for four
+ * times that: about twice what one worker can give). Measured before the scenarios: a few users
+ * without think time against one worker with the scenarios' quota (after a 1 s warm-up), and the
+ * worker's CPU time before and after. (An unthrottled worker measured about a quarter less per
+ * iteration than a throttled one, so the quota matters here.)
  */
-const BASE_THINK_MS = 2500;
-const REFERENCE_HASH_MS = 18;
+const TEN_USER_LOAD = 0.45;
+const CALIBRATION = { users: 4, durationS: 3 };
 
 const command = defineCommand({
   usage: 'npx tsx measure/autoscale.ts [flags]',
@@ -47,7 +46,11 @@ const command = defineCommand({
     ...COMMON_FLAGS,
     'cpu-quota': { type: 'string', valueName: 'cores', description: 'CPU quota per worker', default: '0.25' },
     'quota-mode': { type: 'string', valueName: 'mode', description: 'auto (cgroup if allowed, else the in-process throttle), cgroup or throttle', default: 'auto' },
-    'think-ms': { type: 'string', valueName: 'ms', description: `mean think time after each user iteration (default ${BASE_THINK_MS} where a sign-up hash takes ${REFERENCE_HASH_MS} ms, scaled to this machine)` },
+    'think-ms': {
+      type: 'string',
+      valueName: 'ms',
+      description: `mean think time after each user iteration (default: measured, so that 10 users keep one worker ${TEN_USER_LOAD * 100}% busy)`,
+    },
     'window-s': { type: 'string', valueName: 's', description: 'the autoscaler\'s scale-down stabilization window', default: String(DEFAULT_HPA.windowMs / 1000) },
   },
   epilogue:
@@ -75,22 +78,25 @@ const DURATIONS = { full: { fixed: 20, auto: 36 }, quick: { fixed: 12, auto: 24 
 /** After the load: how long to wait for the workers to return to min, beyond the window, s. */
 const COOL_DOWN_SLACK_S = 10;
 
-/** Median time of one sign-up hash on this machine, ms (after a warm-up). */
-function hashMs(cost: ScryptCost = SIGNUP_COST): number {
-  const opts = { ...cost, maxmem: maxmemFor(cost) };
-  scryptSync('warm-up', 'salt', 64, opts);
-  const times: number[] = [];
-  for (let i = 0; i < 7; i++) {
-    const t0 = performance.now();
-    scryptSync(`calibrate-${i}`, 'salt', 64, opts);
-    times.push(performance.now() - t0);
-  }
-  return median(times);
+/** Mean CPU one user iteration costs a worker here, ms (see TEN_USER_LOAD). */
+async function cpuPerIteration(lab: Lab, o: Options & { port: number; signupCost: string }): Promise<number> {
+  const server = await lab.start({
+    server: 'cluster',
+    args: ['--port', String(o.port), '--workers', '1', '--signup-cost', o.signupCost, '--cpu-quota', o.quota, '--quota-mode', o.quotaMode],
+  });
+  const cpu = async () => (await probeOk(`${server.url}/__worker/cpu`)).body.cpuUs as number;
+  await startUsers({ url: server.url, users: CALIBRATION.users, durationS: 1, thinkMs: 0 }).result; // warm-up: JIT
+  const before = await cpu();
+  const users = await startUsers({ url: server.url, users: CALIBRATION.users, durationS: CALIBRATION.durationS, thinkMs: 0 }).result;
+  const after = await cpu();
+  await lab.stop(server);
+  if (users.errors > 0 || users.iterations === 0) throw new KitError('KIT_ERR_REQUEST', `measuring one user's cost failed: ${users.failures.slice(0, 2).join('; ') || 'no iteration completed'}`);
+  return (after - before) / 1000 / users.iterations;
 }
 
-/** The think time for this machine, ms: BASE_THINK_MS scaled by its hash time, within [1000, 8000]. */
-function scaledThinkMs(ms: number): number {
-  return Math.round(Math.min(8000, Math.max(1000, (BASE_THINK_MS * ms) / REFERENCE_HASH_MS)) / 10) * 10;
+/** Think time (ms) at which 10 users with iterations of `iterationMs` CPU load a `quota`-core worker TEN_USER_LOAD busy. */
+function thinkFor(iterationMs: number, quota: number): number {
+  return Math.round(Math.min(10_000, Math.max(500, (10 * iterationMs) / (TEN_USER_LOAD * quota))) / 10) * 10;
 }
 
 type AutoscaleMessage = {
@@ -186,9 +192,9 @@ async function runScenario(
 }
 
 async function run({ lab, progress, options, quick, port, machine }: RunContext<Options>): Promise<AutoscaleResult> {
-  progress.step('timing a sign-up hash, to scale the think time to this machine');
-  const ms = hashMs();
-  const thinkMs = options.thinkMs ?? scaledThinkMs(ms);
+  progress.step(`measuring what one user iteration costs here (${CALIBRATION.users} users, no think time, ${CALIBRATION.durationS} s)`);
+  const iterationMs = await cpuPerIteration(lab, { ...options, port, signupCost: formatCost(SIGNUP_COST) });
+  const thinkMs = options.thinkMs ?? thinkFor(iterationMs, Number(options.quota));
   const durations = quick ? DURATIONS.quick : DURATIONS.full;
   const scenarios: ScenarioResult[] = [];
   for (const s of SCENARIOS) {
@@ -200,7 +206,8 @@ async function run({ lab, progress, options, quick, port, machine }: RunContext<
     quota: Number(options.quota),
     quotaLine: scenarios[0]?.quotaLine ?? '',
     thinkMs,
-    signup: { cost: formatCost(SIGNUP_COST), ms: Math.round(ms * 10) / 10 },
+    signupCost: formatCost(SIGNUP_COST),
+    iterationCpuMs: Math.round(iterationMs * 10) / 10,
     thinkScaled: options.thinkMs === undefined,
     hpa: { ...DEFAULT_HPA, windowMs: options.windowS * 1000, syncMs: DEFAULT_SYNC_MS },
     scenarios,

@@ -45,7 +45,8 @@ function healthy(): AutoscaleResult {
     quota: 0.25,
     quotaLine: 'cpu quota: 0.25 core per worker, enforced by the in-process throttle',
     thinkMs: 4000,
-    signup: { cost: 'N=2^13,r=8,p=1', ms: 17 },
+    signupCost: 'N=2^13,r=8,p=1',
+    iterationCpuMs: 38,
     thinkScaled: true,
     hpa: { ...DEFAULT_HPA, syncMs: 1000 },
     scenarios: [

@@ -52,9 +52,11 @@ export interface AutoscaleResult {
   quota: number;
   quotaLine: string;
   thinkMs: number;
-  /** The sign-up's scrypt cost, and its time on one core here, ms. */
-  signup: { cost: string; ms: number };
-  /** True when the think time was scaled to this machine (no --think-ms). */
+  /** The sign-up's scrypt cost. */
+  signupCost: string;
+  /** CPU one user iteration cost a worker here (measured before the scenarios), ms. */
+  iterationCpuMs: number;
+  /** True when the think time was set from that measurement (no --think-ms). */
   thinkScaled: boolean;
   hpa: HpaConfig & { syncMs: number };
   scenarios: ScenarioResult[];
@@ -232,7 +234,7 @@ export function render(r: AutoscaleResult, color: boolean): string {
   const out = [
     c.bold('Lesson 6 · autoscaling cluster workers with an HPA-style controller'),
     c.dim(
-      `${r.quotaLine || `cpu quota: ${r.quota} core per worker`} · users: sign up (scrypt ${r.signup.cost}, ${r.signup.ms} ms here), then 3 × (refresh + 10 queries), think ${r.thinkMs} ms${r.thinkScaled ? ' (scaled to this machine)' : ''} · ${machineCaption(r.machine)}`,
+      `${r.quotaLine || `cpu quota: ${r.quota} core per worker`} · users: sign up (scrypt ${r.signupCost}), then 3 × (refresh + 10 queries), ${r.iterationCpuMs} ms of CPU per iteration here; think ${r.thinkMs} ms${r.thinkScaled ? ' (set from that)' : ''} · ${machineCaption(r.machine)}`,
     ),
     c.dim(
       `controller: target ${Math.round(r.hpa.target * 100)}% of the quota, tolerance ${r.hpa.tolerance}, sync ${r.hpa.syncMs / 1000} s, scale-down window ${r.hpa.windowMs / 1000} s, ` +
