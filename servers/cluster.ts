@@ -43,21 +43,21 @@ import { exitWithLauncher } from './lib/lifeline.ts';
 import { failStartup, serve, serverFlags } from './lib/main.ts';
 import { formatCost, hashOnEventLoop, HEAVY_COST, heavyCostFrom } from './lib/scrypt-cost.ts';
 import { openStateStore, stateFlags, stateOptions, stateRoutes, type StateOptions } from './lib/state-routes.ts';
-import { limitProcess, probeCgroup, QUOTA_MODES, releaseCgroup, removeGroup, reportCpu, startThrottle, utilizationFrom, wallMs, type CgroupSupport, type CpuSample, type PauseRequest, type QuotaMode } from './lib/cpu-quota.ts';
+import { CPU_SAMPLE_MS, limitProcess, MAX_PAUSE_MS, probeCgroup, QUOTA_MODES, releaseCgroup, removeGroup, reportCpu, startThrottle, utilizationFrom, wallMs, type CgroupSupport, type CpuSample, type PauseRequest, type QuotaMode } from './lib/cpu-quota.ts';
 import { decide, DEFAULT_HPA, DEFAULT_SYNC_MS, initialHpaState, validateHpaConfig, type HpaConfig, type WorkerSample } from './lib/hpa.ts';
 import { parseCost } from './lib/scrypt-cost.ts';
 import { SIGNUP_COST, workloadRoutes } from './lib/workload-routes.ts';
 import { randomBytes } from 'node:crypto';
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/cluster.ts [--port <n>] [--workers <n>] [--state memory|sqlite|redis] [--state-file <file>] [--redis-url <url>]',
+  usage: 'npx tsx servers/cluster.ts [--port <n>] [--workers <n>] [--state memory|sqlite|redis] [--autoscale [--min <n>] [--max <n>] [--target <%>]] [--cpu-quota <cores>] [flags]',
   summary:
     'The cluster loan server of lesson 3: a node:cluster primary and N workers sharing one port, each ' +
     'with its own in-memory loan counter (or, with --state sqlite|redis, one shared counter: lesson 5). Killed workers are ' +
     'replaced; SIGHUP replaces them all, one at a time. Listens on 127.0.0.1 and prints one ready line once every worker is listening.',
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3001' },
-    workers: { type: 'string', valueName: 'n', description: 'number of worker processes (1-32)', default: '3' },
+    workers: { type: 'string', valueName: 'n', description: 'number of worker processes (1-32; with --autoscale, how many to start with, moved into [min, max])', default: '3' },
     cost: { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost of /member/verify-blocking (default ${formatCost(HEAVY_COST)})` },
     'restart-budget': {
       type: 'string',
@@ -72,8 +72,8 @@ const spec = defineCommand({
     target: { type: 'string', valueName: '%', description: `with --autoscale: target CPU utilization, % of the quota (default ${DEFAULT_HPA.target * 100})` },
     'sync-ms': { type: 'string', valueName: 'ms', description: `with --autoscale: how often the controller runs (default ${DEFAULT_SYNC_MS})` },
     'window-s': { type: 'string', valueName: 's', description: `with --autoscale: scale-down stabilization window (default ${DEFAULT_HPA.windowMs / 1000})` },
-    'cpu-quota': { type: 'string', valueName: 'cores', description: 'CPU quota per worker, e.g. 0.25 (default: 0.25 with --autoscale, else none)' },
-    'quota-mode': { type: 'string', valueName: 'mode', description: 'how the quota is enforced: auto (cgroup if allowed, else throttle), cgroup, throttle', default: 'auto' },
+    'cpu-quota': { type: 'string', valueName: 'cores', description: 'CPU quota per worker, 0.05 to 4 cores, or none (default: 0.25 with --autoscale, else none)' },
+    'quota-mode': { type: 'string', valueName: 'mode', description: 'how the quota is enforced: auto (cgroup if allowed, else throttle), cgroup, throttle (default: auto)' },
     'signup-cost': { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost of POST /signup (default ${formatCost(SIGNUP_COST)})` },
     ...stateFlags(),
   },
@@ -96,8 +96,6 @@ const SHUTDOWN_GRACE_MS = 2000;
 const EXIT_PORT_IN_USE = 3;
 /** How long a new worker may take to listen during a rolling restart, and an old one to drain, ms. */
 const ROLLING_STEP_TIMEOUT_MS = 15_000;
-/** Longest pause the throttle may ask for at once, ms. */
-const MAX_PAUSE_MS = 2000;
 
 /** Lesson 6's flags, checked: the autoscaler's config (undefined without --autoscale) and the quota. */
 function scalingOptions(flags: ReturnType<typeof serverFlags<typeof spec.flags>>) {
@@ -110,8 +108,9 @@ function scalingOptions(flags: ReturnType<typeof serverFlags<typeof spec.flags>>
   if (quota !== undefined && !(quota >= 0.05 && quota <= 4)) {
     throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from 0.05 to 4 (or none); got '${quotaText}'`);
   }
+  if (flags['quota-mode'] !== undefined && quota === undefined) throw new KitError('KIT_ERR_USAGE', '--quota-mode only means something with a --cpu-quota (or --autoscale)');
   const mode = flags['quota-mode'] ?? 'auto';
-  if (!QUOTA_MODES.includes(mode as QuotaMode) || mode === 'off') throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${mode}'`);
+  if (!QUOTA_MODES.includes(mode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${mode}'`);
   let hpa: HpaConfig | undefined;
   if (autoscale) {
     const min = intFlag('min', flags.min, 1, 32, DEFAULT_HPA.min);
@@ -126,7 +125,8 @@ function scalingOptions(flags: ReturnType<typeof serverFlags<typeof spec.flags>>
     };
     validateHpaConfig(hpa);
   }
-  const syncMs = intFlag('sync-ms', flags['sync-ms'], 100, 60_000, DEFAULT_SYNC_MS);
+  // A utilization needs two CPU reports (every CPU_SAMPLE_MS) within a sync period.
+  const syncMs = intFlag('sync-ms', flags['sync-ms'], 2 * CPU_SAMPLE_MS, 60_000, DEFAULT_SYNC_MS);
   return { hpa, syncMs, quota, mode: mode as QuotaMode };
 }
 
@@ -181,6 +181,8 @@ function runPrimary(): void {
   const meta = new Map<number, { forkedAt: number; readyAt?: number; samples: CpuSample[]; pausedTimer?: NodeJS.Timeout }>();
   const groups = new Map<number, string>(); // worker id -> its cgroup directory
   process.on('exit', () => {
+    // A worker the throttle paused cannot notice that the primary is gone: continue it first.
+    for (const id of meta.keys()) resume(id);
     for (const dir of groups.values()) removeGroup(dir);
     releaseCgroup(cgroup);
   });
@@ -312,6 +314,12 @@ function runPrimary(): void {
       shutdown(1);
       return;
     }
+    if (hpa) {
+      // The autoscaler owns the count: its next sync forks what is missing (at least min), so a
+      // replacement here as well could take the count past max.
+      say(`worker ${pid} ${how}; the autoscaler will start what is needed`);
+      return;
+    }
     // A worker that died before listening likely crashes at start-up: back off 100 ms, 200 ms, ...
     const delay = listened.has(worker.id) ? 0 : Math.min(100 * 2 ** startupCrashes++, 3000);
     say(`worker ${pid} ${how}; starting a replacement${delay ? ` in ${delay} ms` : ''}`);
@@ -355,7 +363,7 @@ function runPrimary(): void {
     rolling = true;
     const replaced: { old: number; pid: number }[] = [];
     try {
-      const old = living().filter((w) => listening.has(w.id));
+      const old = living().filter((w) => listening.has(w.id) && !retiring.has(w.id));
       say(`rolling restart: replacing ${old.length} worker(s) one at a time`);
       for (const w of old) {
         if (shuttingDown) throw new Error('shutting down');

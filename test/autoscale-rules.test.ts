@@ -134,6 +134,29 @@ test('does not flap between N and N+1 when utilization is 70 % on N and 35 % on 
   assert.ok(changes(naive) > 10, 'the naive controller flaps');
 });
 
+test('the stabilization window stops flapping on a noisy load; without it the count follows the noise', () => {
+  // Demand swings every second between 1.2 and 0.6 quotas (target 50 %): 3 workers, then 2.
+  const noisy = (t: number) => (Math.floor(t / 1000) % 2 === 0 ? 1.2 : 0.6);
+  const held = simulate(config, noisy, 60, { start: 3 });
+  assert.equal(changes(held), 0, `with a 10 s window: ${held.join(' ')}`);
+  const flapping = simulate({ ...config, windowMs: 0 }, noisy, 60, { start: 3 });
+  assert.ok(changes(flapping) >= 10, `without a window: ${flapping.join(' ')}`);
+});
+
+test('floating-point dust does not add a worker: 3 × 0.8 / 0.6 is 4', () => {
+  assert.equal(decide({ ...config, target: 0.6 }, initialHpaState(), 0, ready(3, 0.8)).desired, 4);
+});
+
+test('a scale-up limited by the period never removes workers', () => {
+  // Workers were added and then removed within the period (window 0): the base from additions alone is too low.
+  const c = { ...config, windowMs: 0 };
+  let d = decide(c, initialHpaState(), 0, ready(4, 1.0)); // 4 → 8
+  d = decide(c, d.state, 1000, ready(8, 0.1)); // → 2
+  assert.equal(d.desired, 2);
+  d = decide(c, d.state, 2000, ready(2, 1.0)); // wants 4; the limit must not go below 2
+  assert.ok(d.desired >= 2, `desired ${d.desired}`);
+});
+
 test('a start-up burst of CPU does not drive it to max', () => {
   // Steady demand of 1.2 quotas (needs 3 workers at 50 %); each new worker burns 100 % for 3 s after listening.
   const counts = simulate(config, () => 1.2, 60, { burst: 1.0, burstMs: 3000 });

@@ -100,7 +100,8 @@ test('scale-down retires workers gracefully while load runs: no failed request',
   assert.equal(result.counts.non2xx, 0, 'no error statuses');
   assert.ok(result.counts.completed > 500, `load ran: ${result.counts.completed}`);
   assert.equal(s.lines.filter((l) => /^worker \d+ retired \(exit code 0\)$/.test(l)).length, 2, s.lines.join('\n'));
-  assert.ok(s.lines.some((l) => /^autoscale: 3 -> 1 workers .*: scale-down$/.test(l)), s.lines.join('\n'));
+  // 3 -> 1 at once, or 3 -> 2 -> 1, depending on the load's utilization.
+  assert.ok(s.lines.some((l) => /^autoscale: [23] -> 1 workers .*: scale-down$/.test(l)), s.lines.join('\n'));
   assert.equal((await probe(`${s.url}/status`)).status, 200);
   await lab.stop(s);
 });
@@ -129,6 +130,8 @@ test('autoscaling flags are checked: usage errors exit 2 and say what is wrong',
     [['--cpu-quota', '9'], /--cpu-quota must be a number of cores from 0.05 to 4/],
     [['--autoscale', '--quota-mode', 'fast'], /--quota-mode must be auto, cgroup or throttle/],
     [['--autoscale', '--target', '0'], /--target/],
+    [['--quota-mode', 'throttle'], /--quota-mode only means something with a --cpu-quota/],
+    [['--autoscale', '--sync-ms', '200'], /--sync-ms/],
   ];
   for (const [args, message] of cases) {
     const r = await runScript('servers/cluster.ts', ['--port', '0', ...args]);

@@ -11,29 +11,33 @@
  *   throttle  in-process accounting: the worker reads its own CPU time (`process.cpuUsage()`, which
  *             covers every thread, libuv's thread pool included) every CHECK_MS, keeps a bucket of
  *             CPU credit that refills at `quota` ms per ms and holds at most one period's worth,
- *             and, when the bucket is in debt, asks to be paused until the debt is paid. A thread
- *             cannot stop its own process's other threads, so the pause is delivered by the
- *             primary: SIGSTOP, then SIGCONT after the asked-for time. Like CFS, every thread
- *             stops, and the long-run share is the quota.
+ *             and, when the bucket is in debt, asks to be paused until the debt is paid. The
+ *             pause must stop every thread (the thread pool's too), which only a signal does, and
+ *             a stopped process cannot wake itself: so the primary delivers it, SIGSTOP, then
+ *             SIGCONT after the asked-for time. Like CFS, every thread stops, and the long-run
+ *             share is the quota.
  *   auto      cgroup when it can be set up, else throttle (the primary prints which, and why).
- *   off       no quota: utilization is then measured against one core.
+ * Without a quota (`--cpu-quota none`) there is nothing to enforce, and utilization is measured
+ * against one core.
  *
  * Either way a worker reports `process.cpuUsage()` to the primary (see CpuSample), which computes
  * its utilization as CPU time / wall time / quota.
  */
-import { mkdirSync, readFileSync, rmdirSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 
-export type QuotaMode = 'auto' | 'cgroup' | 'throttle' | 'off';
-export const QUOTA_MODES: readonly QuotaMode[] = ['auto', 'cgroup', 'throttle', 'off'];
+export type QuotaMode = 'auto' | 'cgroup' | 'throttle';
+export const QUOTA_MODES: readonly QuotaMode[] = ['auto', 'cgroup', 'throttle'];
 
 /** CFS's default period, ms (sched-bwc.rst: cpu.cfs_period_us defaults to 100000). */
 export const QUOTA_PERIOD_MS = 100;
 /** How often a throttled worker checks its CPU time, ms. */
 export const CHECK_MS = 10;
-/** How often a worker reports its CPU time to the primary, ms. */
+/** How often a worker reports its CPU time to the primary, ms (a utilization needs two reports). */
 export const CPU_SAMPLE_MS = 250;
+/** Longest pause the throttle asks for at once, ms; a larger debt is paid over several pauses. */
+export const MAX_PAUSE_MS = 2000;
 
 /** A worker's CPU report: total CPU µs so far (user + system, all threads) at a wall time in ms. */
 export interface CpuSample {
@@ -99,8 +103,9 @@ export function startThrottle(quota: number, pause: (ms: number) => void): () =>
     lastAt = now;
     // A pause already asked for may not have begun yet (the primary's signal is on its way).
     if (step.pauseMs >= 1 && now >= pausedUntil) {
-      pausedUntil = now + step.pauseMs;
-      pause(Math.round(step.pauseMs));
+      const ms = Math.min(MAX_PAUSE_MS, step.pauseMs);
+      pausedUntil = now + ms;
+      pause(Math.round(ms));
     }
   }, CHECK_MS);
   timer.unref();
@@ -129,6 +134,7 @@ export function probeCgroup(label: string, root = '/sys/fs/cgroup'): CgroupSuppo
       if (!/\bcpu\b/.test(controllers)) return { ok: false, reason: 'the cgroup v2 root does not offer the cpu controller' };
       if (!/\bcpu\b/.test(readFileSync(path.join(root, 'cgroup.subtree_control'), 'utf8'))) writeFileSync(path.join(root, 'cgroup.subtree_control'), '+cpu');
     }
+    sweepStale(parent);
     mkdirSync(base);
     if (v2) writeFileSync(path.join(base, 'cgroup.subtree_control'), '+cpu');
     return { ok: true, version, base };
@@ -142,19 +148,53 @@ export function probeCgroup(label: string, root = '/sys/fs/cgroup'): CgroupSuppo
   }
 }
 
-/** Puts `pid` in a new cgroup `<base>/w<pid>` limited to `quota` cores. Throws on failure. */
+/**
+ * Removes the cgroups of earlier runs whose primary is gone (a primary killed with SIGKILL cannot
+ * remove its own): `nsl-<pid>` folders under `parent` with no such process, and their `w*` groups.
+ * A group that still holds a process cannot be removed and is left alone.
+ */
+function sweepStale(parent: string): void {
+  for (const name of readdirSync(parent)) {
+    const m = /^nsl-(\d+)$/.exec(name);
+    if (!m || pidAlive(Number(m[1]))) continue;
+    const dir = path.join(parent, name);
+    try {
+      for (const child of readdirSync(dir)) if (/^w\d+$/.test(child)) removeGroup(path.join(dir, child));
+    } catch {}
+    removeGroup(dir);
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Puts `pid` in a new cgroup `<base>/w<pid>` limited to `quota` cores. Throws on failure, after
+ * removing the group it made.
+ */
 export function limitProcess(support: Extract<CgroupSupport, { ok: true }>, pid: number, quota: number): string {
   const dir = path.join(support.base, `w${pid}`);
   mkdirSync(dir);
-  const periodUs = QUOTA_PERIOD_MS * 1000;
-  const quotaUs = Math.max(1000, Math.round(quota * periodUs));
-  if (support.version === 2) {
-    writeFileSync(path.join(dir, 'cpu.max'), `${quotaUs} ${periodUs}`);
-  } else {
-    writeFileSync(path.join(dir, 'cpu.cfs_period_us'), String(periodUs));
-    writeFileSync(path.join(dir, 'cpu.cfs_quota_us'), String(quotaUs));
+  try {
+    const periodUs = QUOTA_PERIOD_MS * 1000;
+    const quotaUs = Math.max(1000, Math.round(quota * periodUs));
+    if (support.version === 2) {
+      writeFileSync(path.join(dir, 'cpu.max'), `${quotaUs} ${periodUs}`);
+    } else {
+      writeFileSync(path.join(dir, 'cpu.cfs_period_us'), String(periodUs));
+      writeFileSync(path.join(dir, 'cpu.cfs_quota_us'), String(quotaUs));
+    }
+    writeFileSync(path.join(dir, 'cgroup.procs'), String(pid));
+  } catch (err) {
+    removeGroup(dir);
+    throw err;
   }
-  writeFileSync(path.join(dir, 'cgroup.procs'), String(pid));
   return dir;
 }
 

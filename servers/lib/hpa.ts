@@ -115,6 +115,8 @@ export function validateHpaConfig(c: HpaConfig): void {
 }
 
 const clamp = (n: number, c: HpaConfig) => Math.min(c.max, Math.max(c.min, n));
+/** ceil() that ignores floating-point dust: 3 × 0.8 / 0.6 is 4.000000000000001, and must give 4. */
+const ceilFraction = (x: number) => Math.ceil(x - 1e-9);
 
 /**
  * One sync of the controller. `now` is ms on any monotonic clock (the same one as `readyAt`);
@@ -141,7 +143,7 @@ export function decide(config: HpaConfig, state: HpaState, now: number, workers:
     if (Math.abs(ratio - 1) <= config.tolerance) {
       reason = 'within-tolerance';
     } else {
-      recommendation = Math.ceil(ready.length * ratio);
+      recommendation = ceilFraction(ready.length * ratio);
       if (starting > 0 && recommendation !== current) {
         // Starting workers: for a scale-up they count as 0 % busy, for a scale-down as exactly on
         // target (the HPA's rules for pods without metrics); then the ratio is checked again, and
@@ -149,7 +151,7 @@ export function decide(config: HpaConfig, state: HpaState, now: number, workers:
         const up = recommendation > current;
         const ratio2 = (sum + (up ? 0 : starting * config.target)) / current / config.target;
         const holds = up ? ratio2 > 1 + config.tolerance : ratio2 < 1 - config.tolerance;
-        recommendation = holds ? Math.ceil(current * ratio2) : current;
+        recommendation = holds ? ceilFraction(current * ratio2) : current;
         if (!holds) reason = 'within-tolerance';
       }
     }
@@ -164,7 +166,9 @@ export function decide(config: HpaConfig, state: HpaState, now: number, workers:
     const added = next.scaleUps.reduce((s, [, n]) => s + n, 0);
     const base = current - added;
     const limit = Math.max(base + config.scaleUp.workers, Math.ceil(base * (1 + config.scaleUp.percent / 100)));
-    desired = Math.min(recommendation, limit);
+    // Never below the current count: a scale-up limit must not remove workers (if some were
+    // removed within the period, the base computed from additions alone can be too low).
+    desired = Math.max(current, Math.min(recommendation, limit));
     reason = desired < recommendation ? 'scale-up-limited' : 'scale-up';
   } else {
     const highest = Math.max(...next.recommendations.map(([, n]) => n));

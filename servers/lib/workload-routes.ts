@@ -20,7 +20,7 @@ import { createToken, verifyToken } from './session-token.ts';
 
 const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
 
-/** The sign-up's scrypt cost: about 10–20 ms of one core on a laptop (measure/autoscale.ts picks one per machine). */
+/** The sign-up's scrypt cost: about 10–20 ms of one core on a laptop (N=2^13: 8 MiB). */
 export const SIGNUP_COST: ScryptCost = { N: 2 ** 13, r: 8, p: 1 };
 /** How long a token lives, ms. */
 export const TOKEN_TTL_MS = 10 * 60_000;
