@@ -140,6 +140,7 @@ test('nginx config: each policy maps to its method, keepalive comes after it, no
   }
   const off = renderNginxConfig(template, { prefix: '/p', port: 1, policy: 'random', upstreams: [{ name: 'a1', addr: '127.0.0.1:1' }], keepAlive: false, token: 'x', failover: { ...FAILOVER_DEFAULTS, retries: 0 } });
   assert.doesNotMatch(off, /keepalive 64;/);
+  assert.match(off, /proxy_set_header Connection close;/, 'keep-alive off asks the replica to close (newer nginx keeps upstreams alive by default)');
   assert.match(off, /proxy_next_upstream off;/);
   assert.throws(() => renderNginxConfig('{{nope}}', { prefix: '/p', port: 1, policy: 'random', upstreams: [], keepAlive: false, token: 'x', failover: FAILOVER_DEFAULTS }), /no value/);
 });

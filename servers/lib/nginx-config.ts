@@ -82,6 +82,7 @@ export function renderNginxConfig(template: string, input: NginxConfigInput): st
     // proxy_next_upstream_tries counts the first try too; its 0 would mean "no limit".
     nextUpstream: f.retries > 0 ? `proxy_next_upstream error timeout;\n            proxy_next_upstream_tries ${f.retries + 1};` : 'proxy_next_upstream off;',
     keepalive,
+    upstreamConnection: input.keepAlive ? 'proxy_set_header Connection "";' : 'proxy_set_header Connection close;',
   };
   const text = template.replace(/\{\{(\w+)\}\}/g, (whole, key: string) => values[key] ?? whole);
   const left = /\{\{\w+\}\}/.exec(text);
