@@ -4,7 +4,7 @@
 NODE_RUN := node --import tsx
 STAMP := node_modules/.package-lock.json
 
-.PHONY: test typecheck lesson-3 lesson-4 lesson-5 lesson-6 check-node clean
+.PHONY: test typecheck lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 check-node clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
@@ -15,6 +15,13 @@ $(STAMP): package-lock.json | check-node
 check-node:
 	@command -v node >/dev/null || { echo "error: node was not found; install Node.js 20 or newer (https://nodejs.org)" >&2; exit 1; }
 	@node -e 'if (Number(process.versions.node.split(".")[0]) < 20) { console.error("error KIT_ERR_NODE_TOO_OLD: this kit needs Node.js 20 or newer; this is Node.js " + process.versions.node + "; install a current LTS from https://nodejs.org"); process.exit(1) }'
+
+lesson-1: $(STAMP)
+	@$(NODE_RUN) measure/lesson.ts 1 $(ARGS)
+
+# Lesson 2 measures nginx too when it is installed (the nginx lines say so when it is not).
+lesson-2: $(STAMP)
+	@$(NODE_RUN) measure/lesson.ts 2 $(ARGS)
 
 lesson-3: $(STAMP)
 	@$(NODE_RUN) measure/lesson.ts 3 $(ARGS)
@@ -30,6 +37,10 @@ lesson-5: $(STAMP)
 # Lesson 6 gives each cluster worker a CPU quota: a cgroup when run as root, else an in-process throttle.
 lesson-6: $(STAMP)
 	@$(NODE_RUN) measure/lesson.ts 6 $(ARGS)
+
+# Every lesson in order, then which shapes held.
+lessons: $(STAMP)
+	@$(NODE_RUN) measure/lesson.ts all $(ARGS)
 
 typecheck: $(STAMP)
 	npx tsc --noEmit

@@ -15,15 +15,15 @@ import { ROOT } from './lib/paths.ts';
 import { colorEnabled, makeChalk } from './lib/output.ts';
 
 const command = defineCommand({
-  usage: 'npx tsx measure/lesson.ts <lesson number> [--quick] [--shape] [--port <n>] [--lb builtin|nginx]',
-  summary: `Runs a lesson's experiments one after another and says which shapes held. Lessons: ${LESSONS.map((l) => `${l.id} (${l.experiments.join(', ')})`).join('; ')}.`,
+  usage: 'npx tsx measure/lesson.ts <lesson number | all> [--quick] [--shape] [--port <n>] [--lb builtin|nginx]',
+  summary: `Runs a lesson's experiments one after another (or, with "all", every lesson's, in order) and says which shapes held. Lessons: ${LESSONS.map((l) => `${l.id} (${l.experiments.join(', ')})`).join('; ')}.`,
   flags: {
     quick: { type: 'boolean', description: 'a smaller workload for every experiment' },
     shape: { type: 'boolean', description: 'only the shape lines on stdout (headers and summary go to stderr)' },
     port: { type: 'string', valueName: 'n', description: 'port for the lesson servers, 0 for any free port', default: '0' },
     lb: { type: 'string', valueName: 'builtin|nginx', description: 'load balancer for lessons that have one (env LB)' },
   },
-  epilogue: 'Example: npx tsx measure/lesson.ts 3 --quick\nFor JSON, run each experiment with --json (npx tsx measure/<experiment>.ts --json).',
+  epilogue: 'Example: npx tsx measure/lesson.ts 3 --quick   (make lesson-3 ARGS=--quick)\n         npx tsx measure/lesson.ts all         (make lessons)\nFor JSON, run each experiment with --json (npx tsx measure/<experiment>.ts --json).',
 });
 
 const VERDICT: Record<number, string> = {
@@ -51,8 +51,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(helpText(command));
     return id === undefined ? EXIT.usage : EXIT.holds;
   }
-  const lesson = LESSONS.find((l) => String(l.id) === id);
-  if (!lesson) throw new KitError('KIT_ERR_USAGE', `no lesson '${id}'; the lessons are ${LESSONS.map((l) => l.id).join(', ')}`, 'run with --help');
+  const lessons = id === 'all' ? LESSONS : LESSONS.filter((l) => String(l.id) === id);
+  if (lessons.length === 0) throw new KitError('KIT_ERR_USAGE', `no lesson '${id}'; the lessons are ${LESSONS.map((l) => l.id).join(', ')}, or all`, 'run with --help');
   const parsed = parseFlags(command, rest);
   if (parsed.help) {
     process.stdout.write(helpText(command));
@@ -85,18 +85,28 @@ async function main(argv: string[]): Promise<number> {
   const out = shape ? process.stderr : process.stdout;
   const c = makeChalk(colorEnabled(out));
   const started = performance.now();
-  const results: { name: string; code: number }[] = [];
-  for (const [i, name] of lesson.experiments.entries()) {
-    out.write(c.bold.underline(`\n[${i + 1}/${lesson.experiments.length}] ${name}`) + '\n\n');
-    const code = await runOne(name, flagsFor(name), running);
-    results.push({ name, code });
-    if (interrupted || code === EXIT.sigint || code === EXIT.sigterm) return EXIT.sigint;
+  const results: { lesson: number; name: string; code: number }[] = [];
+  const total = lessons.reduce((n, l) => n + l.experiments.length, 0);
+  for (const lesson of lessons) {
+    if (lessons.length > 1) out.write(c.bold(`\n=== Lesson ${lesson.id}: ${lesson.title} ===`) + '\n');
+    for (const name of lesson.experiments) {
+      out.write(c.bold.underline(`\n[${results.length + 1}/${total}] ${name}`) + '\n\n');
+      const code = await runOne(name, flagsFor(name), running);
+      results.push({ lesson: lesson.id, name, code });
+      if (interrupted || code === EXIT.sigint || code === EXIT.sigterm) return EXIT.sigint;
+    }
   }
   const secs = ((performance.now() - started) / 1000).toFixed(1);
-  out.write(c.bold(`\nLesson ${lesson.id} (${lesson.title}): ${secs} s`) + '\n');
+  const heading = lessons.length === 1 ? `Lesson ${lessons[0]!.id} (${lessons[0]!.title})` : `All ${lessons.length} lessons`;
+  out.write(c.bold(`\n${heading}: ${secs} s`) + '\n');
   for (const r of results) {
     const text = VERDICT[r.code] ?? `exit code ${r.code}`;
-    out.write(`  ${r.name.padEnd(14)} ${r.code === EXIT.holds ? c.green(text) : c.red(text)}\n`);
+    const where = lessons.length > 1 ? `${r.lesson}  ` : '';
+    out.write(`  ${where}${r.name.padEnd(16)} ${r.code === EXIT.holds ? c.green(text) : c.red(text)}\n`);
+  }
+  if (lessons.length > 1) {
+    const held = results.filter((r) => r.code === EXIT.holds).length;
+    out.write(`  ${held} of ${results.length} shapes held\n`);
   }
   if (results.some((r) => r.code === EXIT.failed)) return EXIT.failed;
   return results.every((r) => r.code === EXIT.holds) ? EXIT.holds : EXIT.doesNotHold;

@@ -48,6 +48,17 @@ test('and the reverse: no script, expected file, lesson text or Makefile lesson 
   }
 });
 
+test('the README\'s lesson table has a row for every lesson and no other, and make lessons runs them all', () => {
+  const rows = [...readme.matchAll(/^\| (\d+) · .*$/gm)].map((m) => Number(m[1]));
+  assert.deepEqual(rows, LESSONS.map((l) => l.id), 'README lesson rows, in order');
+  // One table: no blank line between its rows (Markdown would end the table there).
+  const table = /^\| lesson \|[^\n]*\n(?:\|[^\n]*\n)+/m.exec(readme)?.[0] ?? '';
+  assert.deepEqual([...table.matchAll(/^\| (\d+) · /gm)].map((m) => Number(m[1])), rows, 'every lesson row is in the one table');
+  for (const m of readme.matchAll(/make lesson-(\d+)/g)) assert.ok(LESSONS.some((l) => String(l.id) === m[1]), `README's make lesson-${m[1]} is a lesson`);
+  assert.match(makefile, /^lessons: .*\n\t.*measure\/lesson\.ts all/m);
+  assert.deepEqual(LESSONS.map((l) => l.id), [...LESSONS.map((l) => l.id)].sort((a, b) => a - b), 'lessons in order');
+});
+
 test('the README puts the two commands first', () => {
   const firstBlock = readme.split('```')[1] ?? '';
   assert.match(firstBlock, /make lesson-3/);

@@ -1,6 +1,6 @@
 // Proves each lesson 3 experiment end to end on real servers: in --quick mode its --shape output
 // equals the expected file, the normal output shows the table and the verdict, --json is the
-// result, usage errors exit 2, and Ctrl-C mid-run leaves no process behind and the port free.
+// result, usage errors exit 2 (every lesson's experiments: --help and bad flags), and Ctrl-C mid-run leaves no process behind and the port free.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -26,6 +26,10 @@ for (const name of EXPERIMENTS) {
     assert.match(r.stderr, /started /, 'progress goes to stderr');
   });
 
+}
+
+// Every lesson's experiments, not only lesson 3's.
+for (const name of LESSONS.flatMap((l) => l.experiments)) {
   test(`${name} --help and a bad flag`, async () => {
     const help = await runScript(`measure/${name}.ts`, ['--help']);
     assert.equal(help.code, 0);

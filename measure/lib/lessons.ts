@@ -13,6 +13,8 @@ export interface Lesson {
 }
 
 export const LESSONS: Lesson[] = [
+  { id: 1, slug: 'ceiling', title: 'The ceiling of one process', text: 'lessons/01-ceiling.md', experiments: ['ceiling'] },
+  { id: 2, slug: 'proxy', title: 'What a proxy in front of a process costs', text: 'lessons/02-proxy.md', experiments: ['proxy-overhead'] },
   { id: 3, slug: 'runtime', title: 'The application runtime: event loop, thread pool, cluster', text: 'lessons/03-runtime.md', experiments: ['blocking', 'pool', 'cluster'] },
   {
     id: 4,

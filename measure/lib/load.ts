@@ -29,6 +29,12 @@ export interface LoadOptions {
   timeline?: boolean;
   /** Also count responses that took at least this many ms, and keep their latencies. */
   slowMs?: number;
+  /**
+   * Also summarize only the responses that complete at least this many s after the start: a closed
+   * loop's first wave waits less than a full turn (its requests start together), so the steady
+   * state begins about one latency in. `durationS` includes these seconds.
+   */
+  settleS?: number;
   /** Called after every response with the number of responses so far (e.g. to act halfway through). */
   onResponse?: (responses: number) => void;
 }
@@ -74,6 +80,8 @@ export interface LoadResult {
   timeline?: TimelineSecond[];
   /** With `slowMs`. */
   slow?: SlowResponses;
+  /** With `settleS`: the responses after it, their throughput (req/s) over the same span, and latency. */
+  settled?: { completed: number; durationS: number; throughput: number; latency: LatencySummary };
 }
 
 /** Runs one bounded load and returns its counts, throughput (req/s) and latency (ms). */
@@ -118,8 +126,11 @@ export function startLoad(opts: LoadOptions): RunningLoad {
   };
   const slow: SlowResponses | undefined = opts.slowMs === undefined ? undefined : { thresholdMs: opts.slowMs, count: 0, latenciesMs: [] };
   let responses = 0;
+  const settledH = opts.settleS === undefined ? undefined : createLatencyHistogram();
+  const settleAt = started + (opts.settleS ?? 0) * 1000;
   instance.on('response', (_client: unknown, status: number, _bytes: number, responseTime: number) => {
     recordMs(histogram, responseTime);
+    if (settledH && performance.now() >= settleAt) recordMs(settledH, responseTime);
     opts.onResponse?.(++responses);
     if (opts.timeline) {
       const b = bucket();
@@ -144,7 +155,13 @@ export function startLoad(opts: LoadOptions): RunningLoad {
   const result = finish(instance, opts, histogram, cpuBefore, started).then((r) => {
     const t = timeline();
     if (slow) slow.latenciesMs.sort((a, b) => a - b);
-    return { ...r, ...(t ? { timeline: t } : {}), ...(slow ? { slow } : {}) };
+    const settled = settledH
+      ? (() => {
+          const span = Math.max(0.001, (performance.now() - settleAt) / 1000);
+          return { completed: settledH.totalCount, durationS: span, throughput: Math.round((settledH.totalCount / span) * 10) / 10, latency: summarize(settledH) };
+        })()
+      : undefined;
+    return { ...r, ...(t ? { timeline: t } : {}), ...(slow ? { slow } : {}), ...(settled ? { settled } : {}) };
   });
   return { stop: () => instance.stop(), result };
 }

@@ -1,0 +1,109 @@
+/**
+ * Result, table and shape of the `proxy-overhead` experiment (lesson 2): GET /fast directly and
+ * through each proxy with upstream keep-alive on and off. Pure.
+ */
+import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../lib/output.ts';
+import { CANNOT_SHOW, line } from '../lib/shape.ts';
+
+export interface ProxyConfig {
+  proxy: 'direct' | 'builtin' | 'nginx';
+  /** Upstream keep-alive (meaningless for direct). */
+  keepAlive: boolean;
+}
+
+export interface ProxyRun {
+  config: ProxyConfig;
+  /** req/s with the throughput connections. */
+  throughput: number;
+  /** ms, with one connection. */
+  p50: number;
+  p99: number;
+  /** Requests completed in both loads. */
+  requests: number;
+  /** Connections the replica accepted during both loads. */
+  upstreamConnections: number;
+  errors: number;
+}
+
+export interface ProxyOverheadResult {
+  machine: MachineInfo;
+  stepS: number;
+  route: string;
+  connections: { latency: number; throughput: number };
+  runs: ProxyRun[];
+  /** Why nginx was left out, when it was. */
+  nginxMissing?: string;
+}
+
+/** With keep-alive, the proxy may add at most this to p50 at one connection, ms. */
+export const ADDED_P50_LIMIT_MS = 1;
+/** "Few" upstream connections: at most this share of the requests. */
+export const FEW_SHARE = 0.02;
+/** "One per request": at least this share of the requests. */
+export const ONE_PER_REQUEST_SHARE = 0.95;
+/** Without keep-alive, throughput must drop below this share of keep-alive's, p50 rise above 1/that. */
+export const CLEARLY_WORSE = 0.85;
+
+const find = (r: ProxyOverheadResult, proxy: ProxyConfig['proxy'], keepAlive = true) => r.runs.find((x) => x.config.proxy === proxy && (proxy === 'direct' || x.config.keepAlive === keepAlive));
+
+export function shape(r: ProxyOverheadResult): string[] {
+  const direct = find(r, 'direct');
+  const out: string[] = [];
+  for (const proxy of ['builtin', 'nginx'] as const) {
+    const on = find(r, proxy, true);
+    const off = find(r, proxy, false);
+    const v = (ok: boolean | undefined, yes: string, no: string) => (ok === undefined ? CANNOT_SHOW : ok ? yes : no);
+    const missing = !on || !off || !direct;
+    out.push(line('proxy-overhead', proxy, 'keepalive-on', 'added-p50', v(missing ? undefined : on!.p50 - direct!.p50 < ADDED_P50_LIMIT_MS, 'under-1-ms', 'over-1-ms')));
+    out.push(line('proxy-overhead', proxy, 'keepalive-on', 'upstream-connections', v(missing ? undefined : on!.upstreamConnections <= FEW_SHARE * on!.requests, 'few', 'many')));
+    out.push(line('proxy-overhead', proxy, 'keepalive-off', 'upstream-connections', v(missing ? undefined : off!.upstreamConnections >= ONE_PER_REQUEST_SHARE * off!.requests, 'one-per-request', 'fewer')));
+    out.push(line('proxy-overhead', proxy, 'keepalive-off-vs-on', 'throughput', v(missing ? undefined : off!.throughput < CLEARLY_WORSE * on!.throughput, 'lower', 'not-lower')));
+    out.push(line('proxy-overhead', proxy, 'keepalive-off-vs-on', 'p50', v(missing ? undefined : off!.p50 * CLEARLY_WORSE > on!.p50, 'higher', 'not-higher')));
+  }
+  out.push(line('proxy-overhead', 'errors', r.runs.every((x) => x.errors === 0) ? 'none' : 'some'));
+  return out;
+}
+
+export const hints: Record<string, string> = {
+  'proxy-overhead  builtin  keepalive-on': 'a proxy that reuses its upstream connections adds one hop on loopback: tens to hundreds of µs',
+  'proxy-overhead  nginx  keepalive-on': 'before 1.29.7, nginx reuses upstream connections only with `keepalive` in the upstream block, proxy_http_version 1.1 and an empty Connection header',
+  'proxy-overhead  builtin  keepalive-off': 'without keep-alive every request opens (and closes) a TCP connection to the replica',
+  'proxy-overhead  nginx  keepalive-off': 'without keep-alive every request opens (and closes) a TCP connection to the replica',
+  'proxy-overhead  builtin  keepalive-off-vs-on': 'a new connection per request costs a handshake and, on the replica, a new socket: slower on a busy 2-core machine',
+  'proxy-overhead  nginx  keepalive-off-vs-on': 'a new connection per request costs a handshake and, on the replica, a new socket: slower on a busy 2-core machine',
+  'proxy-overhead  errors': 'a request failed: with keep-alive off, a machine short of ephemeral ports (TIME_WAIT) can refuse connections',
+};
+
+export function caveats(r: ProxyOverheadResult): string[] {
+  return r.nginxMissing ? [`nginx was not measured: ${r.nginxMissing}`] : [];
+}
+
+const LABEL = (c: ProxyConfig) => (c.proxy === 'direct' ? 'direct to the replica' : `${c.proxy === 'builtin' ? 'kit balancer' : 'nginx'}, keep-alive ${c.keepAlive ? 'on' : 'off'}`);
+
+export function render(r: ProxyOverheadResult, color: boolean): string {
+  const c = makeChalk(color);
+  const direct = find(r, 'direct');
+  const table = makeTable(
+    ['path', `req/s (${r.connections.throughput} conns)`, `p50 (${r.connections.latency} conn)`, `p99 (${r.connections.latency} conn)`, 'added p50', 'requests', 'upstream connections', 'per request'],
+    textThenNumbers(1, 8),
+  );
+  for (const x of r.runs) {
+    const added = direct && x !== direct ? x.p50 - direct.p50 : undefined;
+    table.push([
+      LABEL(x.config),
+      fmtRate(x.throughput),
+      fmtMs(x.p50),
+      fmtMs(x.p99),
+      added === undefined ? '—' : `${added >= 0 ? '+' : ''}${fmtMs(added)}`,
+      x.requests.toLocaleString('en-US'),
+      x.upstreamConnections.toLocaleString('en-US'),
+      x.requests ? (x.upstreamConnections / x.requests).toFixed(3) : '—',
+    ]);
+  }
+  return [
+    c.bold(`Lesson 2 · what a proxy costs: GET ${r.route}`),
+    c.dim(`${r.stepS} s per load · ${machineCaption(r.machine)}`),
+    table.toString(),
+    c.dim('upstream connections: connections the replica accepted during both loads (direct: the load generator\'s own)'),
+  ].join('\n');
+}
