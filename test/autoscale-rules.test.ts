@@ -175,13 +175,15 @@ test('never exceeds max, even with demand far beyond it; returns to min after th
 });
 
 test('the throttle bucket: credit refills at the quota, holds one period, and debt becomes a pause', () => {
-  // 0.25 core, 100 ms period: at most 25 ms of credit.
-  assert.deepEqual(throttleStep(25, 0, 1000, 0.25), { creditMs: 25, pauseMs: 0 }, 'unused credit does not pile up');
-  const over = throttleStep(25, 45, 10, 0.25); // min(25, 25 + 2.5) − 45 = −20 → pause 80 ms
+  // 0.25 core, a 100 ms period: at most 25 ms of credit.
+  assert.deepEqual(throttleStep(25, 0, 1000, 0.25, 100), { creditMs: 25, pauseMs: 0 }, 'unused credit does not pile up');
+  const over = throttleStep(25, 45, 10, 0.25, 100); // min(25, 25 + 2.5) − 45 = −20 → pause 80 ms
   assert.equal(over.creditMs, -20);
   assert.equal(over.pauseMs, 80);
   // Paying the debt: after the pause, the credit is back to 0.
-  assert.equal(throttleStep(over.creditMs, 0, 80, 0.25).creditMs, 0);
+  assert.equal(throttleStep(over.creditMs, 0, 80, 0.25, 100).creditMs, 0);
+  // The kit's bucket is that 100 ms: at most 25 ms of credit at 0.25 core.
+  assert.equal(throttleStep(0, 0, 1000, 0.25).creditMs, 25);
 });
 
 test('utilization from CPU reports: CPU time / wall time / quota, over the last span', () => {
