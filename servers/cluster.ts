@@ -80,7 +80,7 @@ const spec = defineCommand({
   epilogue:
     'Routes: POST /loan, GET /status, GET /member/verify-blocking (answer { pid, loanCounter });\n' +
     '        POST /login, GET /me, GET /loans (lesson 5)\n' +
-    '        POST /signup, POST /token/refresh, GET /books?q=, GET /work?ms=, GET /__worker/cpu (lesson 6)\n' +
+    '        POST /signup, POST /token/refresh, GET /books?q=, GET /work?ms= (lesson 6)\n' +
     'Try: curl -s -X POST 127.0.0.1:3001/loan   (run it a few times: the pid changes)\n' +
     '     kill -USR2 <primary pid>              (kills the oldest worker; watch its replacement)\n' +
     '     kill -HUP <primary pid>               (rolling restart: every worker replaced, one at a time)\n' +
@@ -483,8 +483,6 @@ async function runWorker(): Promise<void> {
         ...stateRoutes(store, state, () => ({ pid: process.pid }), (total) => ({ loanCounter: total })),
         ...workloadRoutes(process.env.LAB_TOKEN_SECRET || 'lesson-6', signupCost, () => ({ pid: process.pid })),
         '/status': { GET: async (_req, res) => sendJson(res, 200, await me()) },
-        // This worker's CPU time so far, µs (all threads): lesson 6 measures what a user costs with it.
-        '/__worker/cpu': { GET: (_req, res) => sendJson(res, 200, { pid: process.pid, cpuUs: process.cpuUsage().user + process.cpuUsage().system }) },
         '/member/verify-blocking': {
           GET: async (_req, res) => {
             hashOnEventLoop('correct horse battery staple', heavy);
