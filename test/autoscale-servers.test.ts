@@ -12,7 +12,7 @@ import type { ServerProcess } from '../measure/lib/launch.ts';
 import { startLoad } from '../measure/lib/load.ts';
 import { probe } from '../measure/lib/probe.ts';
 import { probeCgroup, releaseCgroup } from '../servers/lib/cpu-quota.ts';
-import { childrenOf, cpuTicks, failOnWarnings, runScript } from './helpers.ts';
+import { cpuTicks, failOnWarnings, runScript } from './helpers.ts';
 
 failOnWarnings();
 const lab = new Lab();
@@ -36,7 +36,10 @@ async function coresUsed(quota: number, mode: 'throttle' | 'cgroup'): Promise<{ 
     args: ['--port', '0', '--workers', '1', '--autoscale', '--min', '1', '--max', '1', '--cpu-quota', String(quota), '--quota-mode', mode],
     ipc: true,
   });
-  const worker = childrenOf(s.pid)[0]!;
+  // The worker's pid as the primary reports it (the primary may have other children: tsx can
+  // start an esbuild service process).
+  const first = await s.waitForMessage((m): m is Sync => isSync(m) && m.workers.length === 1, 5000);
+  const worker = first.workers[0]!.pid;
   const load = startLoad({ url: `${s.url}/work?ms=10`, connections: 4, durationS: 4 });
   await new Promise((r) => setTimeout(r, 1500)); // the load's first 1.5 s are its warm-up, not a readiness wait
   const from = s.messageCount;
