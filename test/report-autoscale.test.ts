@@ -68,8 +68,9 @@ test('a healthy result prints exactly the expected shape', () => {
   assert.deepEqual(shape(healthy()), expected);
 });
 
-test('40 users on one worker must have a far higher p95 than 10 (3×)', () => {
-  assert.deepEqual(edit((r) => (get(r, 'fixed-1w-40u').workload.latency = lat(80))), ['autoscale  fixed-1w-40u  p95-vs-10-users  far-higher']);
+test('40 users on one worker must have a far higher steady p95 than 10 (3×)', () => {
+  assert.deepEqual(edit((r) => (get(r, 'fixed-1w-40u').workload.steadyLatency = lat(74))), ['autoscale  fixed-1w-40u  steady-p95-vs-10-users  far-higher']);
+  assert.deepEqual(edit((r) => (get(r, 'fixed-1w-40u').workload.steadyLatency = lat(75))), []);
 });
 
 test('the first scale-up must come within 5 syncs; late or never fails', () => {

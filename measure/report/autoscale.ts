@@ -115,7 +115,7 @@ export function stats(s: ScenarioResult, syncMs: number): ScenarioStats {
 
 /** A first scale-up counts as prompt within this many sync periods of the load's start. */
 export const PROMPT_SYNCS = 5;
-/** "Far higher": the 40-user p95 on one worker is at least this many times the 10-user one. */
+/** "Far higher": the 40-user steady p95 on one worker is at least this many times the 10-user one. */
 export const FAR_HIGHER = 3;
 /**
  * Autoscaled steady throughput must reach this multiple of one worker's, with the same users. In a
@@ -136,7 +136,9 @@ export function shape(r: AutoscaleResult): string[] {
   const a40 = by.get('auto-40u');
   const a80 = by.get('auto-80u');
   const out: string[] = [];
-  if (f10 && f40) out.push(line('autoscale', 'fixed-1w-40u', 'p95-vs-10-users', f40.p95 >= FAR_HIGHER * f10.p95 ? 'far-higher' : 'not-far-higher'));
+  // Steady p95s: the whole load's includes the first seconds, when a cold worker (JIT, everyone
+  // signing up at once) slows the 10-user run too; measured, that alone brought the ratio to 2.7.
+  if (f10 && f40) out.push(line('autoscale', 'fixed-1w-40u', 'steady-p95-vs-10-users', f40.steadyP95 >= FAR_HIGHER * f10.steadyP95 ? 'far-higher' : 'not-far-higher'));
   for (const [name, a] of [['auto-40u', a40], ['auto-80u', a80]] as const) {
     if (!a) continue;
     const prompt = a.firstScaleUpS !== undefined && a.firstScaleUpS <= (PROMPT_SYNCS * r.hpa.syncMs) / 1000;
@@ -159,7 +161,7 @@ export function shape(r: AutoscaleResult): string[] {
 }
 
 export const hints: Record<string, string> = {
-  'autoscale  fixed-1w-40u  p95-vs-10-users':
+  'autoscale  fixed-1w-40u  steady-p95-vs-10-users':
     'with four times the users on the same CPU quota, requests should queue; check that the quota is enforced (the "cpu quota:" line) and that the machine was idle',
   'autoscale  auto-40u  first-scale-up':
     'the worker was at its quota but the controller did not act: check that workers report their CPU (every 250 ms) and that the start-up period (2 s) is over',
