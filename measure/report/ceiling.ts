@@ -59,6 +59,14 @@ export const littlesMs = (s: CeilingStep) => (s.throughput > 0 ? (s.connections 
 
 /** Measured mean within this share of Little's prediction: the law "holds". */
 export const LITTLE_TOLERANCE = 0.15;
+/**
+ * The shape checks Little's law and linearity up to this many connections. Past it, on the CPU-bound
+ * route, Node served connections unevenly here: at 32 and 64 the p99 was 1.6–2.7 s while the p50
+ * stayed near 150 ms, so some requests waited longer than a step lasts. A step's numbers come from
+ * the requests that completed within it, so the mean then leaves those out and falls below
+ * N / throughput (measured: 212 against 334 ms at 64). The table still shows every step.
+ */
+export const CHECKED_UP_TO = 16;
 /** CPU-bound throughput is "flat" when every step is within this share of the 1-connection one. */
 export const FLAT_TOLERANCE = 0.25;
 /** It is "near 1000/ms" (200 req/s for 5 ms) within this band: below it, the HTTP work around it shows. */
@@ -77,10 +85,10 @@ export function shape(r: CeilingResult): string[] {
     const ideal = 1000 / r.ms;
     const near = one.throughput >= NEAR_IDEAL[0] * ideal && one.throughput <= NEAR_IDEAL[1] * ideal;
     out.push(line('ceiling', 'cpu-bound', 'throughput-vs-1000/ms', near ? 'near' : 'far'));
-    const last = cpu.steps.at(-1)!;
+    const last = cpu.steps.filter((s) => s.connections <= CHECKED_UP_TO).at(-1)!;
     // Linear: latency at N connections is about N times the latency at 1 (±30 %).
     const ratio = last.mean / one.mean / (last.connections / one.connections);
-    out.push(line('ceiling', 'cpu-bound', 'latency-vs-connections', ratio >= 0.7 && ratio <= 1.3 ? 'linear' : 'not-linear'));
+    out.push(line('ceiling', 'cpu-bound', `latency-vs-connections-up-to-${CHECKED_UP_TO}`, ratio >= 0.7 && ratio <= 1.3 ? 'linear' : 'not-linear'));
     out.push(line('ceiling', 'cpu-bound', 'knee', knee(cpu.steps) === 1 ? 'at-1-connection' : 'elsewhere'));
   }
   if (io && io.steps.length > 0) {
@@ -92,7 +100,8 @@ export function shape(r: CeilingResult): string[] {
     out.push(line('ceiling', 'io-bound', 'knee-vs-cpu-bound', cpu && k !== undefined && k <= (knee(cpu.steps) ?? 0) ? 'not-later' : 'later'));
   }
   const all = r.routes.flatMap((x) => x.steps);
-  out.push(line('ceiling', 'littles-law', all.every((s) => Math.abs(s.mean / littlesMs(s) - 1) <= LITTLE_TOLERANCE) ? 'holds' : 'does-not-hold'));
+  const checked = all.filter((s) => s.connections <= CHECKED_UP_TO);
+  out.push(line('ceiling', `littles-law-up-to-${CHECKED_UP_TO}-connections`, checked.every((s) => Math.abs(s.mean / littlesMs(s) - 1) <= LITTLE_TOLERANCE) ? 'holds' : 'does-not-hold'));
   out.push(line('ceiling', 'errors', all.every((s) => s.errors === 0) ? 'none' : 'some'));
   return out;
 }
@@ -100,10 +109,10 @@ export function shape(r: CeilingResult): string[] {
 export const hints: Record<string, string> = {
   'ceiling  cpu-bound  throughput': 'one process has one thread for JavaScript: more connections cannot make more CPU; a busy machine makes it uneven',
   'ceiling  cpu-bound  throughput-vs-1000/ms': 'each request should cost its ms of CPU and little else; a much lower number means another program shares this core',
-  'ceiling  cpu-bound  latency-vs-connections': 'requests queue behind each other: latency should be connections × the cost of one',
+  'ceiling  cpu-bound  latency-vs-connections-up-to-16': 'requests queue behind each other: latency should be connections × the cost of one',
   'ceiling  cpu-bound  knee': 'a CPU-bound route is saturated by one connection already',
   'ceiling  io-bound': 'waiting costs no CPU, so more connections should mean more throughput until the process or the load generator runs out of CPU',
-  'ceiling  littles-law': 'a closed loop keeps exactly N requests inside: mean latency should be N / throughput; a large gap means requests failed or the run was too short',
+  'ceiling  littles-law-up-to-16-connections': 'a closed loop keeps exactly N requests inside: mean latency should be N / throughput; a large gap means requests failed or the run was too short',
   'ceiling  errors': 'a request failed or timed out',
 };
 
@@ -171,6 +180,10 @@ export function render(r: CeilingResult, color: boolean): string {
     '',
     c.dim(`Little's law: with N requests always in the loop, mean latency = N / throughput. Compare the "mean" and "N / (req/s)" columns.`),
     c.dim(`Each step measures ${r.stepS} s after a 0.5 s start; generator CPU is autocannon's, in cores.`),
+    c.dim(
+      `Past ${CHECKED_UP_TO} connections on the CPU-bound route, look at p99: Node serves connections unevenly, some requests wait longer than a step, ` +
+        'and the mean of those that completed falls below N / throughput. The shape checks the law up to 16.',
+    ),
   );
   return out.join('\n');
 }
