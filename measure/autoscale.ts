@@ -17,7 +17,7 @@ import { KitError } from '../lib/errors.ts';
 import { DEFAULT_HPA, DEFAULT_SYNC_MS } from '../servers/lib/hpa.ts';
 import { formatCost } from '../servers/lib/scrypt-cost.ts';
 import { SIGNUP_COST } from '../servers/lib/workload-routes.ts';
-import { wallMs } from '../servers/lib/cpu-quota.ts';
+import { QUOTA_MODES, wallMs, type QuotaMode } from '../servers/lib/cpu-quota.ts';
 import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
 import type { Lab } from './lib/lab.ts';
 import type { Progress } from './lib/progress.ts';
@@ -162,18 +162,17 @@ async function runScenario(
 }
 
 async function run({ lab, progress, options, quick, port, machine }: RunContext<Options>): Promise<AutoscaleResult> {
-  const thinkMs = options.thinkMs ?? THINK_MS;
   const durations = quick ? DURATIONS.quick : DURATIONS.full;
   const scenarios: ScenarioResult[] = [];
   for (const s of SCENARIOS) {
     const loadS = s.autoscale ? durations.auto : durations.fixed;
-    scenarios.push(await runScenario(lab, progress, s, { ...options, thinkMs, loadS, port, signupCost: formatCost(SIGNUP_COST) }));
+    scenarios.push(await runScenario(lab, progress, s, { ...options, loadS, port, signupCost: formatCost(SIGNUP_COST) }));
   }
   return {
     machine,
     quota: Number(options.quota),
     quotaLine: scenarios[0]?.quotaLine ?? '',
-    thinkMs,
+    thinkMs: options.thinkMs,
     signupCost: formatCost(SIGNUP_COST),
     hpa: { ...DEFAULT_HPA, windowMs: options.windowS * 1000, syncMs: DEFAULT_SYNC_MS },
     scenarios,
@@ -187,7 +186,7 @@ process.exitCode = await runExperiment({
     const quota = String(flags['cpu-quota'] ?? '0.25');
     if (!(Number(quota) >= 0.05 && Number(quota) <= 1)) throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from 0.05 to 1; got '${quota}'`);
     const quotaMode = String(flags['quota-mode'] ?? 'auto');
-    if (!['auto', 'cgroup', 'throttle'].includes(quotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${quotaMode}'`);
+    if (!QUOTA_MODES.includes(quotaMode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${quotaMode}'`);
     return {
       quota,
       quotaMode,
