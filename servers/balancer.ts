@@ -33,13 +33,12 @@ import {
   newHealth,
   recordFailure,
   recordSuccess,
-  resetHealth,
   retryLine,
-  startProbe,
   type Attempt,
   type FailureKind,
   type HealthState,
 } from './lib/failover.ts';
+import { claimProbe, markAvailable } from './lib/choose.ts';
 import { balancerFlags, balancerOptions, UPSTREAM_IDLE_MS } from './lib/upstreams.ts';
 
 const DEFAULT_PORT = 3020;
@@ -139,18 +138,7 @@ function main(): void {
    */
   const choose = (tried: ReadonlySet<number>, key: string | undefined): { index: number; probe: boolean } | undefined => {
     const now = performance.now();
-    let open = 0;
-    for (const u of upstreams) {
-      u.available = !u.down && (lone || admission(u.health, rules, now) !== 'no');
-      if (u.available) open++;
-    }
-    if (open === 0 && upstreams.some((u) => !u.down)) {
-      for (const u of upstreams) if (!u.down) {
-        resetHealth(u.health);
-        u.available = true;
-      }
-    }
-    for (const i of tried) upstreams[i]!.available = false;
+    markAvailable(upstreams, tried, rules, now);
     let index: number | undefined;
     if (key !== undefined && policy === 'ip-hash') index = pickByKey(upstreams, key);
     if (key !== undefined && policy === 'sticky-cookie') {
@@ -163,10 +151,7 @@ function main(): void {
       index = choice.index;
     }
     if (index === undefined) return undefined;
-    const u = upstreams[index]!;
-    const probe = !lone && admission(u.health, rules, now) === 'probe';
-    if (probe) startProbe(u.health);
-    return { index, probe };
+    return { index, probe: claimProbe(upstreams[index]!, lone, rules, now) };
   };
 
   /** One try on `up`: resolves with the answer once its headers arrive, or rejects with a FailureKind. */
