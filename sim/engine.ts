@@ -27,10 +27,9 @@
  */
 import TinyQueue from 'tinyqueue';
 import { chooseReplica, type Candidate } from '../servers/lib/choose.ts';
-import { failureStatus, mayRetry, newHealth, recordFailure, recordSuccess, type FailureKind, type HealthRules } from '../servers/lib/failover.ts';
+import { FAILOVER_DEFAULTS, failureStatus, mayRetry, newHealth, recordFailure, recordSuccess, type FailureKind, type HealthRules } from '../servers/lib/failover.ts';
 import { decide, initialHpaState, type HpaConfig, type HpaReason, type HpaState } from '../servers/lib/hpa.ts';
 import { PICKERS, type Policy } from '../servers/lib/policies.ts';
-import { FAILOVER_DEFAULTS } from '../servers/lib/upstreams.ts';
 import { createLatencyHistogram, recordMs, summarize, type LatencyHistogram, type LatencySummary } from '../measure/lib/latency.ts';
 import { sampler, type Dist } from './dist.ts';
 import { exponential, seededRng } from './rng.ts';
@@ -83,6 +82,8 @@ export interface SimConfig {
   autoscale?: { hpa: HpaConfig; syncMs: number; startupMs: number };
   /** Clients send until this time, ms; the run ends there (answers after it are not counted, as with a duration-bound load). */
   durationMs: number;
+  /** Clients stop sending at this time, ms (default durationMs); the run goes on to durationMs (e.g. to watch a scale-down). */
+  loadMs?: number;
   /** Clients stop sending after this many requests. */
   maxRequests?: number;
   /** Answers before this time are not recorded in latency, throughput or served counts. */
@@ -157,6 +158,8 @@ interface Replica extends Candidate {
   jobs: Set<Job>;
   /** Invalidates completion events planned before a freeze or kill. */
   epoch: number;
+  /** The head job's completion is in the event queue (replicas without a pool). */
+  headScheduled: boolean;
   frozenAt: number;
   readyAt?: number;
   served: number;
@@ -232,11 +235,13 @@ export function simulate(config: SimConfig): SimResult {
   const pathDelay = config.pathDelay ? sampler(config.pathDelay, rng) : undefined;
   const hogMs = (config.hogs ?? []).map((h) => sampler(h.ms, rng));
   const maxRequests = config.maxRequests ?? Infinity;
+  const pooled = config.pool !== undefined;
+  const loadEnd = Math.min(config.loadMs ?? end, end);
 
   const queue = new TinyQueue<SimEvent>([], (a, b) => a.t - b.t || a.seq - b.seq);
   let seq = 0;
   let now = 0;
-  const at = (t: number, type: Ev, fields: Partial<SimEvent> = {}) => queue.push({ t, seq: seq++, type, n: 0, epoch: 0, ...fields });
+  const at = (t: number, type: Ev, n = 0, job?: Job, req?: Request, epoch = 0) => queue.push({ t, seq: seq++, type, job, req, n, epoch });
 
   const replicas: Replica[] = [];
   const addReplica = (state: ReplicaState): Replica => {
@@ -254,6 +259,7 @@ export function simulate(config: SimConfig): SimResult {
       poolFreeAt: new Array(config.pool?.threads ?? 0).fill(0),
       jobs: new Set(),
       epoch: 0,
+      headScheduled: false,
       frozenAt: 0,
       served: 0,
       hogServed: 0,
@@ -301,10 +307,10 @@ export function simulate(config: SimConfig): SimResult {
 
   // --- clients --------------------------------------------------------------------------
   const send = (client: number) => {
-    if (now >= end || sent >= maxRequests) return;
+    if (now >= loadEnd || sent >= maxRequests) return;
     sent++;
     const req: Request = { sentAt: now, client, tried: [], lastKind: undefined };
-    if (pathDelay) at(now + pathDelay(), Ev.Reach, { req });
+    if (pathDelay) at(now + pathDelay(), Ev.Reach, 0, undefined, req);
     else tryNext(req);
   };
 
@@ -326,7 +332,7 @@ export function simulate(config: SimConfig): SimResult {
       }
     }
     if (req.client >= 0) {
-      if (think) at(now + think(), Ev.Send, { n: req.client });
+      if (think) at(now + think(), Ev.Send, req.client);
       else send(req.client);
     }
   };
@@ -368,11 +374,22 @@ export function simulate(config: SimConfig): SimResult {
     }
     spread(r.busy, job.start, job.loopEnd, 1);
     spread(r.occupancy, Math.max(from, job.enqueuedAt), job.end, 1);
-    at(job.end, Ev.Complete, { job, epoch: r.epoch });
+    // With a pool, jobs may finish out of order: each gets its own event. Without one they finish
+    // in queue order, so only the head's completion is in the event queue (a smaller heap).
+    if (pooled) at(job.end, Ev.Complete, 0, job, undefined, r.epoch);
     if (job.req && !job.timeoutPlanned && job.end - job.tryAt > fo.responseTimeoutMs) {
       job.timeoutPlanned = true;
-      at(job.tryAt + fo.responseTimeoutMs, Ev.Timeout, { job });
+      at(job.tryAt + fo.responseTimeoutMs, Ev.Timeout, 0, job);
     }
+  };
+
+  /** Puts the head job's completion in the event queue (replicas without a pool). */
+  const scheduleHead = (r: Replica) => {
+    if (pooled || r.headScheduled || r.state === 'frozen') return;
+    const head = r.jobs.values().next();
+    if (head.done) return;
+    r.headScheduled = true;
+    at(head.value.end, Ev.Complete, 0, head.value, undefined, r.epoch);
   };
 
   const enqueue = (r: Replica, req: Request | undefined, hog: number, probe: boolean) => {
@@ -395,11 +412,12 @@ export function simulate(config: SimConfig): SimResult {
     if (r.state === 'frozen') {
       if (req && !job.timeoutPlanned) {
         job.timeoutPlanned = true;
-        at(now + fo.responseTimeoutMs, Ev.Timeout, { job });
+        at(now + fo.responseTimeoutMs, Ev.Timeout, 0, job);
       }
       return;
     }
     plan(r, job, now);
+    scheduleHead(r);
   };
 
   /** Takes back what `job` would still have done after `t` (a freeze or kill at t). */
@@ -414,6 +432,7 @@ export function simulate(config: SimConfig): SimResult {
   const complete = (job: Job) => {
     const r = job.replica;
     r.jobs.delete(job);
+    r.headScheduled = false;
     if (job.req) {
       if (job.settled === 0) {
         job.settled = 1;
@@ -428,6 +447,7 @@ export function simulate(config: SimConfig): SimResult {
       if (h.connections && (r.state === 'up' || r.state === 'frozen') && now < end) enqueue(r, undefined, job.hog, false);
     }
     if (r.state === 'draining' && r.jobs.size === 0) r.state = 'dead';
+    scheduleHead(r);
   };
 
   const timeout = (job: Job) => {
@@ -452,6 +472,7 @@ export function simulate(config: SimConfig): SimResult {
     const wasFrozen = r.state === 'frozen'; // its plans were taken back at the freeze
     r.state = 'dead';
     r.epoch++;
+    r.headScheduled = false;
     const jobs = [...r.jobs];
     r.jobs.clear();
     for (const job of jobs) {
@@ -471,11 +492,12 @@ export function simulate(config: SimConfig): SimResult {
     r.state = 'frozen';
     r.frozenAt = now;
     r.epoch++;
+    r.headScheduled = false;
     for (const job of r.jobs) {
       unplan(r, job, now);
       if (job.req && job.settled === 0 && !job.timeoutPlanned) {
         job.timeoutPlanned = true;
-        at(job.tryAt + fo.responseTimeoutMs, Ev.Timeout, { job });
+        at(job.tryAt + fo.responseTimeoutMs, Ev.Timeout, 0, job);
       }
     }
   };
@@ -488,6 +510,7 @@ export function simulate(config: SimConfig): SimResult {
     r.poolFreeAt.fill(now);
     for (const job of r.jobs) plan(r, job, now);
     r.frozenAt = 0;
+    scheduleHead(r);
   };
 
   /** SIGTERM: refuse new connections, finish what it has, exit. */
@@ -515,7 +538,7 @@ export function simulate(config: SimConfig): SimResult {
 
   const start = (startupMs: number) => {
     addReplica('starting');
-    at(now + startupMs, Ev.Ready, { n: replicas.length - 1 });
+    at(now + startupMs, Ev.Ready, replicas.length - 1);
   };
 
   // --- autoscaler -----------------------------------------------------------------------
@@ -541,12 +564,12 @@ export function simulate(config: SimConfig): SimResult {
 
   // --- the timeline ---------------------------------------------------------------------
   if (config.clients.kind === 'open') at(exponential(rng, 1000 / config.clients.ratePerS), Ev.Arrival);
-  else for (let c = 0; c < config.clients.count; c++) at(0, Ev.Send, { n: c });
+  else for (let c = 0; c < config.clients.count; c++) at(0, Ev.Send, c);
   (config.hogs ?? []).forEach((h, i) => {
     if (h.connections) for (let c = 0; c < h.connections; c++) enqueue(replicas[h.replica]!, undefined, i, false);
-    if (h.ratePerS) at(exponential(rng, 1000 / h.ratePerS), Ev.HogArrival, { n: i });
+    if (h.ratePerS) at(exponential(rng, 1000 / h.ratePerS), Ev.HogArrival, i);
   });
-  (config.events ?? []).forEach((e, i) => at(e.atMs, Ev.Fault, { n: i }));
+  (config.events ?? []).forEach((e, i) => at(e.atMs, Ev.Fault, i));
   if (stale) at(config.staleMs!, Ev.Refresh);
   if (config.autoscale) at(config.autoscale.syncMs, Ev.Sync);
 
@@ -561,7 +584,7 @@ export function simulate(config: SimConfig): SimResult {
     switch (ev.type) {
       case Ev.Arrival:
         send(-1);
-        if (config.clients.kind === 'open') at(now + exponential(rng, 1000 / config.clients.ratePerS), Ev.Arrival);
+        if (config.clients.kind === 'open' && now < loadEnd && sent < maxRequests) at(now + exponential(rng, 1000 / config.clients.ratePerS), Ev.Arrival);
         break;
       case Ev.Send:
         send(ev.n);
@@ -600,7 +623,7 @@ export function simulate(config: SimConfig): SimResult {
         const h = config.hogs![ev.n]!;
         const r = replicas[h.replica]!;
         if (r.state === 'up' || r.state === 'frozen') enqueue(r, undefined, ev.n, false);
-        at(now + exponential(rng, 1000 / h.ratePerS!), Ev.HogArrival, { n: ev.n });
+        at(now + exponential(rng, 1000 / h.ratePerS!), Ev.HogArrival, ev.n);
         break;
       }
     }

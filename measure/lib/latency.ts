@@ -43,6 +43,16 @@ export function summarize(h: LatencyHistogram): LatencySummary {
   };
 }
 
+/**
+ * `points` evenly spaced quantiles of `h` in ms (the midpoints of equal-probability slices: the
+ * 0.05th, 0.15th, … percentiles for 1000 points), so drawing one uniformly reproduces the
+ * recorded distribution (the simulator's empirical service times). Empty for an empty histogram.
+ */
+export function quantilesMs(h: LatencyHistogram, points = 1000): number[] {
+  if (h.totalCount === 0) return [];
+  return Array.from({ length: points }, (_, i) => Math.round(h.getValueAtPercentile((100 * (i + 0.5)) / points)) / 1000);
+}
+
 /** Median of a non-empty list (the mean of the middle two for an even count). */
 export function median(values: number[]): number {
   if (values.length === 0) throw new RangeError('median of an empty list');

@@ -8,7 +8,7 @@ import autocannon from 'autocannon';
 import type { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { KitError } from '../../lib/errors.ts';
-import { createLatencyHistogram, recordMs, summarize, type LatencySummary } from './latency.ts';
+import { createLatencyHistogram, quantilesMs, recordMs, summarize, type LatencySummary } from './latency.ts';
 import { assertLoopback } from './probe.ts';
 
 export interface LoadOptions {
@@ -35,6 +35,8 @@ export interface LoadOptions {
    * state begins about one latency in. `durationS` includes these seconds.
    */
   settleS?: number;
+  /** Also return this many evenly spaced latency quantiles (`quantilesMs`), e.g. 1000 for the simulator. */
+  quantiles?: number;
   /** Called after every response with the number of responses so far (e.g. to act halfway through). */
   onResponse?: (responses: number) => void;
 }
@@ -82,6 +84,8 @@ export interface LoadResult {
   slow?: SlowResponses;
   /** With `settleS`: the responses after it, their throughput (req/s) over the same span, and latency. */
   settled?: { completed: number; durationS: number; throughput: number; latency: LatencySummary };
+  /** With `quantiles`: the latency distribution as evenly spaced quantiles, ms (see latency.ts quantilesMs). */
+  quantilesMs?: number[];
 }
 
 /** Runs one bounded load and returns its counts, throughput (req/s) and latency (ms). */
@@ -161,7 +165,8 @@ export function startLoad(opts: LoadOptions): RunningLoad {
           return { completed: settledH.totalCount, durationS: span, throughput: Math.round((settledH.totalCount / span) * 10) / 10, latency: summarize(settledH) };
         })()
       : undefined;
-    return { ...r, ...(t ? { timeline: t } : {}), ...(slow ? { slow } : {}), ...(settled ? { settled } : {}) };
+    const q = opts.quantiles ? quantilesMs(histogram, opts.quantiles) : undefined;
+    return { ...r, ...(t ? { timeline: t } : {}), ...(slow ? { slow } : {}), ...(settled ? { settled } : {}), ...(q ? { quantilesMs: q } : {}) };
   });
   return { stop: () => instance.stop(), result };
 }

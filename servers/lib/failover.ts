@@ -19,6 +19,14 @@
  * loan. Since nginx 1.9.13 nginx follows the same rule for non-idempotent requests.
  */
 
+/**
+ * Failover defaults of both balancers. max_fails 2 and fail_timeout 5 s are the lesson's (nginx's
+ * own defaults are 1 and 10 s); connect 2 s is short for a lab (nginx: proxy_connect_timeout 60 s);
+ * the response timeout, 10 s, is nginx's proxy_read_timeout (60 s) shortened the same way and still
+ * longer than any lesson route (at most 10 s by design, MAX_MS in servers/replica.ts).
+ */
+export const FAILOVER_DEFAULTS = { retries: 2, maxFails: 2, failTimeoutMs: 5000, connectTimeoutMs: 2000, responseTimeoutMs: 10_000 } as const;
+
 /** What went wrong with one try. */
 export type FailureKind = 'connect' | 'reset' | 'timeout';
 

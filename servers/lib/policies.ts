@@ -32,16 +32,26 @@ export interface Choice {
 
 export type Picker = (replicas: readonly ReplicaLoad[], cursor: number, rng: Rng) => Choice;
 
-function availableIndexes(replicas: readonly ReplicaLoad[]): number[] {
-  const out: number[] = [];
-  replicas.forEach((r, i) => r.available && out.push(i));
-  return out;
+/** How many replicas are available. */
+function countAvailable(replicas: readonly ReplicaLoad[]): number {
+  let n = 0;
+  for (const r of replicas) if (r.available) n++;
+  return n;
 }
 
-/** A uniformly random element of a non-empty list. */
-function any<T>(list: readonly T[], rng: Rng): T {
-  return list[Math.min(list.length - 1, Math.floor(rng() * list.length))]!;
+/** The index of the k-th (0-based) available replica, in index order. */
+function kthAvailable(replicas: readonly ReplicaLoad[], k: number): number {
+  for (let i = 0; i < replicas.length; i++) if (replicas[i]!.available && k-- === 0) return i;
+  throw new RangeError(`no available replica number ${k}`);
 }
+
+/** A uniformly random index in [0, n), n ≥ 1. */
+function anyOf(n: number, rng: Rng): number {
+  return Math.min(n - 1, Math.floor(rng() * n));
+}
+
+// The pickers below scan the replicas without building lists: the simulator calls them millions
+// of times a second, over up to 100 replicas.
 
 /** Each available replica in turn, starting at the cursor; the cursor moves past the choice. */
 export const roundRobin: Picker = (replicas, cursor) => {
@@ -55,31 +65,41 @@ export const roundRobin: Picker = (replicas, cursor) => {
 
 /** The available replica with the fewest requests in flight; a tie is broken at random. */
 export const leastConnections: Picker = (replicas, cursor, rng) => {
-  const candidates = availableIndexes(replicas);
-  if (candidates.length === 0) return { index: undefined, cursor };
-  const least = Math.min(...candidates.map((i) => replicas[i]!.inFlight));
-  return { index: any(candidates.filter((i) => replicas[i]!.inFlight === least), rng), cursor };
+  let least = Infinity;
+  let ties = 0;
+  for (const r of replicas) {
+    if (!r.available) continue;
+    if (r.inFlight < least) {
+      least = r.inFlight;
+      ties = 1;
+    } else if (r.inFlight === least) ties++;
+  }
+  if (ties === 0) return { index: undefined, cursor };
+  let k = anyOf(ties, rng);
+  for (let i = 0; i < replicas.length; i++) if (replicas[i]!.available && replicas[i]!.inFlight === least && k-- === 0) return { index: i, cursor };
+  throw new RangeError('unreachable: a tie was counted but not found');
 };
 
 /** Any available replica, uniformly at random, whatever its load. */
 export const random: Picker = (replicas, cursor, rng) => {
-  const candidates = availableIndexes(replicas);
-  return { index: candidates.length ? any(candidates, rng) : undefined, cursor };
+  const n = countAvailable(replicas);
+  return { index: n ? kthAvailable(replicas, anyOf(n, rng)) : undefined, cursor };
 };
 
 function twoChoices(replicas: readonly ReplicaLoad[], cursor: number, rng: Rng, distinct: boolean): Choice {
-  const candidates = availableIndexes(replicas);
-  if (candidates.length === 0) return { index: undefined, cursor };
-  if (candidates.length === 1) return { index: candidates[0], cursor };
-  const a = Math.floor(rng() * candidates.length);
+  const n = countAvailable(replicas);
+  if (n === 0) return { index: undefined, cursor };
+  if (n === 1) return { index: kthAvailable(replicas, 0), cursor };
+  const a = Math.floor(rng() * n);
   let b: number;
   if (distinct) {
-    b = Math.floor(rng() * (candidates.length - 1));
+    b = Math.floor(rng() * (n - 1));
     if (b >= a) b++; // skip a: b is uniform over the others
   } else {
-    b = Math.floor(rng() * candidates.length);
+    b = Math.floor(rng() * n);
   }
-  const [ia, ib] = [candidates[a]!, candidates[b]!];
+  const ia = kthAvailable(replicas, a);
+  const ib = kthAvailable(replicas, b);
   const la = replicas[ia]!.inFlight;
   const lb = replicas[ib]!.inFlight;
   if (la !== lb) return { index: la < lb ? ia : ib, cursor };

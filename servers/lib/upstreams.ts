@@ -1,6 +1,7 @@
 /** The flags both balancers (the built-in one and nginx) take, and their checks. */
 import { KitError } from '../../lib/errors.ts';
 import { intFlag, type FlagSpecs } from '../../lib/cli.ts';
+import { FAILOVER_DEFAULTS } from './failover.ts';
 import { BALANCER_POLICIES, isBalancerPolicy, type BalancerPolicy } from './policies.ts';
 
 /** --policy, --upstream, --port, --keepalive and the failover flags, with `defaultPort`. */
@@ -18,13 +19,7 @@ export function balancerFlags(defaultPort: number) {
   } as const satisfies FlagSpecs;
 }
 
-/**
- * Failover defaults of both balancers. max_fails 2 and fail_timeout 5 s are the lesson's (nginx's
- * own defaults are 1 and 10 s); connect 2 s is short for a lab (nginx: proxy_connect_timeout 60 s);
- * the response timeout, 10 s, is nginx's proxy_read_timeout (60 s) shortened the same way and still
- * longer than any lesson route (at most 10 s by design, MAX_MS in servers/replica.ts).
- */
-export const FAILOVER_DEFAULTS = { retries: 2, maxFails: 2, failTimeoutMs: 5000, connectTimeoutMs: 2000, responseTimeoutMs: 10_000 } as const;
+export { FAILOVER_DEFAULTS };
 
 export interface FailoverOptions {
   /** Tries after the first one, each on a replica not tried yet. */

@@ -1,0 +1,59 @@
+/**
+ * Runs one simulated scenario of the lab and prints it in the matching experiment's table format
+ * (`npx tsx sim/run.ts --scenario degraded`), or its Result as JSON (--json). The same --seed gives
+ * the same output, exactly. Exit 0, or 2 on a usage error.
+ */
+import { performance } from 'node:perf_hooks';
+import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
+import { describeError, KitError } from '../lib/errors.ts';
+import { colorEnabled, makeChalk } from '../measure/lib/output.ts';
+import { SCENARIOS, scenarioNamed } from './scenarios/index.ts';
+
+const command = defineCommand({
+  usage: 'npx tsx sim/run.ts --scenario <name> [--seed <n>] [--json] [--requests <n>]',
+  summary:
+    'Simulates one of the lab\'s scenarios (clients, balancer, replicas as queues; the balancer\'s own picking and failover code) in about a second, ' +
+    `and prints it as the matching experiment does. Scenarios: ${SCENARIOS.map((s) => `${s.name} (${s.summary})`).join('; ')}.`,
+  flags: {
+    scenario: { type: 'string', valueName: 'name', description: `one of ${SCENARIOS.map((s) => s.name).join(', ')}` },
+    seed: { type: 'string', valueName: 'n', description: 'random seed: the same seed gives the same run', default: '1' },
+    json: { type: 'boolean', description: 'print the result as JSON (the mirrored experiment\'s Result type)' },
+    requests: { type: 'string', valueName: 'n', description: 'requests per run for the stale scenario (default 1,000,000)' },
+  },
+  epilogue: 'Example: npx tsx sim/run.ts --scenario degraded\n         npx tsx sim/run.ts --scenario stale --requests 200000\nCompare with the lab: npx tsx measure/sim-vs-lab.ts',
+});
+
+function main(argv: string[]): number {
+  const parsed = parseFlags(command, argv);
+  if (parsed.help) {
+    process.stdout.write(helpText(command));
+    return 0;
+  }
+  const name = parsed.flags.scenario as string | undefined;
+  if (!name) throw new KitError('KIT_ERR_USAGE', 'which scenario? --scenario is missing', `pick one of ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  const scenario = scenarioNamed(name);
+  if (!scenario) throw new KitError('KIT_ERR_USAGE', `no scenario '${name}'`, `pick one of ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  const seed = intFlag('seed', parsed.flags.seed as string, 0, 2 ** 31 - 1, 1);
+  const requests = parsed.flags.requests === undefined ? undefined : intFlag('requests', parsed.flags.requests as string, 1000, 10_000_000, 1_000_000);
+  const began = performance.now();
+  const run = scenario.run({ seed, ...(requests !== undefined ? { requests } : {}) });
+  const wallMs = performance.now() - began;
+  if (parsed.flags.json) {
+    process.stdout.write(JSON.stringify({ scenario: scenario.name, mirrors: scenario.mirrors ?? null, seed, totals: run.totals, result: run.result }, null, 2) + '\n');
+    return 0;
+  }
+  const c = makeChalk(colorEnabled(process.stdout));
+  process.stdout.write(run.render(colorEnabled(process.stdout)) + '\n');
+  const { requests: n, runs } = run.totals;
+  process.stdout.write(
+    c.dim(`simulated ${n.toLocaleString('en-US')} requests in ${runs} run(s) in ${(wallMs / 1000).toFixed(2)} s of wall time` + (scenario.mirrors ? `; the lab: npx tsx measure/${scenario.mirrors}.ts` : '')) + '\n',
+  );
+  return 0;
+}
+
+try {
+  process.exitCode = main(process.argv.slice(2));
+} catch (err) {
+  process.stderr.write(describeError(err) + '\n');
+  process.exitCode = err instanceof KitError && err.code === 'KIT_ERR_USAGE' ? 2 : 1;
+}

@@ -1,0 +1,54 @@
+/**
+ * What every simulated scenario shares: its shape (a name, the lab experiment it mirrors, a run
+ * that returns that experiment's own Result type and a rendering of it) and the caption that
+ * replaces the lab's machine line. No Node.js APIs.
+ */
+import { machineCaption, type MachineInfo } from '../../measure/lib/output.ts';
+import { fixed } from '../dist.ts';
+import type { SimResult } from '../engine.ts';
+
+export interface ScenarioOptions {
+  seed: number;
+  /** Requests per simulated run, for scenarios sized by count (the 100-replica run); else its default. */
+  requests?: number;
+}
+
+export interface ScenarioRun {
+  /** The mirrored experiment's Result (so `--json` is comparable with the lab's), or the scenario's own. */
+  result: unknown;
+  /** The table(s), in the matching experiment's format. */
+  render(color: boolean): string;
+  /** Simulated requests and engine events over every simulation the scenario ran. */
+  totals: { requests: number; events: number; runs: number };
+}
+
+export interface Scenario {
+  name: string;
+  /** The lab experiment this mirrors (`measure/<name>.ts`), if any. */
+  mirrors?: string;
+  summary: string;
+  run(options: ScenarioOptions): ScenarioRun;
+}
+
+/** The machine the lab's renderers print in their caption; replaced by `simCaption` afterwards. */
+export const SIM_MACHINE: MachineInfo = { cores: 0, loadavg1: 0, busyCoresAtStart: 0, node: 'simulated', platform: 'simulated' };
+
+/** Swaps the lab's machine caption in `text` for a line saying what was simulated. */
+export function simCaption(text: string, seed: number): string {
+  return text.replace(machineCaption(SIM_MACHINE), `simulated (seed ${seed}; each replica its own core, no cost for the balancer or the load generator)`);
+}
+
+/** Adds up what a list of simulations did. */
+export function totalsOf(results: readonly SimResult[]): ScenarioRun['totals'] {
+  return {
+    requests: results.reduce((n, r) => n + r.counts.sent, 0),
+    events: results.reduce((n, r) => n + r.counts.events, 0),
+    runs: results.length,
+  };
+}
+
+/**
+ * /fast on a replica's event loop: 0.1 ms. A replica answers /fast over one loopback connection
+ * in about 0.1-0.2 ms here (client to client), so its own share is at most that.
+ */
+export const FAST = fixed(0.1);

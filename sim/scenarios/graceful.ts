@@ -1,0 +1,50 @@
+/**
+ * Simulated `graceful` (lesson 4): app3 of three stopped a second into a 4 s load, gracefully
+ * (SIGTERM: it refuses new connections and drains) or abruptly (it exits and its requests are
+ * cut), for short requests (/fast, 8 connections) and 500 ms ones (/slow-async?ms=500, 24
+ * connections). /slow-async waits on a timer, not the CPU: modelled as pooled work on a pool
+ * too large to queue, so each replica holds many at once, as Node does. Three runs each (seeds
+ * seed, seed+1, seed+2), as the lab repeats.
+ */
+import { render, type GracefulResult, type StopCase, type StopMode } from '../../measure/report/graceful.ts';
+import { fixed } from '../dist.ts';
+import { simulate, type SimConfig, type SimResult } from '../engine.ts';
+import { FAST, SIM_MACHINE, simCaption, totalsOf, type Scenario } from './common.ts';
+
+const CASES: { key: string; route: string; connections: number; config: Partial<SimConfig> }[] = [
+  { key: 'fast', route: '/fast', connections: 8, config: { service: FAST } },
+  { key: 'slow-500ms', route: '/slow-async?ms=500', connections: 24, config: { service: fixed(0.1), pool: { threads: 1000, work: fixed(500) } } },
+];
+const RUNS = 3;
+
+export const graceful: Scenario = {
+  name: 'graceful',
+  mirrors: 'graceful',
+  summary: 'graceful (drain) vs abrupt stop of a replica, for short and long requests',
+  run({ seed }) {
+    const sims: SimResult[] = [];
+    const cases: StopCase[] = [];
+    for (const c of CASES) {
+      for (const mode of ['graceful', 'abrupt'] as StopMode[]) {
+        const runs = Array.from({ length: RUNS }, (_, i) => {
+          const s = simulate({
+            seed: seed + i,
+            replicas: 3,
+            policy: 'round-robin',
+            clients: { kind: 'closed', count: c.connections },
+            service: FAST,
+            ...c.config,
+            events: [{ atMs: 1000, action: mode === 'graceful' ? 'stop' : 'kill', replica: 2 }],
+            durationMs: 4000,
+          });
+          sims.push(s);
+          const victim = s.replicas[2]!;
+          return { inFlight: victim.inFlightAtFault ?? 0, cut: victim.cut, retried: s.counts.retried, clientErrors: s.counts.failed, p99: s.latency.p99, max: s.latency.max, requests: s.counts.completed };
+        });
+        cases.push({ key: c.key, route: c.route, connections: c.connections, mode, runs });
+      }
+    }
+    const result: GracefulResult = { machine: SIM_MACHINE, balancer: 'the simulated balancer', victim: 'app3', durationS: 4, stopAtS: 1, cases };
+    return { result, render: (color) => simCaption(render(result, color), seed), totals: totalsOf(sims) };
+  },
+};

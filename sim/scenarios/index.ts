@@ -1,0 +1,14 @@
+/** Every simulated scenario, by name (`sim/run.ts --scenario <name>`). */
+import { autoscale } from './autoscale.ts';
+import type { Scenario } from './common.ts';
+import { degraded } from './degraded.ts';
+import { failover } from './failover.ts';
+import { graceful } from './graceful.ts';
+import { scaleOut } from './scale-out.ts';
+import { stale } from './stale.ts';
+
+export const SCENARIOS: readonly Scenario[] = [degraded, failover, graceful, scaleOut, autoscale, stale];
+
+export function scenarioNamed(name: string): Scenario | undefined {
+  return SCENARIOS.find((s) => s.name === name);
+}
