@@ -28,7 +28,7 @@
 import TinyQueue from 'tinyqueue';
 import { chooseReplica, type Candidate } from '../servers/lib/choose.ts';
 import { FAILOVER_DEFAULTS, failureStatus, mayRetry, newHealth, recordFailure, recordSuccess, type FailureKind, type HealthRules } from '../servers/lib/failover.ts';
-import { decide, initialHpaState, type HpaConfig, type HpaReason, type HpaState } from '../servers/lib/hpa.ts';
+import { decide, initialHpaState, validateHpaConfig, type HpaConfig, type HpaReason, type HpaState } from '../servers/lib/hpa.ts';
 import { PICKERS, type Policy } from '../servers/lib/policies.ts';
 import { createLatencyHistogram, recordMs, summarize, type LatencyHistogram, type LatencySummary } from '../measure/lib/latency.ts';
 import { sampler, type Dist } from './dist.ts';
@@ -65,6 +65,12 @@ export interface SimConfig {
   /** The balancer sees each replica's in-flight count as of the last refresh, every `staleMs` ms; 0 = live. */
   staleMs?: number;
   clients: ClientModel;
+  /**
+   * How a replica's event loop orders waiting requests: 'fifo' (default) in arrival order; 'turns'
+   * as Node does, a turn at a time: what arrived during a turn is served in the next, in the order
+   * the kernel reports the connections ready (random in the model). No thread pool with 'turns'.
+   */
+  loop?: 'fifo' | 'turns';
   /** A request's time on a replica's event loop. */
   service: Dist;
   /** Per-replica service time, replacing `service` (e.g. a slower replica). */
@@ -139,7 +145,7 @@ export interface SimResult {
   latency: LatencySummary;
   slow: { count: number; medianMs: number; maxMs: number };
   replicas: ReplicaReport[];
-  /** Per bucket: event-loop utilization and mean queue per replica (NaN-free: 0 before a replica exists), and live replicas. */
+  /** Per bucket: event-loop utilization and mean queue per replica (0 before a replica exists), and the replicas taking new requests at its start. */
   series: { bucketMs: number; utilization: number[][]; queue: number[][]; replicas: number[] };
   timeline?: { second: number; completed: number; ok2xx: number; non2xx: number; errors: number; p99: number; max: number }[];
   autoscale?: { atMs: number; current: number; desired: number; reason: HpaReason; averageUtilization?: number }[];
@@ -160,7 +166,17 @@ interface Replica extends Candidate {
   epoch: number;
   /** The head job's completion is in the event queue (replicas without a pool). */
   headScheduled: boolean;
-  frozenAt: number;
+  /** Planned jobs in the order they finish (replicas without a pool), from lineHead on. */
+  line: Job[];
+  lineHead: number;
+  /** Jobs planned and not finished. */
+  planned: number;
+  /** Jobs waiting unplanned: for the next turn, or for a thaw. */
+  pending: Job[];
+  /** Jobs a freeze took back, in order. */
+  frozenJobs: Job[];
+  /** Got SIGTERM: drains once it runs (kept across a freeze). */
+  stopping: boolean;
   readyAt?: number;
   served: number;
   hogServed: number;
@@ -183,7 +199,8 @@ interface Job {
   hog: number;
   probe: boolean;
   tryAt: number;
-  enqueuedAt: number;
+  /** Queue time from here on is not booked yet (set at arrival; moved on by a freeze). */
+  occFrom: number;
   start: number;
   loopEnd: number;
   end: number;
@@ -192,6 +209,8 @@ interface Job {
   /** 0 pending, 1 answered or failed (a timed-out job still occupies its replica until `end`). */
   settled: 0 | 1;
   timeoutPlanned: boolean;
+  /** Its start and end are fixed and booked (false while it waits for a turn or a thaw). */
+  planned: boolean;
 }
 
 const enum Ev {
@@ -205,7 +224,11 @@ const enum Ev {
   Ready,
   HogArrival,
   Reach,
+  Refused,
 }
+
+/** What a refused connection costs the balancer before it can try elsewhere, ms (a loopback connect and its reset). */
+export const REFUSED_MS = 0.1;
 
 interface SimEvent {
   t: number;
@@ -236,6 +259,7 @@ export function simulate(config: SimConfig): SimResult {
   const hogMs = (config.hogs ?? []).map((h) => sampler(h.ms, rng));
   const maxRequests = config.maxRequests ?? Infinity;
   const pooled = config.pool !== undefined;
+  const turns = config.loop === 'turns';
   const loadEnd = Math.min(config.loadMs ?? end, end);
 
   const queue = new TinyQueue<SimEvent>([], (a, b) => a.t - b.t || a.seq - b.seq);
@@ -260,7 +284,12 @@ export function simulate(config: SimConfig): SimResult {
       jobs: new Set(),
       epoch: 0,
       headScheduled: false,
-      frozenAt: 0,
+      line: [],
+      lineHead: 0,
+      planned: 0,
+      pending: [],
+      frozenJobs: [],
+      stopping: false,
       served: 0,
       hogServed: 0,
       cut: 0,
@@ -275,6 +304,7 @@ export function simulate(config: SimConfig): SimResult {
 
   // Series: add the overlap of [from, to) with each bucket, in ms (sign -1 takes it back).
   const spread = (series: number[], from: number, to: number, sign: number) => {
+    to = Math.min(to, end); // work planned past the end of the run is not part of it
     if (to <= from) return;
     let b = Math.floor(from / bucketMs);
     let t = from;
@@ -314,9 +344,10 @@ export function simulate(config: SimConfig): SimResult {
     else tryNext(req);
   };
 
-  const finish = (req: Request, status: number) => {
-    if (req.tried.length > 1) retried++;
+  /** The client gets its answer; `none` when no replica was even tried (then its next request waits REFUSED_MS, not 0). */
+  const finish = (req: Request, status: number, none = false) => {
     if (now >= warmupMs && now <= end) {
+      if (req.tried.length > 1) retried++;
       const ms = now - req.sentAt;
       completed++;
       if (status < 300) ok++;
@@ -333,6 +364,7 @@ export function simulate(config: SimConfig): SimResult {
     }
     if (req.client >= 0) {
       if (think) at(now + think(), Ev.Send, req.client);
+      else if (none) at(now + REFUSED_MS, Ev.Send, req.client);
       else send(req.client);
     }
   };
@@ -341,11 +373,16 @@ export function simulate(config: SimConfig): SimResult {
   let cursor = 0;
   const tryNext = (req: Request): void => {
     const choice = chooseReplica(replicas, req.tried, rules, now, pick, cursor, rng);
-    if (!choice) return finish(req, req.lastKind ? failureStatus(req.lastKind) : 503);
+    if (!choice) return finish(req, req.lastKind ? failureStatus(req.lastKind) : 503, true);
     cursor = choice.cursor;
     const r = replicas[choice.index]!;
     req.tried.push(choice.index);
-    if (r.state === 'dead' || r.state === 'draining' || r.state === 'starting') return fail(req, r, 'connect', choice.probe);
+    if (r.state === 'dead' || r.state === 'draining' || r.state === 'starting') {
+      // Refused: the balancer learns it a loopback round trip later (and a client whose every try
+      // is refused cannot loop forever at one instant).
+      at(now + REFUSED_MS, Ev.Refused, choice.index, undefined, req);
+      return;
+    }
     setLive(r, 1);
     enqueue(r, req, -1, choice.probe);
   };
@@ -361,6 +398,7 @@ export function simulate(config: SimConfig): SimResult {
   };
 
   // --- replicas -------------------------------------------------------------------------
+  /** Fixes `job`'s start and end on its replica's loop (and pool) from `from` on, and books its busy and queue time. */
   const plan = (r: Replica, job: Job, from: number) => {
     job.start = Math.max(from, r.loopFreeAt);
     job.loopEnd = job.start + job.loopMs;
@@ -373,23 +411,53 @@ export function simulate(config: SimConfig): SimResult {
       r.poolFreeAt[k] = job.end;
     }
     spread(r.busy, job.start, job.loopEnd, 1);
-    spread(r.occupancy, Math.max(from, job.enqueuedAt), job.end, 1);
+    spread(r.occupancy, job.occFrom, job.end, 1);
+    job.planned = true;
+    r.planned++;
     // With a pool, jobs may finish out of order: each gets its own event. Without one they finish
-    // in queue order, so only the head's completion is in the event queue (a smaller heap).
+    // in the order planned, so only the head's completion is in the event queue (a smaller heap).
     if (pooled) at(job.end, Ev.Complete, 0, job, undefined, r.epoch);
+    else r.line.push(job);
     if (job.req && !job.timeoutPlanned && job.end - job.tryAt > fo.responseTimeoutMs) {
       job.timeoutPlanned = true;
       at(job.tryAt + fo.responseTimeoutMs, Ev.Timeout, 0, job);
     }
   };
 
+  /** Takes back what a planned `job` would still have done after `t` (a freeze or kill at t). */
+  const unplan = (r: Replica, job: Job, t: number) => {
+    spread(r.busy, Math.max(job.start, t), job.loopEnd, -1);
+    spread(r.occupancy, Math.max(job.occFrom, t), job.end, -1);
+    job.occFrom = Math.max(job.occFrom, t);
+    // What remains to do, for a thaw: the unfinished part of each phase.
+    job.loopMs = Math.max(0, job.loopEnd - Math.max(job.start, t));
+    if (job.poolMs > 0) job.poolMs = Math.min(job.poolMs, job.end - Math.max(job.loopEnd, t));
+    job.planned = false;
+    r.planned--;
+  };
+
   /** Puts the head job's completion in the event queue (replicas without a pool). */
   const scheduleHead = (r: Replica) => {
-    if (pooled || r.headScheduled || r.state === 'frozen') return;
-    const head = r.jobs.values().next();
-    if (head.done) return;
+    if (pooled || r.headScheduled || r.state === 'frozen' || r.lineHead >= r.line.length) return;
     r.headScheduled = true;
-    at(head.value.end, Ev.Complete, 0, head.value, undefined, r.epoch);
+    const head = r.line[r.lineHead]!;
+    at(head.end, Ev.Complete, 0, head, undefined, r.epoch);
+  };
+
+  /**
+   * Node's event loop in turns (loop: 'turns'): the requests that arrived while the loop was busy
+   * are served in the next turn, in the order the kernel reports their connections ready, which
+   * the model takes as random. A FIFO loop serves them in arrival order instead.
+   */
+  const startTurn = (r: Replica) => {
+    const batch = r.pending;
+    r.pending = [];
+    for (let i = batch.length - 1; i > 0; i--) {
+      const k = Math.floor(rng() * (i + 1));
+      [batch[i], batch[k]] = [batch[k]!, batch[i]!];
+    }
+    for (const job of batch) plan(r, job, now);
+    scheduleHead(r);
   };
 
   const enqueue = (r: Replica, req: Request | undefined, hog: number, probe: boolean) => {
@@ -399,7 +467,7 @@ export function simulate(config: SimConfig): SimResult {
       hog,
       probe,
       tryAt: now,
-      enqueuedAt: now,
+      occFrom: now,
       start: 0,
       loopEnd: 0,
       end: 0,
@@ -407,10 +475,15 @@ export function simulate(config: SimConfig): SimResult {
       poolMs: req && poolWork ? poolWork() : 0,
       settled: 0,
       timeoutPlanned: false,
+      planned: false,
     };
     r.jobs.add(job);
-    if (r.state === 'frozen') {
-      if (req && !job.timeoutPlanned) {
+    if (r.state === 'frozen' || (turns && (r.planned > 0 || r.pending.length > 0))) {
+      // Waits unplanned: for the thaw, or for the next turn, which starts when this one ends
+      // (loopFreeAt). A frozen replica's thaw may never come: plan the timeout now. Otherwise plan
+      // it now only if it is already certain; else plan() does when the turn starts, in time.
+      r.pending.push(job);
+      if (req && (r.state === 'frozen' || r.loopFreeAt + job.loopMs - now > fo.responseTimeoutMs)) {
         job.timeoutPlanned = true;
         at(now + fo.responseTimeoutMs, Ev.Timeout, 0, job);
       }
@@ -420,18 +493,18 @@ export function simulate(config: SimConfig): SimResult {
     scheduleHead(r);
   };
 
-  /** Takes back what `job` would still have done after `t` (a freeze or kill at t). */
-  const unplan = (r: Replica, job: Job, t: number) => {
-    spread(r.busy, Math.max(job.start, t), job.loopEnd, -1);
-    spread(r.occupancy, Math.max(job.enqueuedAt, t), job.end, -1);
-    // What remains to do, for a thaw: the unfinished part of each phase.
-    job.loopMs = Math.max(0, job.loopEnd - Math.max(job.start, t));
-    if (job.poolMs > 0) job.poolMs = Math.min(job.poolMs, job.end - Math.max(job.loopEnd, t));
-  };
-
   const complete = (job: Job) => {
     const r = job.replica;
     r.jobs.delete(job);
+    job.planned = false;
+    r.planned--;
+    if (!pooled) {
+      r.lineHead++;
+      if (r.lineHead >= 1024 && r.lineHead * 2 >= r.line.length) {
+        r.line = r.line.slice(r.lineHead);
+        r.lineHead = 0;
+      }
+    }
     r.headScheduled = false;
     if (job.req) {
       if (job.settled === 0) {
@@ -446,6 +519,7 @@ export function simulate(config: SimConfig): SimResult {
       const h = config.hogs![job.hog]!;
       if (h.connections && (r.state === 'up' || r.state === 'frozen') && now < end) enqueue(r, undefined, job.hog, false);
     }
+    if (turns && r.planned === 0 && r.pending.length > 0 && r.state !== 'frozen') startTurn(r);
     if (r.state === 'draining' && r.jobs.size === 0) r.state = 'dead';
     scheduleHead(r);
   };
@@ -453,7 +527,7 @@ export function simulate(config: SimConfig): SimResult {
   const timeout = (job: Job) => {
     if (job.settled) return;
     job.settled = 1;
-    timeouts++;
+    if (now >= warmupMs) timeouts++;
     const r = job.replica;
     setLive(r, -1);
     fail(job.req!, r, 'timeout', job.probe);
@@ -469,14 +543,18 @@ export function simulate(config: SimConfig): SimResult {
   const kill = (r: Replica) => {
     if (r.state === 'dead') return;
     r.inFlightAtFault ??= inFlightTries(r);
-    const wasFrozen = r.state === 'frozen'; // its plans were taken back at the freeze
     r.state = 'dead';
     r.epoch++;
     r.headScheduled = false;
     const jobs = [...r.jobs];
     r.jobs.clear();
+    r.line = [];
+    r.lineHead = 0;
+    r.pending = [];
+    r.frozenJobs = [];
     for (const job of jobs) {
-      if (!wasFrozen) unplan(r, job, now);
+      if (job.planned) unplan(r, job, now);
+      else spread(r.occupancy, job.occFrom, now, 1); // it waited unplanned until now
       if (job.req && job.settled === 0) {
         job.settled = 1;
         r.cut++;
@@ -486,15 +564,20 @@ export function simulate(config: SimConfig): SimResult {
     }
   };
 
+  /** SIGSTOP: nothing progresses; what was planned is taken back and kept, in order, for the thaw. */
   const freeze = (r: Replica) => {
     if (r.state !== 'up' && r.state !== 'draining') return;
+    r.stopping = r.state === 'draining';
     r.inFlightAtFault ??= inFlightTries(r);
     r.state = 'frozen';
-    r.frozenAt = now;
     r.epoch++;
     r.headScheduled = false;
+    const planned = pooled ? [...r.jobs].filter((j) => j.planned) : r.line.slice(r.lineHead);
+    for (const job of planned) unplan(r, job, now);
+    r.frozenJobs = planned;
+    r.line = [];
+    r.lineHead = 0;
     for (const job of r.jobs) {
-      unplan(r, job, now);
       if (job.req && job.settled === 0 && !job.timeoutPlanned) {
         job.timeoutPlanned = true;
         at(job.tryAt + fo.responseTimeoutMs, Ev.Timeout, 0, job);
@@ -502,14 +585,20 @@ export function simulate(config: SimConfig): SimResult {
     }
   };
 
+  /** SIGCONT: what was cut short goes on first; then what arrived meanwhile (FIFO), or the next turn. */
   const thaw = (r: Replica) => {
     if (r.state !== 'frozen') return;
-    r.state = 'up';
+    r.state = r.stopping ? 'draining' : 'up';
     r.epoch++;
     r.loopFreeAt = now;
     r.poolFreeAt.fill(now);
-    for (const job of r.jobs) plan(r, job, now);
-    r.frozenAt = 0;
+    for (const job of r.frozenJobs) plan(r, job, now);
+    r.frozenJobs = [];
+    if (!turns) {
+      for (const job of r.pending) plan(r, job, now);
+      r.pending = [];
+    } else if (r.planned === 0 && r.pending.length > 0) startTurn(r);
+    if (r.state === 'draining' && r.jobs.size === 0) r.state = 'dead';
     scheduleHead(r);
   };
 
@@ -517,7 +606,9 @@ export function simulate(config: SimConfig): SimResult {
   const stop = (r: Replica) => {
     if (r.state === 'dead') return;
     r.inFlightAtFault ??= inFlightTries(r);
-    r.state = r.jobs.size === 0 ? 'dead' : 'draining';
+    // A frozen process gets the SIGTERM when it is thawed: it stays frozen, and drains then.
+    if (r.state === 'frozen') r.stopping = true;
+    else r.state = r.jobs.size === 0 ? 'dead' : 'draining';
   };
 
   const ready = (r: Replica) => {
@@ -573,7 +664,8 @@ export function simulate(config: SimConfig): SimResult {
   if (stale) at(config.staleMs!, Ev.Refresh);
   if (config.autoscale) at(config.autoscale.syncMs, Ev.Sync);
 
-  const liveCount = () => replicas.filter((r) => r.state !== 'dead' && r.state !== 'starting' && !r.down).length;
+  /** Replicas taking new requests: up (or frozen, as far as anyone can tell), in rotation, not stopping. */
+  const liveCount = () => replicas.filter((r) => (r.state === 'up' || (r.state === 'frozen' && !r.stopping)) && !r.down).length;
   let nextCount = 0;
   while (queue.length > 0) {
     const ev = queue.pop()!;
@@ -591,6 +683,9 @@ export function simulate(config: SimConfig): SimResult {
         break;
       case Ev.Reach:
         tryNext(ev.req!);
+        break;
+      case Ev.Refused:
+        fail(ev.req!, replicas[ev.n]!, 'connect', false);
         break;
       case Ev.Complete:
         if (ev.epoch === ev.job!.replica.epoch) complete(ev.job!);
@@ -673,6 +768,8 @@ export function validate(c: SimConfig): void {
     throw new RangeError(what);
   };
   if (!Number.isInteger(c.replicas) || c.replicas < 1) bad(`replicas must be a whole number ≥ 1; got ${c.replicas}`);
+  if (c.seed !== undefined && (!Number.isInteger(c.seed) || c.seed < -(2 ** 31) || c.seed >= 2 ** 31)) bad(`seed must be a 32-bit whole number; got ${c.seed}`);
+  if (c.autoscale) validateHpaConfig(c.autoscale.hpa);
   if (!(c.policy in PICKERS)) bad(`unknown policy '${c.policy}'`);
   if (!(c.durationMs > 0) || !Number.isFinite(c.durationMs)) bad(`durationMs must be > 0; got ${c.durationMs}`);
   if ((c.warmupMs ?? 0) < 0 || (c.warmupMs ?? 0) >= c.durationMs) bad(`warmupMs must be in [0, durationMs); got ${c.warmupMs}`);
@@ -681,13 +778,14 @@ export function validate(c: SimConfig): void {
   if ((c.staleMs ?? 0) < 0) bad(`staleMs must be ≥ 0; got ${c.staleMs}`);
   if ((c.bucketMs ?? 1000) <= 0) bad(`bucketMs must be > 0; got ${c.bucketMs}`);
   if (c.pool && (!Number.isInteger(c.pool.threads) || c.pool.threads < 1)) bad(`a pool needs threads ≥ 1; got ${c.pool.threads}`);
+  if (c.pool && c.loop === 'turns') bad('loop \'turns\' has no thread pool model: use the default fifo loop with a pool');
   for (const h of c.hogs ?? []) {
     if (!Number.isInteger(h.replica) || h.replica < 0 || h.replica >= c.replicas) bad(`a hog's replica must be 0..${c.replicas - 1}; got ${h.replica}`);
     if (!h.connections && !h.ratePerS) bad('a hog needs connections or ratePerS');
   }
   for (const e of c.events ?? []) {
     if (!(e.atMs >= 0)) bad(`an event's atMs must be ≥ 0; got ${e.atMs}`);
-    if (e.action !== 'add' && e.action !== 'remove' && (e.replica === undefined || e.replica < 0 || e.replica >= c.replicas)) {
+    if (e.action !== 'add' && e.action !== 'remove' && (e.replica === undefined || !Number.isInteger(e.replica) || e.replica < 0 || e.replica >= c.replicas)) {
       bad(`a ${e.action} event needs a replica in 0..${c.replicas - 1}; got ${e.replica}`);
     }
   }

@@ -10,7 +10,7 @@ import { colorEnabled, makeChalk } from '../measure/lib/output.ts';
 import { SCENARIOS, scenarioNamed } from './scenarios/index.ts';
 
 const command = defineCommand({
-  usage: 'npx tsx sim/run.ts --scenario <name> [--seed <n>] [--json] [--requests <n>]',
+  usage: 'npx tsx sim/run.ts --scenario <name> [--seed <n>] [--loop turns|fifo] [--json] [--requests <n>]',
   summary:
     'Simulates one of the lab\'s scenarios (clients, balancer, replicas as queues; the balancer\'s own picking and failover code) in about a second, ' +
     `and prints it as the matching experiment does. Scenarios: ${SCENARIOS.map((s) => `${s.name} (${s.summary})`).join('; ')}.`,
@@ -19,6 +19,7 @@ const command = defineCommand({
     seed: { type: 'string', valueName: 'n', description: 'random seed: the same seed gives the same run', default: '1' },
     json: { type: 'boolean', description: 'print the result as JSON (the mirrored experiment\'s Result type)' },
     requests: { type: 'string', valueName: 'n', description: 'requests per run for the stale scenario (default 1,000,000)' },
+    loop: { type: 'string', valueName: 'turns|fifo', description: 'how a replica\'s event loop orders waiting requests: in turns as Node does, or first come, first served', default: 'turns' },
   },
   epilogue: 'Example: npx tsx sim/run.ts --scenario degraded\n         npx tsx sim/run.ts --scenario stale --requests 200000\nCompare with the lab: npx tsx measure/sim-vs-lab.ts',
 });
@@ -35,11 +36,13 @@ function main(argv: string[]): number {
   if (!scenario) throw new KitError('KIT_ERR_USAGE', `no scenario '${name}'`, `pick one of ${SCENARIOS.map((s) => s.name).join(', ')}`);
   const seed = intFlag('seed', parsed.flags.seed as string, 0, 2 ** 31 - 1, 1);
   const requests = parsed.flags.requests === undefined ? undefined : intFlag('requests', parsed.flags.requests as string, 1000, 10_000_000, 1_000_000);
+  const loop = String(parsed.flags.loop);
+  if (loop !== 'turns' && loop !== 'fifo') throw new KitError('KIT_ERR_USAGE', `--loop is turns or fifo; got '${loop}'`);
   const began = performance.now();
-  const run = scenario.run({ seed, ...(requests !== undefined ? { requests } : {}) });
+  const run = scenario.run({ seed, loop, ...(requests !== undefined ? { requests } : {}) });
   const wallMs = performance.now() - began;
   if (parsed.flags.json) {
-    process.stdout.write(JSON.stringify({ scenario: scenario.name, mirrors: scenario.mirrors ?? null, seed, totals: run.totals, result: run.result }, null, 2) + '\n');
+    process.stdout.write(JSON.stringify({ scenario: scenario.name, mirrors: scenario.mirrors ?? null, seed, loop, totals: run.totals, result: run.result }, null, 2) + '\n');
     return 0;
   }
   const c = makeChalk(colorEnabled(process.stdout));

@@ -14,7 +14,7 @@ import { DEFAULT_HPA, DEFAULT_SYNC_MS } from '../../servers/lib/hpa.ts';
 import { fmtMs, fmtRate, makeChalk, makeTable, textThenNumbers } from '../../measure/lib/output.ts';
 import { exp } from '../dist.ts';
 import { simulate, type SimConfig, type SimResult } from '../engine.ts';
-import { totalsOf, type Scenario } from './common.ts';
+import { DEFAULT_LOOP, totalsOf, type Scenario } from './common.ts';
 
 const QUOTA = 0.25;
 const CPU_MS = 1.3;
@@ -50,11 +50,12 @@ export const autoscale: Scenario = {
   name: 'autoscale',
   mirrors: 'autoscale',
   summary: 'closed-loop users on one worker, then on workers an HPA-style controller adds and retires',
-  run({ seed }) {
+  run({ seed, loop }) {
     const sims: SimResult[] = [];
     const rows = SCENARIOS.map((s): SimAutoscaleRow => {
       const config: SimConfig = {
         seed,
+        loop: loop ?? DEFAULT_LOOP,
         replicas: 1,
         policy: 'round-robin',
         clients: { kind: 'closed', count: s.users, think: exp(THINK_MS) },

@@ -9,6 +9,8 @@ import type { SimResult } from '../engine.ts';
 
 export interface ScenarioOptions {
   seed: number;
+  /** How each replica's event loop orders waiting requests (see SimConfig.loop); scenarios default to 'turns', as Node does. */
+  loop?: 'fifo' | 'turns';
   /** Requests per simulated run, for scenarios sized by count (the 100-replica run); else its default. */
   requests?: number;
 }
@@ -33,9 +35,13 @@ export interface Scenario {
 /** The machine the lab's renderers print in their caption; replaced by `simCaption` afterwards. */
 export const SIM_MACHINE: MachineInfo = { cores: 0, loadavg1: 0, busyCoresAtStart: 0, node: 'simulated', platform: 'simulated' };
 
+/** The loop scenarios use unless told otherwise: Node's turns (SimConfig.loop). */
+export const DEFAULT_LOOP = 'turns' as const;
+
 /** Swaps the lab's machine caption in `text` for a line saying what was simulated. */
-export function simCaption(text: string, seed: number): string {
-  return text.replace(machineCaption(SIM_MACHINE), `simulated (seed ${seed}; each replica its own core, no cost for the balancer or the load generator)`);
+export function simCaption(text: string, o: ScenarioOptions): string {
+  const loop = (o.loop ?? DEFAULT_LOOP) === 'turns' ? 'event loops served in turns' : 'event loops served first come, first served';
+  return text.replace(machineCaption(SIM_MACHINE), `simulated (seed ${o.seed}; ${loop}; each replica its own core, no cost for the balancer or the load generator)`);
 }
 
 /** Adds up what a list of simulations did. */

@@ -8,7 +8,7 @@ import { POLICIES, type Policy } from '../../servers/lib/policies.ts';
 import { render, type DegradedResult } from '../../measure/report/degraded.ts';
 import { fixed, type Dist } from '../dist.ts';
 import { simulate, type SimConfig, type SimResult } from '../engine.ts';
-import { FAST, SIM_MACHINE, simCaption, totalsOf, type Scenario } from './common.ts';
+import { DEFAULT_LOOP, FAST, SIM_MACHINE, simCaption, totalsOf, type Scenario, type ScenarioOptions } from './common.ts';
 
 export interface DegradedParams {
   /** /fast on a replica's event loop (default FAST). */
@@ -26,9 +26,10 @@ export interface DegradedParams {
 export const DEGRADED_DEFAULTS: DegradedParams = { fast: FAST, hog: fixed(30), connections: 6, hogConnections: 3, durationMs: 10_000, warmupMs: 1000 };
 
 /** The engine config for one policy. */
-export function degradedConfig(policy: Policy, p: DegradedParams, seed: number): SimConfig {
+export function degradedConfig(policy: Policy, p: DegradedParams, o: ScenarioOptions): SimConfig {
   return {
-    seed,
+    seed: o.seed,
+    loop: o.loop ?? DEFAULT_LOOP,
     replicas: 3,
     policy,
     clients: { kind: 'closed', count: p.connections },
@@ -41,8 +42,8 @@ export function degradedConfig(policy: Policy, p: DegradedParams, seed: number):
 }
 
 /** Every policy simulated, as the lab experiment's Result. */
-export function simulateDegraded(p: DegradedParams, seed: number): { result: DegradedResult; sims: SimResult[] } {
-  const sims = POLICIES.map((policy) => simulate(degradedConfig(policy, p, seed)));
+export function simulateDegraded(p: DegradedParams, o: ScenarioOptions): { result: DegradedResult; sims: SimResult[] } {
+  const sims = POLICIES.map((policy) => simulate(degradedConfig(policy, p, o)));
   const result: DegradedResult = {
     machine: SIM_MACHINE,
     balancer: 'the simulated balancer',
@@ -73,8 +74,8 @@ export const degraded: Scenario = {
   name: 'degraded',
   mirrors: 'degraded',
   summary: 'one of three replicas blocked by a hog; /fast through the balancer under each policy',
-  run({ seed }) {
-    const { result, sims } = simulateDegraded(DEGRADED_DEFAULTS, seed);
-    return { result, render: (color) => simCaption(render(result, color), seed), totals: totalsOf(sims) };
+  run(o) {
+    const { result, sims } = simulateDegraded(DEGRADED_DEFAULTS, o);
+    return { result, render: (color) => simCaption(render(result, color), o), totals: totalsOf(sims) };
   },
 };

@@ -7,7 +7,7 @@
  */
 import { render, type FailoverResult, type Fault, type FaultRun } from '../../measure/report/failover.ts';
 import { simulate, type FaultAction, type SimResult } from '../engine.ts';
-import { FAST, SIM_MACHINE, simCaption, totalsOf, type Scenario } from './common.ts';
+import { DEFAULT_LOOP, FAST, SIM_MACHINE, simCaption, totalsOf, type Scenario } from './common.ts';
 
 const SETTINGS = { responseTimeoutMs: 1500, maxFails: 2, failTimeoutS: 5, retries: 2 };
 const DURATION_S = 11;
@@ -26,11 +26,12 @@ export const failover: Scenario = {
   name: 'failover',
   mirrors: 'failover',
   summary: 'a replica stopped, killed or frozen under load; retries and the response timeout',
-  run({ seed }) {
+  run(o) {
     const sims: SimResult[] = [];
     const runs: FaultRun[] = PLANS.map((plan) => {
       const s = simulate({
-        seed,
+        seed: o.seed,
+        loop: o.loop ?? DEFAULT_LOOP,
         replicas: 3,
         policy: 'round-robin',
         clients: { kind: 'closed', count: 8 },
@@ -67,6 +68,6 @@ export const failover: Scenario = {
       slowThresholdMs: SLOW_MS,
       runs,
     };
-    return { result, render: (color) => simCaption(render(result, color), seed), totals: totalsOf(sims) };
+    return { result, render: (color) => simCaption(render(result, color), o), totals: totalsOf(sims) };
   },
 };

@@ -15,7 +15,7 @@ import { POLICIES } from '../../servers/lib/policies.ts';
 import { fmtMs, makeChalk, makeTable, textThenNumbers } from '../../measure/lib/output.ts';
 import { exp } from '../dist.ts';
 import { simulate, type SimResult } from '../engine.ts';
-import { totalsOf, type Scenario } from './common.ts';
+import { DEFAULT_LOOP, totalsOf, type Scenario } from './common.ts';
 
 export const STALE = { replicas: 100, serviceMs: 10, load: 0.9, staleMs: 50, requests: 1_000_000 } as const;
 
@@ -34,7 +34,7 @@ export interface StaleRow {
 export const stale: Scenario = {
   name: 'stale',
   summary: '100 replicas and 1 million requests per run: least connections herds on stale load information, two choices holds',
-  run({ seed, requests }) {
+  run({ seed, requests, loop }) {
     const n = requests ?? STALE.requests;
     const ratePerS = (STALE.load * STALE.replicas * 1000) / STALE.serviceMs;
     const sims: SimResult[] = [];
@@ -43,6 +43,7 @@ export const stale: Scenario = {
       for (const policy of POLICIES) {
         const s = simulate({
           seed,
+          loop: loop ?? DEFAULT_LOOP,
           replicas: STALE.replicas,
           policy,
           staleMs,

@@ -1,0 +1,131 @@
+/**
+ * Result, table and shape of `sim-vs-lab` (lesson 4): the degraded-replica experiment run live
+ * and simulated with the service times measured in the same run, side by side. Pure functions only.
+ */
+import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../lib/output.ts';
+import { line } from '../lib/shape.ts';
+import type { DegradedResult, PolicyRun } from './degraded.ts';
+
+/** What the simulation was fed, measured in the lab run (ms). */
+export interface Calibration {
+  /** /fast straight to a healthy replica over one connection: the replica's service time (an upper bound). */
+  direct: { p50: number; p95: number; samples: number };
+  /** /fast through the balancer to the two healthy replicas, the experiment's connections: the whole path when nothing is blocked. */
+  path: { p50: number; p95: number; throughput: number; connections: number };
+  /** The hog's requests on the blocked replica, ms (the route's own parameter). */
+  hogMs: number;
+}
+
+export interface SimVsLabResult {
+  machine: MachineInfo;
+  lab: DegradedResult;
+  sim: DegradedResult;
+  calibration: Calibration;
+  seed: number;
+  /** Simulated requests and the wall time the simulation took, ms. */
+  simRequests: number;
+  simWallMs: number;
+}
+
+/**
+ * Two policies whose lab values are closer than this factor count as tied: their order is
+ * noise (least connections and two choices are both near the healthy path's latency; round robin
+ * and random are both held by the blocked replica), so either order is the same ordering.
+ */
+export const TIE_FACTOR = 1.5;
+/** "Within a factor of 2": the round-robin/least-connections p95 ratios of lab and simulation. */
+export const RATIO_FACTOR = 2;
+
+/** Whether `sim` orders the policies as `lab` does, ignoring pairs tied in the lab. Pure. */
+export function sameOrder(lab: Record<string, number>, sim: Record<string, number>, tie = TIE_FACTOR): boolean {
+  const names = Object.keys(lab);
+  for (const a of names) {
+    for (const b of names) {
+      if (a === b || !(a in sim) || !(b in sim)) continue;
+      if (lab[a]! >= tie * lab[b]! && !(sim[a]! > sim[b]!)) return false;
+    }
+  }
+  return true;
+}
+
+const by = (r: DegradedResult, f: (p: PolicyRun) => number) => Object.fromEntries(r.policies.map((p) => [p.policy, f(p)]));
+const find = (r: DegradedResult, policy: string) => r.policies.find((p) => p.policy === policy);
+
+/** Round robin's p95 over least connections' p95 (undefined when either is missing). */
+export function rrOverLc(r: DegradedResult): number | undefined {
+  const rr = find(r, 'round-robin');
+  const lc = find(r, 'least-connections');
+  return rr && lc ? rr.p95 / Math.max(lc.p95, 0.001) : undefined;
+}
+
+export function shape(r: SimVsLabResult): string[] {
+  const labRatio = rrOverLc(r.lab);
+  const simRatio = rrOverLc(r.sim);
+  const apart = labRatio && simRatio ? Math.max(labRatio / simRatio, simRatio / labRatio) : Infinity;
+  return [
+    line('policies-by-p95', 'lab-vs-sim', sameOrder(by(r.lab, (p) => p.p95), by(r.sim, (p) => p.p95)) ? 'same-order' : 'different-order'),
+    // Higher throughput first: order by its inverse so "a ≥ 1.5 × b" reads the same way.
+    line('policies-by-throughput', 'lab-vs-sim', sameOrder(by(r.lab, (p) => 1 / Math.max(p.throughput, 1e-9)), by(r.sim, (p) => 1 / Math.max(p.throughput, 1e-9))) ? 'same-order' : 'different-order'),
+    line('round-robin-p95-over-least-connections', 'lab-vs-sim', apart <= RATIO_FACTOR ? 'within-2x' : 'more-than-2x-apart'),
+    line('lab', 'errors', r.lab.policies.every((p) => p.errors === 0) ? 'none' : 'some'),
+  ];
+}
+
+export const hints: Record<string, string> = {
+  'policies-by-p95':
+    'the model should rank the policies as the lab does; a different order means a lab run was disturbed (see the lab column) or the calibration measured something else',
+  'policies-by-throughput': 'least connections and two choices should beat round robin and random on throughput in both columns',
+  'round-robin-p95-over-least-connections':
+    'the ratio depends on the time outside the replicas (calibration line): a machine busy with other programs makes the lab\'s least-connections p95, and so its ratio, move',
+  lab: 'nothing should fail in the lab run: errors mean a replica or the balancer broke',
+};
+
+export function caveats(r: SimVsLabResult): string[] {
+  const busy = r.lab.policies.filter((p) => p.generatorCpu > 0.8);
+  return busy.length ? [`the load generator used most of a core under ${busy.map((p) => p.policy).join(', ')}: the lab measured it there as much as the replicas.`] : [];
+}
+
+export function render(r: SimVsLabResult, color: boolean): string {
+  const c = makeChalk(color);
+  const head = ['policy', 'req/s lab', 'req/s sim', 'p50 lab', 'p50 sim', 'p95 lab', 'p95 sim', 'p99 lab', 'p99 sim', `${r.lab.degraded} share lab`, 'sim'];
+  const table = makeTable(head, textThenNumbers(1, head.length));
+  const share = (p: PolicyRun | undefined) => {
+    if (!p) return '-';
+    const total = Object.values(p.perReplica).reduce((a, b) => a + b, 0) || 1;
+    return `${Math.round((100 * (p.perReplica[r.lab.degraded] ?? 0)) / total)} %`;
+  };
+  for (const lab of r.lab.policies) {
+    const sim = find(r.sim, lab.policy);
+    const cell = (f: (p: PolicyRun) => number, fmt: (x: number) => string) => (sim ? fmt(f(sim)) : '-');
+    table.push([
+      lab.policy,
+      fmtRate(lab.throughput),
+      cell((p) => p.throughput, fmtRate),
+      fmtMs(lab.p50),
+      cell((p) => p.p50, fmtMs),
+      fmtMs(lab.p95),
+      cell((p) => p.p95, fmtMs),
+      fmtMs(lab.p99),
+      cell((p) => p.p99, fmtMs),
+      share(lab),
+      share(sim),
+    ]);
+  }
+  const labRatio = rrOverLc(r.lab);
+  const simRatio = rrOverLc(r.sim);
+  const cal = r.calibration;
+  return [
+    c.bold(`Lesson 4 · the simulator against the lab: one blocked replica (${r.lab.degraded}), four policies, through ${r.lab.balancer}`),
+    c.dim(
+      `lab: ${r.lab.load.connections} connections, ${r.lab.load.durationS} s × ${r.lab.load.repetitions} per policy; sim: the same topology, ` +
+        `${r.simRequests.toLocaleString('en-US')} simulated requests in ${(r.simWallMs / 1000).toFixed(2)} s (seed ${r.seed}) · ${machineCaption(r.machine)}`,
+    ),
+    table.toString(),
+    `round robin p95 / least connections p95: lab ${labRatio?.toFixed(1) ?? '-'}×, simulation ${simRatio?.toFixed(1) ?? '-'}×.`,
+    `Fed to the simulation, measured in this run: /fast on a replica ${fmtMs(cal.direct.p50)} (p50, straight to app1 over one connection); ` +
+      `the path outside the replicas ${fmtMs(Math.max(0, cal.path.p50 - cal.direct.p50))} at p50 (through the balancer to app1 and app2 with ${cal.path.connections} connections: ` +
+      `p50 ${fmtMs(cal.path.p50)}, p95 ${fmtMs(cal.path.p95)}, ${fmtRate(cal.path.throughput)}); the hog's requests ${cal.hogMs} ms.`,
+    'The model queues each replica first come, first served and gives the path outside the replicas no queue of its own; in the lab the balancer, ' +
+      'the load generator and the replicas share the cores, and Node serves every ready connection in one turn of its event loop.',
+  ].join('\n');
+}
