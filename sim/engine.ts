@@ -667,9 +667,8 @@ export function simulate(config: SimConfig): SimResult {
   /** Replicas taking new requests: up (or frozen, as far as anyone can tell), in rotation, not stopping. */
   const liveCount = () => replicas.filter((r) => (r.state === 'up' || (r.state === 'frozen' && !r.stopping)) && !r.down).length;
   let nextCount = 0;
-  while (queue.length > 0) {
-    const ev = queue.pop()!;
-    if (ev.t > end) break;
+  /** Handles one event at its time. */
+  const handle = (ev: SimEvent) => {
     now = ev.t;
     events++;
     while (nextCount * bucketMs <= now) replicaCount[nextCount++] = liveCount();
@@ -722,7 +721,9 @@ export function simulate(config: SimConfig): SimResult {
         break;
       }
     }
-  }
+  };
+  while (queue.length > 0 && queue.peek()!.t <= end) handle(queue.pop()!);
+
   while (nextCount * bucketMs < end) replicaCount[nextCount++] = liveCount();
 
   const buckets = Math.ceil(end / bucketMs);

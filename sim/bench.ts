@@ -1,0 +1,72 @@
+/**
+ * How fast is the simulator? Runs fixed workloads of simulated requests and prints simulated
+ * requests per second of wall time, and the heap after each run (flat in the number of requests:
+ * nothing is kept per request once it has ended). `npx tsx sim/bench.ts [--requests <n>]`.
+ */
+import { performance } from 'node:perf_hooks';
+import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
+import { describeError, KitError } from '../lib/errors.ts';
+import { colorEnabled, makeChalk, makeTable, textThenNumbers } from '../measure/lib/output.ts';
+import { exp, fixed } from './dist.ts';
+import { simulate, type SimConfig } from './engine.ts';
+
+const command = defineCommand({
+  usage: 'npx tsx sim/bench.ts [--requests <n>]',
+  summary: 'Times the simulator on a few workloads (3 replicas closed loop, M/M/1, 100 replicas with stale load) and prints simulated requests per second of wall time, and the heap after each run.',
+  flags: {
+    requests: { type: 'string', valueName: 'n', description: 'simulated requests per workload (default 2,000,000)', default: '2000000' },
+  },
+  epilogue: 'For a steadier heap column: node --expose-gc --import tsx sim/bench.ts',
+});
+
+/** Workloads: each sized by maxRequests, with a duration long enough for all of them. */
+function workloads(n: number): { name: string; config: SimConfig }[] {
+  return [
+    {
+      name: '3 replicas, 6 closed-loop clients, round robin, 0.1 ms service',
+      config: { replicas: 3, policy: 'round-robin', clients: { kind: 'closed', count: 6 }, service: fixed(0.1), maxRequests: n, durationMs: n },
+    },
+    {
+      name: '3 replicas, one hogged (degraded), least connections, turns',
+      config: { replicas: 3, policy: 'least-connections', loop: 'turns', clients: { kind: 'closed', count: 6 }, service: fixed(0.1), hogs: [{ replica: 2, ms: fixed(30), connections: 3 }], maxRequests: n, durationMs: n },
+    },
+    {
+      name: 'M/M/1 at 80 % (open loop, Poisson)',
+      config: { replicas: 1, policy: 'round-robin', clients: { kind: 'open', ratePerS: 800 }, service: exp(1), maxRequests: n, durationMs: Math.ceil(n / 0.8) + 1000 },
+    },
+    {
+      name: '100 replicas, power of two choices, load 50 ms stale',
+      config: { replicas: 100, policy: 'power-of-two-choices', staleMs: 50, clients: { kind: 'open', ratePerS: 9000 }, service: exp(10), maxRequests: n, durationMs: Math.ceil(n / 9) + 1000 },
+    },
+  ];
+}
+
+function main(argv: string[]): number {
+  const parsed = parseFlags(command, argv);
+  if (parsed.help) {
+    process.stdout.write(helpText(command));
+    return 0;
+  }
+  const n = intFlag('requests', parsed.flags.requests as string, 10_000, 50_000_000, 2_000_000);
+  const color = colorEnabled(process.stdout);
+  const c = makeChalk(color);
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const table = makeTable(['workload', 'requests', 'wall', 'simulated req/s', 'heap after'], textThenNumbers(1, 5));
+  for (const w of workloads(n)) {
+    process.stderr.write(`${w.name} …\n`);
+    const began = performance.now();
+    const r = simulate(w.config);
+    const wallMs = performance.now() - began;
+    gc?.();
+    table.push([w.name, r.counts.sent.toLocaleString('en-US'), `${(wallMs / 1000).toFixed(2)} s`, Math.round((r.counts.sent * 1000) / wallMs).toLocaleString('en-US'), `${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB`]);
+  }
+  process.stdout.write(c.bold(`Simulator speed: ${n.toLocaleString('en-US')} requests per workload`) + '\n' + table.toString() + '\n');
+  return 0;
+}
+
+try {
+  process.exitCode = main(process.argv.slice(2));
+} catch (err) {
+  process.stderr.write(describeError(err) + '\n');
+  process.exitCode = err instanceof KitError && err.code === 'KIT_ERR_USAGE' ? 2 : 1;
+}
