@@ -4,7 +4,7 @@
 NODE_RUN := node --import tsx
 STAMP := node_modules/.package-lock.json
 
-.PHONY: test typecheck lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 check-node clean
+.PHONY: test typecheck lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 sim sim-bench check-node clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
@@ -41,6 +41,14 @@ lesson-6: $(STAMP)
 # Every lesson in order, then which shapes held.
 lessons: $(STAMP)
 	@$(NODE_RUN) measure/lesson.ts all $(ARGS)
+
+# The simulator: `make sim SCENARIO=stale`; `npx tsx sim/run.ts --help` lists the scenarios.
+SCENARIO ?= degraded
+sim: $(STAMP)
+	@$(NODE_RUN) sim/run.ts --scenario $(SCENARIO) $(ARGS)
+
+sim-bench: $(STAMP)
+	@node --expose-gc --import tsx sim/bench.ts $(ARGS)
 
 typecheck: $(STAMP)
 	npx tsc --noEmit

@@ -12,6 +12,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
+import { KitError } from '../lib/errors.ts';
 import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
 import { HOG_MS, HOG_CONNECTIONS, CONNECTIONS, runDegraded, type DegradedOptions } from './lib/degraded-run.ts';
 import { runLoad } from './lib/load.ts';
@@ -30,12 +31,14 @@ const command = defineCommand({
     lb: LB_FLAG,
     runs: { type: 'string', valueName: 'n', description: 'measured lab runs per policy, median reported (default 3; --quick 1)' },
     seed: { type: 'string', valueName: 'n', description: 'the simulation\'s random seed', default: '1' },
+    loop: { type: 'string', valueName: 'turns|fifo', description: 'how the simulated event loops order waiting requests: in turns as Node does, or first come, first served', default: 'turns' },
   },
   epilogue: 'Example: npx tsx measure/sim-vs-lab.ts --quick\nThe simulation alone: npx tsx sim/run.ts --scenario degraded',
 });
 
 interface Options extends DegradedOptions {
   seed: number;
+  loop: 'turns' | 'fifo';
 }
 
 const QUANTILES = 1000;
@@ -68,7 +71,7 @@ async function run(ctx: RunContext<Options>): Promise<SimVsLabResult> {
       connections: CONNECTIONS,
       hogConnections: HOG_CONNECTIONS,
     },
-    { seed: options.seed, loop: 'turns' },
+    { seed: options.seed, loop: options.loop },
   );
   const simWallMs = performance.now() - began;
   const cal: Calibration = {
@@ -82,6 +85,7 @@ async function run(ctx: RunContext<Options>): Promise<SimVsLabResult> {
     sim: { ...simResult, balancer: 'the simulated balancer' },
     calibration: cal,
     seed: options.seed,
+    loop: options.loop,
     simRequests: sims.reduce((n, s) => n + s.counts.sent, 0),
     simWallMs,
   };
@@ -90,12 +94,17 @@ async function run(ctx: RunContext<Options>): Promise<SimVsLabResult> {
 process.exitCode = await runExperiment({
   name: 'sim-vs-lab',
   command,
-  options: (flags) => ({
-    lb: balancerKind(flags.lb),
-    runs: intFlag('runs', flags.runs as string | undefined, 1, 9, flags.quick ? 1 : 3),
-    hog: 'stall' as const,
-    seed: intFlag('seed', flags.seed as string | undefined, 0, 2 ** 31 - 1, 1),
-  }),
+  options: (flags) => {
+    const loop = String(flags.loop);
+    if (loop !== 'turns' && loop !== 'fifo') throw new KitError('KIT_ERR_USAGE', `--loop is turns or fifo; got '${loop}'`);
+    return {
+      lb: balancerKind(flags.lb),
+      runs: intFlag('runs', flags.runs as string | undefined, 1, 9, flags.quick ? 1 : 3),
+      hog: 'stall' as const,
+      seed: intFlag('seed', flags.seed as string | undefined, 0, 2 ** 31 - 1, 1),
+      loop: loop as Options['loop'],
+    };
+  },
   run,
   report: { render, shape, hints, caveats },
 });

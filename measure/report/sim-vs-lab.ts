@@ -22,6 +22,8 @@ export interface SimVsLabResult {
   sim: DegradedResult;
   calibration: Calibration;
   seed: number;
+  /** How the simulated event loops ordered waiting requests. */
+  loop: 'turns' | 'fifo';
   /** Simulated requests and the wall time the simulation took, ms. */
   simRequests: number;
   simWallMs: number;
@@ -117,7 +119,7 @@ export function render(r: SimVsLabResult, color: boolean): string {
   return [
     c.bold(`Lesson 4 · the simulator against the lab: one blocked replica (${r.lab.degraded}), four policies, through ${r.lab.balancer}`),
     c.dim(
-      `lab: ${r.lab.load.connections} connections, ${r.lab.load.durationS} s × ${r.lab.load.repetitions} per policy; sim: the same topology, ` +
+      `lab: ${r.lab.load.connections} connections, ${r.lab.load.durationS} s × ${r.lab.load.repetitions} per policy; sim: the same topology, event loops ${r.loop === 'turns' ? 'served in turns' : 'first come, first served'}, ` +
         `${r.simRequests.toLocaleString('en-US')} simulated requests in ${(r.simWallMs / 1000).toFixed(2)} s (seed ${r.seed}) · ${machineCaption(r.machine)}`,
     ),
     table.toString(),
@@ -125,7 +127,7 @@ export function render(r: SimVsLabResult, color: boolean): string {
     `Fed to the simulation, measured in this run: /fast on a replica ${fmtMs(cal.direct.p50)} (p50, straight to app1 over one connection); ` +
       `the path outside the replicas ${fmtMs(Math.max(0, cal.path.p50 - cal.direct.p50))} at p50 (through the balancer to app1 and app2 with ${cal.path.connections} connections: ` +
       `p50 ${fmtMs(cal.path.p50)}, p95 ${fmtMs(cal.path.p95)}, ${fmtRate(cal.path.throughput)}); the hog's requests ${cal.hogMs} ms.`,
-    'The model queues each replica first come, first served and gives the path outside the replicas no queue of its own; in the lab the balancer, ' +
-      'the load generator and the replicas share the cores, and Node serves every ready connection in one turn of its event loop.',
+    'The model gives each replica a core of its own and the path outside the replicas a time but no queue; in the lab the balancer, ' +
+      'the load generator and the replicas share the cores (lessons/04-scaling-out.md, experiment 7, says where else they differ).',
   ].join('\n');
 }
