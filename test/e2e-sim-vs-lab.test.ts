@@ -32,8 +32,8 @@ test('Ctrl-C during the calibration: exit 130, every process gone', async () => 
 
 test('sim-vs-lab: its own flags are listed and checked (usage errors exit 2)', async () => {
   const help = await runScript('measure/sim-vs-lab.ts', ['--help']);
-  for (const flag of ['--loop', '--seed', '--runs', '--lb']) assert.match(help.stdout, new RegExp(flag));
-  for (const args of [['--loop', 'lifo'], ['--seed', '-3'], ['--runs', '0']]) {
+  for (const flag of ['--loop', '--seed', '--runs']) assert.match(help.stdout, new RegExp(flag));
+  for (const args of [['--loop', 'lifo'], ['--seed', '-3'], ['--runs', '0'], ['--lb', 'nginx']]) {
     const bad = await runScript('measure/sim-vs-lab.ts', args);
     assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stderr}`);
     assert.match(bad.stderr, /^error KIT_ERR_USAGE: /);

@@ -2,11 +2,14 @@
 // and the closed-loop response-time law come out as queueing theory says; it balances with the
 // balancer's own pickers; kill, freeze and stop change what they should; stale load counts hurt
 // least connections far more than two choices; the HPA scales up under load; memory stays flat.
+// Since: loop 'turns' keeps the M/M/1 mean and the lab's hogged-replica waits; refused connections
+// cost REFUSED_MS (no recursion with every replica gone); series are clamped to the run; stop and
+// freeze compose; counts and series.replicas mean what they say; validate catches more.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { simulate, validate, type SimConfig, type SimResult } from '../sim/engine.ts';
+import { REFUSED_MS, simulate, validate, type SimConfig, type SimResult, type TimelineEvent } from '../sim/engine.ts';
 import { exp, fixed } from '../sim/dist.ts';
 import { DEFAULT_HPA } from '../servers/lib/hpa.ts';
 import { PICKERS, type Policy } from '../servers/lib/policies.ts';
@@ -65,6 +68,38 @@ test('the same config and seed give the same result exactly; another seed gives 
     c.replicas.map((r) => r.served),
     a.replicas.map((r) => r.served),
   );
+});
+
+/** busyConfig's kind of run with the loop in turns (no pool: turns has none): hogs, a freeze, a kill. */
+const turnsConfig = (seed: number, loop: 'fifo' | 'turns' = 'turns'): SimConfig => ({
+  seed,
+  loop,
+  replicas: 3,
+  policy: 'power-of-two-choices',
+  clients: { kind: 'open', ratePerS: 1000 },
+  service: exp(1),
+  hogs: [
+    { replica: 0, ms: exp(5), ratePerS: 20 },
+    { replica: 1, ms: fixed(3), connections: 1 },
+  ],
+  events: [
+    { atMs: 5000, action: 'freeze', replica: 1 },
+    { atMs: 6000, action: 'thaw', replica: 1 },
+    { atMs: 10_000, action: 'kill', replica: 2 },
+  ],
+  failover: { responseTimeoutMs: 500 },
+  durationMs: 20_000,
+  warmupMs: 1000,
+  timeline: true,
+});
+
+test("loop 'turns': the same config and seed give the same result exactly; another seed, or the fifo loop, another", () => {
+  const a = simulate(turnsConfig(7));
+  assert.deepEqual(simulate(turnsConfig(7)), a);
+  assert.ok(a.counts.completed > 15_000 && a.counts.timeouts > 0, `a real run: ${a.counts.completed} answers, ${a.counts.timeouts} timeouts`);
+  assert.notDeepEqual(simulate(turnsConfig(8)).latency, a.latency);
+  // The turns are real: the same seed served first come, first served is another run.
+  assert.notDeepEqual(simulate(turnsConfig(7, 'fifo')).latency, a.latency);
 });
 
 // --- queueing theory ------------------------------------------------------------------------
@@ -132,6 +167,55 @@ test('closed loop, no think time: throughput 1000/S req/s and every response tak
   for (const k of ['p50', 'p99', 'max', 'mean'] as const) assertWithin(r.latency[k], N * S, 0.001, `latency ${k}`);
   assertWithin(r.replicas[0]!.utilization, 1, 0.001, 'utilization');
   assertWithin(r.replicas[0]!.meanQueue, N, 0.001, 'requests in the replica');
+});
+
+// --- loop 'turns' -----------------------------------------------------------------------------
+
+const mm1TurnsAt08 = once(() => simulate({ ...singleServer(0.8, exp(1)), loop: 'turns' }));
+
+test("loop 'turns', M/M/1 at ρ = 0.8: the mean is still 1/(μ − λ) within 3 %; the random order within turns spreads the waits (p99 up, p50 down)", () => {
+  const turns = mm1TurnsAt08();
+  const fifo = mm1At08();
+  assert.ok(turns.latency.count > 900_000, `≈1M answers measured: ${turns.latency.count}`);
+  // Any order that keeps the server busy while work waits has the same mean (work-conserving).
+  assertWithin(turns.latency.mean, mm1Mean(0.8), 0.03, 'M/M/1 mean response in turns');
+  assertWithin(turns.replicas[0]!.utilization, 0.8, 0.02, 'utilization in turns');
+  assertWithin(turns.replicas[0]!.meanQueue, 0.8 * turns.latency.mean, 0.03, "Little's law in turns");
+  assert.ok(turns.latency.p99 >= 1.05 * fifo.latency.p99, `p99: turns ${turns.latency.p99}, fifo ${fifo.latency.p99}`);
+  assert.ok(turns.latency.p50 < fifo.latency.p50, `p50: turns ${turns.latency.p50}, fifo ${fifo.latency.p50}`);
+});
+
+test("loop 'turns': a probe on a replica hogged by 3 connections of 30 ms waits 90 ms flat in FIFO, 0 to 2 turns in turns (the lab: mean 115, p95 181)", () => {
+  // sim/t.mts and measure/sim-vs-lab.ts: one closed-loop client of /fast behind the lab's hog.
+  const probe = (loop: 'fifo' | 'turns') =>
+    simulate({
+      loop,
+      replicas: 1,
+      policy: 'round-robin',
+      clients: { kind: 'closed', count: 1 },
+      pathDelay: exp(0.3),
+      service: fixed(0.1),
+      hogs: [{ replica: 0, ms: fixed(30), connections: 3 }],
+      durationMs: 60_000,
+      warmupMs: 1000,
+    });
+  const fifo = probe('fifo');
+  const turns = probe('turns');
+  assert.ok(fifo.latency.count > 400 && turns.latency.count > 400, `probes: fifo ${fifo.latency.count}, turns ${turns.latency.count}`);
+  // FIFO: every probe waits behind the three hog requests queued ahead of it.
+  for (const k of ['p50', 'p95', 'mean'] as const) assertWithin(fifo.latency[k], 90, 0.01, `fifo ${k}`);
+  // Turns: the rest of the current turn, then its place among the 4 requests of the next.
+  assert.ok(turns.latency.mean >= 95 && turns.latency.mean <= 130, `turns mean ${turns.latency.mean}`);
+  assert.ok(turns.latency.p95 >= 1.7 * fifo.latency.p95, `p95: turns ${turns.latency.p95}, fifo ${fifo.latency.p95}`);
+  assert.ok(turns.latency.p95 >= 170 && turns.latency.p95 <= 190, `turns p95 ${turns.latency.p95}`);
+});
+
+test("loop 'turns' with a thread pool is a RangeError (no pool model in turns); fifo with one is fine", () => {
+  const config: SimConfig = { replicas: 1, policy: 'round-robin', clients: { kind: 'closed', count: 1 }, service: fixed(1), pool: { threads: 2, work: fixed(1) }, durationMs: 100 };
+  assert.throws(() => simulate({ ...config, loop: 'turns' }), (e: unknown) => e instanceof RangeError && /turns/.test(e.message));
+  assert.throws(() => validate({ ...config, loop: 'turns' }), RangeError);
+  assert.doesNotThrow(() => simulate({ ...config, loop: 'fifo' }));
+  assert.doesNotThrow(() => simulate({ ...config, pool: undefined, loop: 'turns' }));
 });
 
 // --- policies -------------------------------------------------------------------------------
@@ -307,6 +391,173 @@ test('a graceful stop drains: nothing cut, nothing failed; a kill at the same mo
   assert.ok(stop.replicas[1]!.served > kill.replicas[1]!.served, 'the stopped replica finished its requests');
 });
 
+test('a refused connection costs REFUSED_MS: a try on a dead replica retried on a live one takes S + REFUSED_MS', () => {
+  // maxFails 0: the dead replica stays in rotation, so every other request is refused first.
+  const r = simulate({
+    replicas: 2,
+    policy: 'round-robin',
+    clients: { kind: 'closed', count: 1 },
+    service: fixed(1),
+    failover: { maxFails: 0 },
+    maxRequests: 4,
+    durationMs: 100,
+    events: [{ atMs: 0.5, action: 'kill', replica: 1 }],
+  });
+  assert.ok(REFUSED_MS > 0);
+  assert.deepEqual(
+    r.replicas.map((x) => x.served),
+    [4, 0],
+  );
+  assert.equal(r.counts.retried, 3);
+  assert.equal(r.counts.failed, 0);
+  assertWithin(r.latency.max, 1 + REFUSED_MS, 0.001, 'a refused, then answered request');
+  assertWithin(r.latency.mean, (1 + 3 * (1 + REFUSED_MS)) / 4, 0.001, 'mean of one direct and three refused-first requests');
+});
+
+test('every replica gone, zero think time: no recursion; a closed-loop client fails once per REFUSED_MS (refused try or 503)', () => {
+  // Before REFUSED_MS: a refused try or a 503 took no time, the client sent again at once, and the
+  // engine recursed until the stack overflowed.
+  const perSecond = 1000 / REFUSED_MS;
+  for (const action of ['kill', 'stop', 'remove'] as const) {
+    const r = simulate({
+      replicas: 1,
+      policy: 'round-robin',
+      clients: { kind: 'closed', count: 1 },
+      service: fixed(1),
+      durationMs: 2000,
+      events: [{ atMs: 1000, action, replica: 0 }],
+      timeline: true,
+    });
+    const [before, after] = r.timeline!;
+    assert.ok(before!.ok2xx >= 998 && before!.non2xx === 0, `${action}: second 0 answered ${before!.ok2xx}`);
+    assert.ok(after!.ok2xx <= 1, `${action}: nothing answered after it (${after!.ok2xx})`);
+    assertWithin(after!.non2xx, perSecond, 0.01, `${action}: failures in the second after`);
+  }
+  // Three dead replicas and two clients: each request is refused three times (retries 2), 0.3 ms.
+  const all = simulate({
+    replicas: 3,
+    policy: 'round-robin',
+    clients: { kind: 'closed', count: 2 },
+    service: fixed(1),
+    durationMs: 2000,
+    events: [0, 1, 2].map((i): TimelineEvent => ({ atMs: 1000, action: 'kill', replica: i })),
+    timeline: true,
+  });
+  assertWithin(all.timeline![1]!.non2xx, (2 * perSecond) / 3, 0.01, 'failures with three refused tries each');
+  assertWithin(all.latency.max, 1 + 2 * REFUSED_MS, 0.01, 'a request cut by the kill, then refused twice');
+});
+
+/** Three replicas, six closed-loop clients of 20 ms requests, round robin, and events on replica 1. */
+const composed = (events: TimelineEvent[], durationMs: number) =>
+  simulate({ replicas: 3, policy: 'round-robin', clients: { kind: 'closed', count: 6 }, service: fixed(20), durationMs, events });
+
+test('stop, then freeze, then thaw: the replica is still stopping after the thaw, drains and never serves again', () => {
+  // Before: the thaw made it 'up', back in rotation (it served 125, not ~50, by 3 s).
+  const events: TimelineEvent[] = [
+    { atMs: 1000, action: 'stop', replica: 1 },
+    { atMs: 1010, action: 'freeze', replica: 1 },
+    { atMs: 1500, action: 'thaw', replica: 1 },
+  ];
+  const r = composed(events, 3000);
+  const longer = composed(events, 6000);
+  const stopOnly = composed([events[0]!], 3000);
+  assert.equal(r.counts.failed, 0);
+  assert.equal(r.replicas[1]!.cut, 0, 'a stop cuts nothing');
+  assert.ok(r.latency.max >= 490, `what it held waited for the thaw: max ${r.latency.max}`);
+  assert.equal(longer.replicas[1]!.served, r.replicas[1]!.served, 'nothing served after the drain');
+  assert.ok(r.replicas[1]!.served < stopOnly.replicas[1]!.served + 10, `served ${r.replicas[1]!.served}, with the stop alone ${stopOnly.replicas[1]!.served}`);
+  // A bucket's count is taken at its start, before the stop at 1000 ms: 2 from the second bucket after it.
+  assert.deepEqual(longer.series.replicas, [3, 3, 2, 2, 2, 2]);
+});
+
+test("freeze, then stop, then thaw: frozen until the thaw, then it answers what it held, drains and exits", () => {
+  // Before: the stop made the frozen replica 'draining' without planning its requests, and the thaw
+  // (of a replica no longer frozen) did nothing: its clients waited for ever.
+  const events: TimelineEvent[] = [
+    { atMs: 1000, action: 'freeze', replica: 1 },
+    { atMs: 1100, action: 'stop', replica: 1 },
+    { atMs: 1500, action: 'thaw', replica: 1 },
+  ];
+  const during = composed(events, 1400);
+  const r = composed(events, 3000);
+  const longer = composed(events, 6000);
+  assert.equal(r.counts.failed, 0);
+  assert.ok(r.latency.max >= 490, `what it held is answered after the thaw: max ${r.latency.max}`);
+  assert.ok(r.replicas[1]!.served > during.replicas[1]!.served, `served ${r.replicas[1]!.served} by 3 s, ${during.replicas[1]!.served} while frozen`);
+  assert.equal(longer.replicas[1]!.served, r.replicas[1]!.served, 'nothing served after the drain');
+  // Its clients are free again: the other two replicas serve 50 requests a second each.
+  assertWithin(longer.counts.completed - r.counts.completed, 2 * 50 * 3, 0.02, 'answers in the last 3 s');
+  assert.deepEqual(longer.series.replicas, [3, 3, 2, 2, 2, 2]);
+});
+
+test('a replica stopped and then frozen refuses new connections, as the stop alone does', { todo: 'sim/engine.ts tryNext queues new tries on a frozen replica even when it was stopped (listener closed) before the freeze' }, () => {
+  const events: TimelineEvent[] = [
+    { atMs: 1000, action: 'stop', replica: 1 },
+    { atMs: 1010, action: 'freeze', replica: 1 },
+    { atMs: 1500, action: 'thaw', replica: 1 },
+  ];
+  // The requests in it at the stop are the only ones it answers, frozen or not.
+  assert.equal(composed(events, 3000).replicas[1]!.served, composed([events[0]!], 3000).replicas[1]!.served);
+});
+
+test('retried and timeouts count only the measured window, like completed and failed', () => {
+  // A freeze whose timeouts (200 ms) all fall in the first second; the same freeze 2 s later.
+  const run = (warmupMs: number, shift: number) =>
+    simulate({
+      replicas: 3,
+      policy: 'round-robin',
+      clients: { kind: 'closed', count: 6 },
+      service: fixed(5),
+      durationMs: 6000,
+      warmupMs,
+      failover: { responseTimeoutMs: 200 },
+      events: [
+        { atMs: 100 + shift, action: 'freeze', replica: 1 },
+        { atMs: 1000 + shift, action: 'thaw', replica: 1 },
+      ],
+    });
+  const all = run(0, 0);
+  assert.ok(all.counts.timeouts > 0 && all.counts.retried > 0, `timeouts ${all.counts.timeouts}, retried ${all.counts.retried}`);
+  const warmedUp = run(2000, 0);
+  assert.ok(warmedUp.counts.completed > 1000);
+  assert.equal(warmedUp.counts.timeouts, 0, 'timeouts during the warm-up');
+  assert.equal(warmedUp.counts.retried, 0, 'retries during the warm-up');
+  const later = run(2000, 2000);
+  assert.equal(later.counts.timeouts, all.counts.timeouts, 'the same freeze after the warm-up');
+  assert.equal(later.counts.retried, all.counts.retried);
+});
+
+test('series.replicas counts replicas taking new requests: not a draining one, a frozen one until it is stopped', () => {
+  // 500 ms requests: a replica stopped at 1.1 s drains until about 1.5 s, through the next bucket's start.
+  const series = (events: TimelineEvent[]) =>
+    simulate({ replicas: 3, policy: 'round-robin', clients: { kind: 'closed', count: 6 }, service: fixed(500), durationMs: 4000, events }).series.replicas;
+  assert.deepEqual(series([{ atMs: 1100, action: 'stop', replica: 1 }]), [3, 3, 2, 2]);
+  assert.deepEqual(series([{ atMs: 1100, action: 'kill', replica: 1 }]), [3, 3, 2, 2]);
+  assert.deepEqual(series([{ atMs: 1100, action: 'freeze', replica: 1 }]), [3, 3, 3, 3], 'a frozen replica looks up');
+  assert.deepEqual(
+    series([
+      { atMs: 1100, action: 'freeze', replica: 1 },
+      { atMs: 1200, action: 'stop', replica: 1 },
+    ]),
+    [3, 3, 2, 2],
+  );
+});
+
+test('utilization and the per-bucket series cover the run only: work planned past its end is not counted', () => {
+  // One client of 1000 ms requests for 1.5 s: the second request runs 1000-2000, half of it in the run.
+  const r = simulate({ replicas: 1, policy: 'round-robin', clients: { kind: 'closed', count: 1 }, service: fixed(1000), durationMs: 1500 });
+  assert.equal(r.replicas[0]!.utilization, 1);
+  assert.equal(r.replicas[0]!.meanQueue, 1);
+  assert.deepEqual(r.series.utilization, [[1, 1]]);
+  assert.deepEqual(r.series.queue, [[1, 1]]);
+  // A busy random run whose end cuts a bucket and requests short: no bucket over 1.
+  const busy = simulate({ replicas: 2, policy: 'round-robin', clients: { kind: 'closed', count: 5 }, service: exp(30), durationMs: 2500 });
+  for (const [i, u] of busy.series.utilization.entries()) {
+    assert.ok(u.every((x) => x <= 1 + 1e-9), `replica ${i}: ${u.join(', ')}`);
+    assert.ok(busy.replicas[i]!.utilization <= 1 + 1e-9);
+  }
+});
+
 // --- stale load information -----------------------------------------------------------------
 
 /** 100 replicas, exp(1 ms) service, Poisson arrivals at 90 % of their capacity, ≈110k answers. */
@@ -423,6 +674,30 @@ test('validate: a config that makes no sense throws a RangeError naming the sett
     [{ warmupMs: 100 }, /warmupMs/],
     [{ warmupMs: 200 }, /warmupMs/],
     [{ events: [{ atMs: 10, action: 'kill', replica: 5 }] }, /kill/],
+  ];
+  for (const [change, message] of bad) {
+    const config = { ...ok, ...change };
+    assert.throws(() => validate(config), (e: unknown) => e instanceof RangeError && message.test(e.message), JSON.stringify(change));
+    assert.throws(() => simulate(config), RangeError, `simulate checks too: ${JSON.stringify(change)}`);
+  }
+});
+
+test('validate: a fractional event replica, a seed that is not a 32-bit whole number and a bad autoscaler are RangeErrors', () => {
+  // Before: replica 0.5 was a TypeError inside the run, seed 1.5 ran as seed 1, min 0 ran.
+  const ok: SimConfig = { replicas: 3, policy: 'round-robin', clients: { kind: 'closed', count: 1 }, service: fixed(1), durationMs: 2000 };
+  const autoscale = (hpa: Partial<typeof DEFAULT_HPA>): Partial<SimConfig> => ({ autoscale: { hpa: { ...DEFAULT_HPA, ...hpa }, syncMs: 1000, startupMs: 0 } });
+  for (const good of [{ seed: -(2 ** 31) }, { seed: 2 ** 31 - 1 }, { events: [{ atMs: 10, action: 'kill', replica: 2 }] }, autoscale({})] as Partial<SimConfig>[]) {
+    assert.doesNotThrow(() => simulate({ ...ok, ...good }), JSON.stringify(good));
+  }
+  const bad: [Partial<SimConfig>, RegExp][] = [
+    [{ events: [{ atMs: 10, action: 'kill', replica: 0.5 }] }, /kill/],
+    [{ events: [{ atMs: 10, action: 'freeze', replica: 1.5 }] }, /freeze/],
+    [{ seed: 1.5 }, /seed/],
+    [{ seed: 2 ** 31 }, /seed/],
+    [{ seed: Number.NaN }, /seed/],
+    [autoscale({ min: 0 }), /autoscaler: min/],
+    [autoscale({ min: 3, max: 2 }), /autoscaler: max/],
+    [autoscale({ target: 0 }), /autoscaler: target/],
   ];
   for (const [change, message] of bad) {
     const config = { ...ok, ...change };

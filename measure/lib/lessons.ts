@@ -28,4 +28,4 @@ export const LESSONS: Lesson[] = [
 ];
 
 /** Experiments that put a load balancer in front of replicas: they take --lb builtin|nginx. */
-export const BALANCED_EXPERIMENTS = new Set(['distribution', 'degraded', 'scale-out', 'failover', 'graceful', 'sessions', 'counter', 'sim-vs-lab']);
+export const BALANCED_EXPERIMENTS = new Set(['distribution', 'degraded', 'scale-out', 'failover', 'graceful', 'sessions', 'counter']);
