@@ -177,6 +177,8 @@ interface Replica extends Candidate {
   frozenJobs: Job[];
   /** Got SIGTERM: drains once it runs (kept across a freeze). */
   stopping: boolean;
+  /** Its listener is closed (it got SIGTERM while running): new connections are refused, frozen or not. */
+  closed: boolean;
   readyAt?: number;
   served: number;
   hogServed: number;
@@ -290,6 +292,7 @@ export function simulate(config: SimConfig): SimResult {
       pending: [],
       frozenJobs: [],
       stopping: false,
+      closed: false,
       served: 0,
       hogServed: 0,
       cut: 0,
@@ -373,11 +376,11 @@ export function simulate(config: SimConfig): SimResult {
   let cursor = 0;
   const tryNext = (req: Request): void => {
     const choice = chooseReplica(replicas, req.tried, rules, now, pick, cursor, rng);
-    if (!choice) return finish(req, req.lastKind ? failureStatus(req.lastKind) : 503, true);
+    if (!choice) return finish(req, req.lastKind ? failureStatus(req.lastKind) : 503, req.tried.length === 0);
     cursor = choice.cursor;
     const r = replicas[choice.index]!;
     req.tried.push(choice.index);
-    if (r.state === 'dead' || r.state === 'draining' || r.state === 'starting') {
+    if (r.state === 'dead' || r.state === 'draining' || r.state === 'starting' || r.closed) {
       // Refused: the balancer learns it a loopback round trip later (and a client whose every try
       // is refused cannot loop forever at one instant).
       at(now + REFUSED_MS, Ev.Refused, choice.index, undefined, req);
@@ -589,6 +592,7 @@ export function simulate(config: SimConfig): SimResult {
   const thaw = (r: Replica) => {
     if (r.state !== 'frozen') return;
     r.state = r.stopping ? 'draining' : 'up';
+    if (r.stopping) r.closed = true;
     r.epoch++;
     r.loopFreeAt = now;
     r.poolFreeAt.fill(now);
@@ -608,7 +612,10 @@ export function simulate(config: SimConfig): SimResult {
     r.inFlightAtFault ??= inFlightTries(r);
     // A frozen process gets the SIGTERM when it is thawed: it stays frozen, and drains then.
     if (r.state === 'frozen') r.stopping = true;
-    else r.state = r.jobs.size === 0 ? 'dead' : 'draining';
+    else {
+      r.closed = true;
+      r.state = r.jobs.size === 0 ? 'dead' : 'draining';
+    }
   };
 
   const ready = (r: Replica) => {

@@ -490,7 +490,7 @@ test("freeze, then stop, then thaw: frozen until the thaw, then it answers what 
   assert.deepEqual(longer.series.replicas, [3, 3, 2, 2, 2, 2]);
 });
 
-test('a replica stopped and then frozen refuses new connections, as the stop alone does', { todo: 'sim/engine.ts tryNext queues new tries on a frozen replica even when it was stopped (listener closed) before the freeze' }, () => {
+test('a replica stopped and then frozen refuses new connections, as the stop alone does', () => {
   const events: TimelineEvent[] = [
     { atMs: 1000, action: 'stop', replica: 1 },
     { atMs: 1010, action: 'freeze', replica: 1 },

@@ -1,7 +1,8 @@
 /**
  * What every simulated scenario shares: its shape (a name, the lab experiment it mirrors, a run
  * that returns that experiment's own Result type and a rendering of it) and the caption that
- * replaces the lab's machine line. No Node.js APIs.
+ * replaces the lab's machine line. The scenarios render with the lab's terminal renderers (chalk,
+ * cli-table3); only the engine (sim/engine.ts and what it imports) is free of Node.js APIs.
  */
 import { machineCaption, type MachineInfo } from '../../measure/lib/output.ts';
 import { fixed } from '../dist.ts';
