@@ -8,8 +8,10 @@
  *   - the balancer picks a replica for each try with the balancer's own code (policies.ts pickers
  *     through choose.ts, failover.ts health and retry rules), optionally from stale load counts
  *     (`staleMs`: it sees each replica's requests in flight as they were at the last refresh);
- *   - each replica is one event loop: one request on the CPU at a time, first come first served,
- *     optionally followed by pooled work on a thread pool of K threads (libuv's, per process);
+ *   - each replica is one event loop: one request on the CPU at a time, first come first served
+ *     (`loop: 'fifo'`, the default) or in turns as Node serves them (`loop: 'turns'`: what arrived
+ *     during a turn is served in the next, in random order), optionally followed by pooled work on
+ *     a thread pool of K threads (libuv's, per process);
  *   - faults on a timeline: kill (SIGKILL: in-flight tries reset, connections refused), freeze /
  *     thaw (SIGSTOP / SIGCONT: nothing progresses, tries time out), stop (SIGTERM: refuse new
  *     connections, drain, exit), add / remove replicas, and hogs that block a replica's event loop;
@@ -19,8 +21,9 @@
  * gives one (a delay without a queue); in the lab they share the machine's cores.
  *
  * Speed: a first-come-first-served server's completion time is known when a request joins its
- * queue (max(now, when the server frees) + service), so each try costs one event; a freeze or a
- * kill re-plans the affected queue. Memory is flat in the number of requests: nothing is kept per
+ * queue (max(now, when the server frees) + service), and a turn's when the turn starts, so a
+ * replica only needs its next completion in the event queue; a freeze or a kill re-plans the
+ * affected queue. sim/bench.ts measures it. Memory is flat in the number of requests: nothing is kept per
  * request after it ends (histograms and per-bucket series only).
  *
  * No Node.js APIs: the engine also runs in a browser page.

@@ -39,7 +39,8 @@ function main(argv: string[]): number {
   const loop = String(parsed.flags.loop);
   if (loop !== 'turns' && loop !== 'fifo') throw new KitError('KIT_ERR_USAGE', `--loop is turns or fifo; got '${loop}'`);
   const began = performance.now();
-  const run = scenario.run({ seed, loop, ...(requests !== undefined ? { requests } : {}) });
+  const progress = (step: string) => process.stderr.write(`${step}\n`);
+  const run = scenario.run({ seed, loop, progress, ...(requests !== undefined ? { requests } : {}) });
   const wallMs = performance.now() - began;
   if (parsed.flags.json) {
     process.stdout.write(JSON.stringify({ scenario: scenario.name, mirrors: scenario.mirrors ?? null, seed, loop, totals: run.totals, result: run.result }, null, 2) + '\n');

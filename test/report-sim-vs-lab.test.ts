@@ -63,8 +63,8 @@ test('a lab and a simulation that agree print the expected shape', () => {
 test('sameOrder: pairs within the tie factor in the lab may come in either order; clear pairs may not', () => {
   assert.equal(sameOrder({ a: 10, b: 11, c: 100 }, { a: 12, b: 9, c: 90 }), true); // a, b tied
   assert.equal(sameOrder({ a: 10, b: 100 }, { a: 100, b: 10 }), false);
-  assert.equal(sameOrder({ a: 10, b: 16 }, { a: 20, b: 10 }), false); // 1.6x apart is clear
-  assert.equal(sameOrder({ a: 10, b: 14 }, { a: 20, b: 10 }), true); // 1.4x apart is a tie
+  assert.equal(sameOrder({ a: 10, b: 21 }, { a: 20, b: 10 }), false); // 2.1x apart is clear
+  assert.equal(sameOrder({ a: 10, b: 19 }, { a: 20, b: 10 }), true); // 1.9x apart is a tie
   assert.equal(sameOrder({ a: 10, b: 100 }, { a: 50, b: 50 }), false); // the model must order them, not tie them
 });
 

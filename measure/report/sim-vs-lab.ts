@@ -30,11 +30,14 @@ export interface SimVsLabResult {
 }
 
 /**
- * Two policies whose lab values are closer than this factor count as tied: their order is
- * noise (least connections and two choices are both near the healthy path's latency; round robin
- * and random are both held by the blocked replica), so either order is the same ordering.
+ * Two policies whose lab values are closer than this factor count as tied, and either order is
+ * the same ordering. The lab separates the policies that read load from those that do not by 10x
+ * or more; within each pair the differences are run-to-run noise (least connections and two
+ * choices both sit near the healthy path's latency, round robin and random both wait on the
+ * blocked replica): measured here, 1-second p95s of the same policy moved by up to 1.7x between
+ * runs. A difference the model may miss by 2x (RATIO_FACTOR) is no order to hold it to.
  */
-export const TIE_FACTOR = 1.5;
+export const TIE_FACTOR = 2;
 /** "Within a factor of 2": the round-robin/least-connections p95 ratios of lab and simulation. */
 export const RATIO_FACTOR = 2;
 

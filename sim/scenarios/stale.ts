@@ -34,13 +34,14 @@ export interface StaleRow {
 export const stale: Scenario = {
   name: 'stale',
   summary: '100 replicas and 1 million requests per run: least connections herds on stale load information, two choices holds',
-  run({ seed, requests, loop }) {
+  run({ seed, requests, loop, progress }) {
     const n = requests ?? STALE.requests;
     const ratePerS = (STALE.load * STALE.replicas * 1000) / STALE.serviceMs;
     const sims: SimResult[] = [];
     const rows: StaleRow[] = [];
     for (const staleMs of [0, STALE.staleMs]) {
       for (const policy of POLICIES) {
+        progress?.(`[${rows.length + 1}/${2 * POLICIES.length}] ${policy}, load information ${staleMs ? `${staleMs} ms old` : 'live'}: ${n.toLocaleString('en-US')} requests`);
         const s = simulate({
           seed,
           loop: loop ?? DEFAULT_LOOP,
