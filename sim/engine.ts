@@ -170,7 +170,7 @@ interface Replica extends Candidate {
   /** The head job's completion is in the event queue (replicas without a pool). */
   headScheduled: boolean;
   /** Planned jobs in the order they finish (replicas without a pool), from lineHead on. */
-  line: Job[];
+  line: (Job | undefined)[];
   lineHead: number;
   /** Jobs planned and not finished. */
   planned: number;
@@ -505,8 +505,8 @@ export function simulate(config: SimConfig): SimResult {
     job.planned = false;
     r.planned--;
     if (!pooled) {
-      r.lineHead++;
-      if (r.lineHead >= 1024 && r.lineHead * 2 >= r.line.length) {
+      r.line[r.lineHead++] = undefined; // let the finished job go
+      if (r.lineHead >= 256 && r.lineHead * 2 >= r.line.length) {
         r.line = r.line.slice(r.lineHead);
         r.lineHead = 0;
       }
@@ -578,7 +578,7 @@ export function simulate(config: SimConfig): SimResult {
     r.state = 'frozen';
     r.epoch++;
     r.headScheduled = false;
-    const planned = pooled ? [...r.jobs].filter((j) => j.planned) : r.line.slice(r.lineHead);
+    const planned = pooled ? [...r.jobs].filter((j) => j.planned) : (r.line.slice(r.lineHead) as Job[]);
     for (const job of planned) unplan(r, job, now);
     r.frozenJobs = planned;
     r.line = [];

@@ -39,8 +39,9 @@ function countAvailable(replicas: readonly ReplicaLoad[]): number {
   return n;
 }
 
-/** The index of the k-th (0-based) available replica, in index order. */
-function kthAvailable(replicas: readonly ReplicaLoad[], k: number): number {
+/** The index of the k-th (0-based) available replica, in index order, given that `n` are available. */
+function kthAvailable(replicas: readonly ReplicaLoad[], k: number, n: number): number {
+  if (n === replicas.length) return k; // all available: no need to scan
   for (let i = 0; i < replicas.length; i++) if (replicas[i]!.available && k-- === 0) return i;
   throw new RangeError(`no available replica number ${k}`);
 }
@@ -83,13 +84,13 @@ export const leastConnections: Picker = (replicas, cursor, rng) => {
 /** Any available replica, uniformly at random, whatever its load. */
 export const random: Picker = (replicas, cursor, rng) => {
   const n = countAvailable(replicas);
-  return { index: n ? kthAvailable(replicas, anyOf(n, rng)) : undefined, cursor };
+  return { index: n ? kthAvailable(replicas, anyOf(n, rng), n) : undefined, cursor };
 };
 
 function twoChoices(replicas: readonly ReplicaLoad[], cursor: number, rng: Rng, distinct: boolean): Choice {
   const n = countAvailable(replicas);
   if (n === 0) return { index: undefined, cursor };
-  if (n === 1) return { index: kthAvailable(replicas, 0), cursor };
+  if (n === 1) return { index: kthAvailable(replicas, 0, n), cursor };
   const a = Math.floor(rng() * n);
   let b: number;
   if (distinct) {
@@ -98,8 +99,8 @@ function twoChoices(replicas: readonly ReplicaLoad[], cursor: number, rng: Rng, 
   } else {
     b = Math.floor(rng() * n);
   }
-  const ia = kthAvailable(replicas, a);
-  const ib = kthAvailable(replicas, b);
+  const ia = kthAvailable(replicas, a, n);
+  const ib = kthAvailable(replicas, b, n);
   const la = replicas[ia]!.inFlight;
   const lb = replicas[ib]!.inFlight;
   if (la !== lb) return { index: la < lb ? ia : ib, cursor };
