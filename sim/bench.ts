@@ -14,7 +14,7 @@ const command = defineCommand({
   usage: 'npx tsx sim/bench.ts [--requests <n>]',
   summary: 'Times the simulator on a few workloads (3 replicas closed loop, M/M/1, 100 replicas with stale load) and prints simulated requests per second of wall time, and the heap after each run.',
   flags: {
-    requests: { type: 'string', valueName: 'n', description: 'simulated requests per workload (default 2,000,000)', default: '2000000' },
+    requests: { type: 'string', valueName: 'n', description: 'simulated requests per workload, 10,000 to 50,000,000', default: '2000000' },
   },
   epilogue: 'For a steadier heap column: node --expose-gc --import tsx sim/bench.ts',
 });
@@ -41,7 +41,7 @@ function workloads(n: number): { name: string; config: SimConfig }[] {
   ];
 }
 
-function main(argv: string[]): number {
+async function main(argv: string[]): Promise<number> {
   const parsed = parseFlags(command, argv);
   if (parsed.help) {
     process.stdout.write(helpText(command));
@@ -52,8 +52,11 @@ function main(argv: string[]): number {
   const c = makeChalk(color);
   const gc = (globalThis as { gc?: () => void }).gc;
   const table = makeTable(['workload', 'requests', 'wall', 'simulated req/s', 'heap after'], textThenNumbers(1, 5));
+  process.once('SIGINT', () => process.exit(130));
+  process.once('SIGTERM', () => process.exit(143));
   for (const w of workloads(n)) {
     process.stderr.write(`${w.name} …\n`);
+    await new Promise((resolve) => setTimeout(resolve, 0)); // a signal stops it between workloads
     const began = performance.now();
     const r = simulate(w.config);
     const wallMs = performance.now() - began;
@@ -65,7 +68,7 @@ function main(argv: string[]): number {
 }
 
 try {
-  process.exitCode = main(process.argv.slice(2));
+  process.exitCode = await main(process.argv.slice(2));
 } catch (err) {
   process.stderr.write(describeError(err) + '\n');
   process.exitCode = err instanceof KitError && err.code === 'KIT_ERR_USAGE' ? 2 : 1;

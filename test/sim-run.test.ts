@@ -57,6 +57,7 @@ const TITLE: Record<string, RegExp> = {
   graceful: /graceful vs abrupt/,
   'scale-out': /scale-out/,
   autoscale: /autoscaling/,
+  'hog-probe': /first come, first served against turns/,
 };
 
 test('the table titles above cover every scenario but stale', () => {
@@ -225,4 +226,23 @@ test("the engine's import graph (sim/engine.ts and every file it imports) uses n
     assert.ok(found.files.includes(file), `${file} is in the graph: ${found.files.join(', ')}`);
   }
   assert.deepEqual(found.problems, []);
+});
+
+test('SIGINT to the simulator during the stale scenario ends it between runs: exit 130, no table', async () => {
+  const { spawn } = await import('node:child_process');
+  const { createInterface } = await import('node:readline');
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, SCRIPT), '--scenario', 'stale', '--requests', '400000'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stderr! }).on('line', (l) => l.startsWith('[2/8]') && resolve());
+    child.once('exit', () => reject(new Error('ended before its second run')));
+  });
+  const sent = performance.now();
+  child.kill('SIGINT');
+  const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+  assert.equal(code, 130);
+  assert.equal(stdout, '', 'no table after an interrupt');
+  // One run of 400,000 requests on 100 replicas takes about a second here.
+  assert.ok(performance.now() - sent < 15_000, `stopped ${((performance.now() - sent) / 1000).toFixed(1)} s after the signal`);
 });

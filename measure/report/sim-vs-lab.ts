@@ -120,7 +120,7 @@ export function render(r: SimVsLabResult, color: boolean): string {
   const simRatio = rrOverLc(r.sim);
   const cal = r.calibration;
   return [
-    c.bold(`Lesson 4 · the simulator against the lab: one blocked replica (${r.lab.degraded}), four policies, through ${r.lab.balancer}`),
+    c.bold(`Lesson 4 · the simulator against the lab: one blocked replica (${r.lab.degraded}), four policies, through ${r.lab.balancer === 'builtin' ? 'the kit\'s balancer' : r.lab.balancer}`),
     c.dim(
       `lab: ${r.lab.load.connections} connections, ${r.lab.load.durationS} s × ${r.lab.load.repetitions} per policy; sim: the same topology, event loops ${r.loop === 'turns' ? 'served in turns' : 'first come, first served'}, ` +
         `${r.simRequests.toLocaleString('en-US')} simulated requests in ${(r.simWallMs / 1000).toFixed(2)} s (seed ${r.seed}) · ${machineCaption(r.machine)}`,

@@ -14,7 +14,7 @@ import { DEFAULT_HPA, DEFAULT_SYNC_MS } from '../../servers/lib/hpa.ts';
 import { fmtMs, fmtRate, makeChalk, makeTable, textThenNumbers } from '../../measure/lib/output.ts';
 import { exp } from '../dist.ts';
 import { simulate, type SimConfig, type SimResult } from '../engine.ts';
-import { DEFAULT_LOOP, totalsOf, type Scenario } from './common.ts';
+import { DEFAULT_LOOP, loopWords, totalsOf, type Scenario, type ScenarioOptions } from './common.ts';
 
 const QUOTA = 0.25;
 const CPU_MS = 1.3;
@@ -87,11 +87,11 @@ export const autoscale: Scenario = {
       };
     });
     const result = { quota: QUOTA, cpuMsPerRequest: CPU_MS, thinkMs: THINK_MS, loadS: LOAD_S, hpa: { ...DEFAULT_HPA, syncMs: DEFAULT_SYNC_MS }, seed, rows };
-    return { result, render: (color) => renderAutoscale(rows, seed, color), totals: totalsOf(sims) };
+    return { result, render: (color) => renderAutoscale(rows, seed, loop, color), totals: totalsOf(sims) };
   },
 };
 
-function renderAutoscale(rows: SimAutoscaleRow[], seed: number, color: boolean): string {
+function renderAutoscale(rows: SimAutoscaleRow[], seed: number, loop: ScenarioOptions['loop'], color: boolean): string {
   const c = makeChalk(color);
   const head = ['scenario', 'requests', 'peak req/s', 'steady req/s', 'p95', 'steady p95', 'errors', 'max workers', 'worker·s'];
   const table = makeTable(head, textThenNumbers(1, head.length));
@@ -104,7 +104,7 @@ function renderAutoscale(rows: SimAutoscaleRow[], seed: number, color: boolean):
   return [
     c.bold('Lesson 6 · autoscaling, simulated: closed-loop users on one worker, then on workers the HPA-style controller adds and retires'),
     c.dim(
-      `${LOAD_S} s of load; each worker 0.25 core; requests ${CPU_MS} ms of CPU on average, ${THINK_MS} ms of think time between them; controller: target ${DEFAULT_HPA.target * 100} %, sync ${DEFAULT_SYNC_MS / 1000} s, window ${DEFAULT_HPA.windowMs / 1000} s · simulated (seed ${seed})`,
+      `${LOAD_S} s of load; each worker 0.25 core; requests ${CPU_MS} ms of CPU on average, ${THINK_MS} ms of think time between them; controller: target ${DEFAULT_HPA.target * 100} %, sync ${DEFAULT_SYNC_MS / 1000} s, window ${DEFAULT_HPA.windowMs / 1000} s · simulated (seed ${seed}; ${loopWords(loop)})`,
     ),
     table.toString(),
     'Workers at each second (the load ends at second ' + LOAD_S + '):',

@@ -32,19 +32,24 @@ export interface Scenario {
   /** The lab experiment this mirrors (`measure/<name>.ts`), if any. */
   mirrors?: string;
   summary: string;
-  run(options: ScenarioOptions): ScenarioRun;
+  /** Long scenarios return a promise and yield between simulations, so a signal can stop them. */
+  run(options: ScenarioOptions): ScenarioRun | Promise<ScenarioRun>;
 }
 
 /** The machine the lab's renderers print in their caption; replaced by `simCaption` afterwards. */
 export const SIM_MACHINE: MachineInfo = { cores: 0, loadavg1: 0, busyCoresAtStart: 0, node: 'simulated', platform: 'simulated' };
+
+/** Words for a caption: how the simulated event loops ordered waiting requests. */
+export function loopWords(loop: ScenarioOptions['loop']): string {
+  return (loop ?? DEFAULT_LOOP) === 'turns' ? 'event loops served in turns' : 'event loops served first come, first served';
+}
 
 /** The loop scenarios use unless told otherwise: Node's turns (SimConfig.loop). */
 export const DEFAULT_LOOP = 'turns' as const;
 
 /** Swaps the lab's machine caption in `text` for a line saying what was simulated. */
 export function simCaption(text: string, o: ScenarioOptions): string {
-  const loop = (o.loop ?? DEFAULT_LOOP) === 'turns' ? 'event loops served in turns' : 'event loops served first come, first served';
-  return text.replace(machineCaption(SIM_MACHINE), `simulated (seed ${o.seed}; ${loop}; each replica its own core, no cost for the balancer or the load generator)`);
+  return text.replace(machineCaption(SIM_MACHINE), `simulated (seed ${o.seed}; ${loopWords(o.loop)}; each replica its own core, no cost for the balancer or the load generator)`);
 }
 
 /** Adds up what a list of simulations did. */
