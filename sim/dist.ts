@@ -2,8 +2,8 @@
  * Service-time distributions for the simulator, in ms:
  *   fixed        always `ms`
  *   exponential  mean `meanMs` (M/M/1 and friends)
- *   empirical    a value drawn uniformly from `valuesMs`, e.g. quantiles of a measured histogram
- *                (see fromQuantiles), which reproduces the measured distribution
+ *   empirical    a value drawn uniformly from `valuesMs`, e.g. evenly spaced quantiles of a
+ *                measured histogram (measure/lib/latency.ts quantilesMs), which reproduces it
  */
 import type { Rng } from '../servers/lib/policies.ts';
 import { exponential } from './rng.ts';
@@ -32,23 +32,6 @@ export function sampler(d: Dist, rng: Rng): () => number {
       return () => v[Math.floor(rng() * v.length)]!;
     }
   }
-}
-
-/** The distribution's mean, ms. */
-export function meanOf(d: Dist): number {
-  if (d.kind === 'fixed') return d.ms;
-  if (d.kind === 'exponential') return d.meanMs;
-  return d.valuesMs.reduce((a, b) => a + b, 0) / d.valuesMs.length;
-}
-
-/**
- * An empirical distribution from a quantile function (e.g. an HDR histogram's
- * getValueAtPercentile, in ms): `points` evenly spaced quantiles, midpoints of equal-probability
- * slices, so each value stands for 1/points of the requests.
- */
-export function fromQuantiles(quantileMs: (percentile: number) => number, points = 1000): Dist {
-  const valuesMs = Array.from({ length: points }, (_, i) => quantileMs((100 * (i + 0.5)) / points));
-  return { kind: 'empirical', valuesMs };
 }
 
 function check(x: number, what: string): void {

@@ -394,8 +394,8 @@ export function simulate(config: SimConfig): SimResult {
   };
 
   /** A try failed: the balancer records it and retries on another replica when the rules allow. */
-  const fail = (req: Request, r: Replica, kind: FailureKind, probe: boolean): void => {
-    void probe; // a failed probe simply rests the replica again (recordFailure)
+  const fail = (req: Request, r: Replica, kind: FailureKind): void => {
+    // A failed probe rests the replica again: recordFailure does that for any failed try.
     recordFailure(r.health, rules, now);
     req.lastKind = kind;
     const maxTries = Math.min(fo.retries + 1, replicas.length);
@@ -536,7 +536,7 @@ export function simulate(config: SimConfig): SimResult {
     if (now >= warmupMs) timeouts++;
     const r = job.replica;
     setLive(r, -1);
-    fail(job.req!, r, 'timeout', job.probe);
+    fail(job.req!, r, 'timeout');
   };
 
   const inFlightTries = (r: Replica) => {
@@ -565,7 +565,7 @@ export function simulate(config: SimConfig): SimResult {
         job.settled = 1;
         r.cut++;
         setLive(r, -1);
-        fail(job.req, r, 'reset', job.probe);
+        fail(job.req, r, 'reset');
       }
     }
   };
@@ -694,7 +694,7 @@ export function simulate(config: SimConfig): SimResult {
         tryNext(ev.req!);
         break;
       case Ev.Refused:
-        fail(ev.req!, replicas[ev.n]!, 'connect', false);
+        fail(ev.req!, replicas[ev.n]!, 'connect');
         break;
       case Ev.Complete:
         if (ev.epoch === ev.job!.replica.epoch) complete(ev.job!);
