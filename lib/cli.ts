@@ -32,6 +32,8 @@ export interface CommandSpec<S extends FlagSpecs> {
   flags: S;
   /** Extra lines at the end of --help (examples, environment variables). */
   epilogue?: string;
+  /** Arguments that are not flags are allowed (file names, say); they come back as `positionals`. */
+  positionals?: boolean;
 }
 
 /** The help text for a command: usage, summary, one line per flag, epilogue. */
@@ -57,7 +59,7 @@ export function helpText<S extends FlagSpecs>(spec: CommandSpec<S>): string {
 export function parseFlags<S extends FlagSpecs>(
   spec: CommandSpec<S>,
   argv: string[],
-): { help: true } | { help: false; flags: ParsedFlags<S> } {
+): { help: true } | { help: false; flags: ParsedFlags<S>; positionals: string[] } {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string; default?: string | boolean }> = {
     help: { type: 'boolean', short: 'h' },
   };
@@ -66,14 +68,14 @@ export function parseFlags<S extends FlagSpecs>(
   }
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
+    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: Boolean(spec.positionals) });
   } catch (err) {
     // parseArgs explains over several lines (e.g. how to pass a value that starts with '-').
     const message = (err as Error).message.split('\n').map((l) => l.trim().replace(/\.$/, '')).filter(Boolean).join('; ');
     throw new KitError('KIT_ERR_USAGE', message, `run with --help to see the flags`);
   }
   if (parsed.values.help) return { help: true };
-  return { help: false, flags: parsed.values as ParsedFlags<S> };
+  return { help: false, flags: parsed.values as ParsedFlags<S>, positionals: parsed.positionals };
 }
 
 /** Parses an integer flag within [min, max]; throws KIT_ERR_USAGE naming the flag otherwise. */

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { expectedFile } from '../measure/lib/paths.ts';
 import { BALANCED_EXPERIMENTS, LESSONS } from '../measure/lib/lessons.ts';
+import { readStat } from '../measure/lib/proc.ts';
 import { findNginx } from '../servers/lib/nginx-config.ts';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -72,14 +73,7 @@ test('Ctrl-C during a run through nginx: nginx, the replicas and the temporary p
 });
 
 /** The process state letter of `pid` (R, S, T for stopped, Z...), or undefined when gone (Linux /proc). */
-function procState(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-  } catch {
-    return undefined;
-  }
-}
+const procState = (pid: number): string | undefined => readStat(pid)?.state;
 
 test('Ctrl-C while failover has a replica frozen (SIGSTOP): every process is gone, the frozen one too', async () => {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'measure/failover.ts'), '--quick'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -3,7 +3,7 @@
  * pids are gone (polling against a deadline), and fail a test file on any process warning.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { after } from 'node:test';
@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { expectedFile, ROOT } from '../measure/lib/paths.ts';
 import { compareShape, parseExpected } from '../measure/lib/shape.ts';
 import { pidAlive, waitUntilGone } from '../measure/lib/terminate.ts';
+import { allStats, readStat } from '../measure/lib/proc.ts';
 import { findNginx } from '../servers/lib/nginx-config.ts';
 import { findRedis } from '../servers/lib/redis-binary.ts';
 
@@ -57,25 +58,14 @@ export function runScript(file: string, args: string[] = [], env: Record<string,
 
 /** Pids whose parent is `pid` (Linux /proc). */
 export function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(entry));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return out;
+  return [...allStats().values()].filter((st) => st.ppid === pid).map((st) => st.pid);
 }
 
-/** CPU time (user + system) `pid` has used, in clock ticks (usually 10 ms each; Linux /proc). */
+/** CPU time (user + system) `pid` has used, in clock ticks (usually 10 ms each; Linux /proc). Throws if it is gone. */
 export function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(f[11]) + Number(f[12]);
+  const st = readStat(pid);
+  if (!st) throw new Error(`no process ${pid}`);
+  return st.ownTicks;
 }
 
 /** Asserts that every pid is gone within `deadlineMs` (zombies count as gone). */

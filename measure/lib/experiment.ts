@@ -13,10 +13,11 @@ export const EXIT = { holds: 0, doesNotHold: 1, usage: 2, failed: 3, sigint: 130
 import { assertNodeVersion, describeError, exitCodeFor, KitError } from '../../lib/errors.ts';
 import { helpText, intFlag, parseFlags, type CommandSpec, type FlagSpecs } from '../../lib/cli.ts';
 import { Lab } from './lab.ts';
-import { busyMachineCaveat, colorEnabled, machineInfo, makeChalk, type MachineInfo } from './output.ts';
+import { otherCpu, takeSnapshot } from './contention.ts';
+import { busyMachineCaveat, colorEnabled, machineInfo, machineWasBusy, makeChalk, type MachineInfo } from './output.ts';
 import { expectedFile } from './paths.ts';
 import { Progress } from './progress.ts';
-import { compareShape, readExpected, type Comparison } from './shape.ts';
+import { compareShape, NOT_SHOWN_PREFIX, readExpected, type Comparison } from './shape.ts';
 
 /** Flags every experiment has, besides --help. Spread into each experiment's own flags. */
 export const COMMON_FLAGS = {
@@ -44,9 +45,15 @@ export interface Report<R> {
   shape(result: R): string[];
   /** Key (or first token) → the likely cause when that line does not hold. */
   hints?: Record<string, string>;
-  /** Sentences about what this run could not show on this machine, and why. */
+  /** Sentences a reader of the table should know (the load generator used a core, say). */
   caveats?(result: R): string[];
+  /**
+   * Why lines that print CANNOT_SHOW were not shown ("redis-server was not found ..."). They go
+   * with the shape lines, as `# not shown here:` comments, so a student's --shape file carries them.
+   */
+  notShown?(result: R): string[];
 }
+
 
 export interface Experiment<S extends FlagSpecs, O, R> {
   /** Names expected-output/<name>.txt. */
@@ -63,8 +70,12 @@ interface Io {
   stderr: { write(s: string): unknown; isTTY?: boolean };
 }
 
-/** Formats the comparison for people. */
-export function renderComparison(cmp: Comparison, file: string, color: boolean): string {
+/**
+ * Formats the comparison for people. When other programs kept the cores busy (`machine`), that is
+ * the likely cause of every line that did not hold; otherwise each line's own hint is, and no
+ * hint blames the machine.
+ */
+export function renderComparison(cmp: Comparison, file: string, color: boolean, machine?: MachineInfo): string {
   const c = makeChalk(color);
   const out = [c.bold(`Shape, compared with ${file}:`)];
   for (const l of cmp.lines) {
@@ -74,7 +85,9 @@ export function renderComparison(cmp: Comparison, file: string, color: boolean):
     else {
       const saw = l.status === 'missing' ? 'this run has no such line' : `this run: ${l.actual}`;
       out.push(`  ${c.red('✗')} ${l.expected}   ${c.red(`(${saw})`)}`);
-      if (l.hint) out.push(`      ${c.dim('likely cause:')} ${l.hint}`);
+      const busy = machine && machineWasBusy(machine) ? busyMachineCaveat(machine) : undefined;
+      if (busy) out.push(`      ${c.dim('likely cause:')} ${busy}`);
+      else if (l.hint) out.push(`      ${c.dim('likely cause:')} ${l.hint}`);
     }
   }
   if (cmp.holds) out.push(c.green.bold('The shape holds.'));
@@ -123,25 +136,33 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     const machine = await machineInfo();
     lab = new Lab();
     lab.log = (l) => progress.note(l);
+    const before = takeSnapshot();
     const result = await exp.run({ lab, progress, options, quick: Boolean(flags.quick), port, machine });
+    // Before the servers stop: a cluster's workers killed with their primary are nobody's to reap.
+    const after = takeSnapshot();
+    if (before && after) {
+      const other = otherCpu(before, after);
+      machine.busyCoresDuringRun = Math.round((other.otherCores + other.stealCores) * 100) / 100;
+    }
     progress.step('stopping servers');
     await lab.close();
     progress.done();
 
     const shape = exp.report.shape(result);
     const cmp = compareShape(expected, shape, exp.report.hints);
-    const caveats = [busyMachineCaveat(machine), ...(exp.report.caveats?.(result) ?? [])].filter((c): c is string => c !== undefined);
+    const notShown = exp.report.notShown?.(result) ?? [];
+    const caveats = [busyMachineCaveat(machine), ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter((c): c is string => c !== undefined);
     if (flags.json) {
-      io.stdout.write(JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats }, null, 2) + '\n');
+      io.stdout.write(JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats, notShown }, null, 2) + '\n');
     } else if (flags.shape) {
-      io.stdout.write(shape.join('\n') + '\n');
+      io.stdout.write([...shape, ...notShown.map((why) => NOT_SHOWN_PREFIX + why)].join('\n') + '\n');
       for (const c of caveats) io.stderr.write(`Note: ${c}\n`);
       if (!cmp.holds) io.stderr.write(`The shape does not hold: diff it with expected-output/${exp.name}.txt\n`);
     } else {
       const color = colorEnabled(io.stdout);
       io.stdout.write(exp.report.render(result, color) + '\n');
       for (const c of caveats) io.stdout.write(`Note: ${c}\n`);
-      io.stdout.write(renderComparison(cmp, `expected-output/${exp.name}.txt`, color));
+      io.stdout.write(renderComparison(cmp, `expected-output/${exp.name}.txt`, color, machine));
     }
     return cmp.holds ? EXIT.holds : EXIT.doesNotHold;
   } catch (err) {

@@ -42,6 +42,12 @@ export interface MachineInfo {
   loadavg1: number;
   /** Cores' worth of CPU other programs used just before the run (0 = idle, 1 = one core busy). */
   busyCoresAtStart: number;
+  /**
+   * Cores' worth of CPU other programs used while the run went on, the kit's own processes left
+   * out, steal from other virtual machines included (measure/lib/contention.ts). Set after the
+   * run; undefined where it cannot be measured (no /proc) and in fixtures.
+   */
+  busyCoresDuringRun?: number;
   node: string;
   platform: string;
 }
@@ -53,19 +59,31 @@ export interface MachineInfo {
  * still holds the previous run) cannot.
  */
 export async function measureBusyCores(ms = 250): Promise<number> {
-  const sum = () => os.cpus().reduce((acc, c) => {
-    const t = c.times;
-    acc.total += t.user + t.nice + t.sys + t.idle + t.irq;
-    acc.idle += t.idle;
-    return acc;
-  }, { total: 0, idle: 0 });
-  const a = sum();
+  const a = cpuTimes();
   await new Promise((r) => setTimeout(r, ms));
-  const b = sum();
+  return busyCoresBetween(a, cpuTimes());
+}
+
+/** The machine's CPU times so far (os.cpus(), every platform), for busyCoresBetween. */
+export function cpuTimes(): { total: number; idle: number; cores: number } {
+  const cpus = os.cpus();
+  return cpus.reduce(
+    (acc, c) => {
+      const t = c.times;
+      acc.total += t.user + t.nice + t.sys + t.idle + t.irq;
+      acc.idle += t.idle;
+      return acc;
+    },
+    { total: 0, idle: 0, cores: cpus.length },
+  );
+}
+
+/** Cores' worth of CPU the whole machine used between two cpuTimes() readings (every process, the kit's too). */
+export function busyCoresBetween(a: ReturnType<typeof cpuTimes>, b: ReturnType<typeof cpuTimes>): number {
   const total = b.total - a.total;
   if (total <= 0) return 0;
   const busyShare = 1 - (b.idle - a.idle) / total;
-  return Math.round(busyShare * os.cpus().length * 100) / 100;
+  return Math.round(busyShare * b.cores * 100) / 100;
 }
 
 /** Reads the machine's cores (os.availableParallelism), how busy they are, and Node's version. */
@@ -79,15 +97,29 @@ export async function machineInfo(): Promise<MachineInfo> {
   };
 }
 
-/** `2 cores (0.05 busy before the run), load average 0.41, Node 20.20.2` */
+/** `2 cores (0.05 busy before the run, 0.02 during it), load average 0.41, Node 20.20.2` */
 export function machineCaption(m: MachineInfo): string {
-  return `${m.cores} core${m.cores === 1 ? '' : 's'} (${m.busyCoresAtStart.toFixed(2)} busy before the run), load average ${m.loadavg1.toFixed(2)}, Node ${m.node}`;
+  const during = m.busyCoresDuringRun === undefined ? '' : `, ${m.busyCoresDuringRun.toFixed(2)} during it`;
+  return `${m.cores} core${m.cores === 1 ? '' : 's'} (${m.busyCoresAtStart.toFixed(2)} busy before the run${during}), load average ${m.loadavg1.toFixed(2)}, Node ${m.node}`;
 }
 
-/** A sentence when other programs kept at least half a core busy as the run began, else undefined. */
+/** Other programs busier than this many cores' worth, before or during a run, make its findings unsafe. */
+export const BUSY_CORES = 0.5;
+
+/** Whether other programs kept at least BUSY_CORES busy before or during the run. */
+export function machineWasBusy(m: MachineInfo): boolean {
+  return m.busyCoresAtStart >= BUSY_CORES || (m.busyCoresDuringRun ?? 0) >= BUSY_CORES;
+}
+
+/** A sentence when other programs kept at least half a core busy before or during the run, else undefined. */
 export function busyMachineCaveat(m: MachineInfo): string | undefined {
-  if (m.busyCoresAtStart < 0.5) return undefined;
-  return `other programs kept about ${m.busyCoresAtStart.toFixed(1)} of the ${m.cores} cores busy when the run began; the findings assume idle cores, so a line that does not hold may be their doing. Close them and run again.`;
+  if (!machineWasBusy(m)) return undefined;
+  const during = m.busyCoresDuringRun ?? 0;
+  const when =
+    during >= BUSY_CORES
+      ? `about ${during.toFixed(1)} of the ${m.cores} cores busy while the run went on (measured: every process but the kit's own)`
+      : `about ${m.busyCoresAtStart.toFixed(1)} of the ${m.cores} cores busy when the run began`;
+  return `other programs kept ${when}; the findings assume idle cores, so a line that does not hold may be their doing. Close them and run again.`;
 }
 
 /** A duration in ms for a table cell: `1,532 ms`, `12.4 ms`, `0.31 ms`. */

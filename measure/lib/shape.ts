@@ -13,12 +13,16 @@ import { KitError } from '../../lib/errors.ts';
 /** Verdict token for a finding this machine cannot show. */
 export const CANNOT_SHOW = 'cannot-show-on-this-machine';
 
+/** The comment that carries a reason a line was not shown, in --shape output (parseExpected skips it). */
+export const NOT_SHOWN_PREFIX = '# not shown here: ';
+
 /** Joins tokens into one shape line (two spaces between tokens). */
 export function line(...tokens: (string | number)[]): string {
   return tokens.map(String).join('  ');
 }
 
-function splitLine(l: string): { key: string; verdict: string } {
+/** A shape line's key (every token but the last) and verdict (the last token). */
+export function splitLine(l: string): { key: string; verdict: string } {
   const tokens = l.trim().split(/\s{2,}/);
   return { key: tokens.slice(0, -1).join('  '), verdict: tokens.at(-1) ?? '' };
 }

@@ -5,30 +5,17 @@
  * that group too and go with it.
  */
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { listPids, readStat } from './proc.ts';
 
-/**
- * On Linux, the state letter and process group of `pid` from /proc/<pid>/stat, or undefined when
- * there is no such process (or no /proc). A zombie ('Z') has exited but was not yet reaped by
- * its parent; it holds no port and runs nothing, so it counts as gone.
- */
-function procStat(pid: number): { state: string; pgid: number } | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0]!, pgid: Number(fields[2]) };
-  } catch {
-    return undefined;
-  }
-}
+// A zombie ('Z' in /proc/<pid>/stat) has exited but was not yet reaped by its parent; it holds no
+// port and runs nothing, so it counts as gone.
 
 /** True while any live (not zombie) process of group `pgid` exists. */
 export function groupAlive(pgid: number): boolean {
   if (!signalGroup(pgid, 0)) return false;
   if (process.platform !== 'linux') return true;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const st = procStat(Number(entry));
+  for (const pid of listPids()) {
+    const st = readStat(pid);
     if (st && st.pgid === pgid && st.state !== 'Z') return true;
   }
   return false;
@@ -53,7 +40,7 @@ export function pidAlive(pid: number): boolean {
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
   if (process.platform !== 'linux') return true;
-  const st = procStat(pid);
+  const st = readStat(pid);
   return st !== undefined && st.state !== 'Z';
 }
 

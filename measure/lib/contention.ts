@@ -1,0 +1,73 @@
+/**
+ * How much CPU other programs used while an experiment ran: every process outside this one's own
+ * tree (its servers, their workers, nginx) and outside the kernel's threads, plus the time a
+ * hypervisor gave to other virtual machines (steal). A finding that does not hold while a second
+ * experiment, a build or a browser tab kept a core busy is the machine's doing, not the kit's;
+ * one that does not hold on an idle machine is never blamed on it. Linux only (/proc); elsewhere
+ * the numbers are undefined and the kit says only what it measured before the run.
+ */
+import { performance } from 'node:perf_hooks';
+import { allStats, descendants, machineTicks, TICKS_PER_S, type MachineTicks, type ProcStat } from './proc.ts';
+
+export interface CpuSnapshot {
+  atMs: number;
+  stats: Map<number, ProcStat>;
+  /** This process and everything below it. */
+  kit: Set<number>;
+  /** This process's parent, its parent's parent, ... up to init. */
+  ancestors: Set<number>;
+  machine: MachineTicks;
+}
+
+/** What other programs used between two snapshots, in cores' worth of CPU (1 = one core busy). */
+export interface OtherCpu {
+  /** Processes outside the kit's tree (their own time and that of children they reaped). */
+  otherCores: number;
+  /** Time other virtual machines took from this one (0 on bare metal). */
+  stealCores: number;
+}
+
+/** The kernel's own threads descend from kthreadd (pid 2); their work here is mostly the kit's loopback traffic. */
+const KTHREADD = 2;
+
+/** A snapshot of every process's CPU time, or undefined without /proc. */
+export function takeSnapshot(root = process.pid): CpuSnapshot | undefined {
+  const machine = machineTicks();
+  if (!machine) return undefined;
+  const stats = allStats();
+  return { atMs: performance.now(), stats, kit: descendants(stats, root), ancestors: ancestorsOf(stats, root), machine };
+}
+
+function ancestorsOf(stats: Map<number, ProcStat>, pid: number): Set<number> {
+  const out = new Set<number>();
+  for (let p = stats.get(pid)?.ppid; p !== undefined && p > 0 && !out.has(p); p = stats.get(p)?.ppid) out.add(p);
+  return out;
+}
+
+const total = (s: ProcStat) => s.ownTicks + s.reapedChildrenTicks;
+
+/**
+ * Other programs' CPU between `a` and `b`. A process alive at both counts its growth; one that
+ * started in between counts all of its time; one that ended in between is counted by the parent
+ * that reaped it, except where that parent is one of this process's ancestors (init, a
+ * subreaper, the shell): a cluster worker outliving its stopped primary is reparented to one of
+ * them, and its whole life would be counted as someone else's. Pure.
+ */
+export function otherCpu(a: CpuSnapshot, b: CpuSnapshot): OtherCpu {
+  const seconds = Math.max((b.atMs - a.atMs) / 1000, 0.001);
+  const kernel = descendants(b.stats, KTHREADD);
+  let ticks = 0;
+  for (const [pid, st] of b.stats) {
+    if (b.kit.has(pid) || a.kit.has(pid) || kernel.has(pid) || pid === KTHREADD) continue;
+    const before = a.stats.get(pid);
+    const counted = b.ancestors.has(pid) ? (x: ProcStat) => x.ownTicks : total;
+    // A pid reused by a new process has a smaller total than the old one had: count it whole.
+    const grew = before && counted(st) >= counted(before) ? counted(st) - counted(before) : counted(st);
+    ticks += grew;
+  }
+  const round = (x: number) => Math.round(x * 100) / 100;
+  return {
+    otherCores: round(ticks / TICKS_PER_S / seconds),
+    stealCores: round((b.machine.steal - a.machine.steal) / TICKS_PER_S / seconds),
+  };
+}
