@@ -29,6 +29,8 @@ export interface ProbeOptions {
   json?: unknown;
   /** Request headers (e.g. a cookie). */
   headers?: Record<string, string>;
+  /** Abandons the request when aborted (the probe rejects with KIT_ERR_REQUEST). */
+  signal?: AbortSignal;
 }
 
 /** Throws unless `url` points at a loopback address: the kit never sends load anywhere else. */
@@ -41,14 +43,14 @@ export function assertLoopback(url: URL): void {
 
 /** Sends one request to `url` and resolves with its status, client-side time and body. */
 export function probe(url: string, opts: ProbeOptions = {}): Promise<ProbeResult> {
-  const { method = 'GET', agent = false, timeoutMs = 30_000, json, headers = {} } = opts;
+  const { method = 'GET', agent = false, timeoutMs = 30_000, json, headers = {}, signal } = opts;
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     assertLoopback(target); // a throw here rejects the promise
     const started = performance.now();
     const body = json === undefined ? undefined : JSON.stringify(json);
     const allHeaders = body === undefined ? headers : { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
-    const req = http.request(target, { method, agent, timeout: timeoutMs, headers: allHeaders }, (res) => {
+    const req = http.request(target, { method, agent, timeout: timeoutMs, headers: allHeaders, ...(signal ? { signal } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
