@@ -4,7 +4,7 @@
 NODE_RUN := node --import tsx
 STAMP := node_modules/.package-lock.json
 
-.PHONY: test typecheck lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 sim sim-bench check-node clean
+.PHONY: test typecheck lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 sim sim-bench fidelity compare check-node clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
@@ -49,6 +49,16 @@ sim: $(STAMP)
 
 sim-bench: $(STAMP)
 	@node --expose-gc --import tsx sim/bench.ts $(ARGS)
+
+# Every experiment again and again (20 --quick runs each; ARGS="--full --runs 3" for full runs):
+# how many runs held their shape. A line that does not hold every time is a bug in the kit.
+fidelity: $(STAMP)
+	@$(NODE_RUN) measure/fidelity.ts $(ARGS)
+
+# Students' --shape files against expected-output/: make compare FILES="alice.txt bob.txt".
+# In a script, call npx tsx measure/compare.ts directly: make turns any failure into exit code 2.
+compare: $(STAMP)
+	@$(NODE_RUN) measure/compare.ts $(FILES) $(ARGS)
 
 typecheck: $(STAMP)
 	npx tsc --noEmit

@@ -1,0 +1,139 @@
+/**
+ * Fidelity: does every experiment hold its shape in every run? (`make fidelity`)
+ *
+ * Runs each experiment (all of them, or those named) `--runs` times, in rounds (one run of each
+ * per round, so a noisy minute does not land on one experiment only), each as its own process with
+ * `--json`, and counts per experiment how many runs held and which lines failed how often. Every
+ * run's JSON is kept in `--out` for a closer look; `summary.json` there holds the tally.
+ * Exit 0 when every run held, 1 when one did not, 2 on a usage error, 130 when interrupted.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
+import { describeError, KitError } from '../lib/errors.ts';
+import { EXIT } from './lib/experiment.ts';
+import { BALANCED_EXPERIMENTS, LESSONS } from './lib/lessons.ts';
+import { colorEnabled, makeChalk, makeTable } from './lib/output.ts';
+import { expectedFile, ROOT } from './lib/paths.ts';
+import { Progress } from './lib/progress.ts';
+import { readExpected } from './lib/shape.ts';
+import { newTally, tallyRun, type Outcome, type Tally } from './lib/fidelity.ts';
+
+const ALL = LESSONS.flatMap((l) => l.experiments);
+
+const command = defineCommand({
+  usage: 'npx tsx measure/fidelity.ts [--runs <n>] [--full] [--only <a,b>] [--lb builtin|nginx] [--out <dir>]',
+  summary:
+    'Runs every experiment (or those given with --only) again and again, --quick unless --full, and counts how many runs held ' +
+    'their shape and which lines failed. A line that does not hold in every healthy run is a bug in the kit, not noise to ignore.',
+  flags: {
+    runs: { type: 'string', valueName: 'n', description: 'runs of each experiment', default: '20' },
+    full: { type: 'boolean', description: 'the full workload instead of --quick' },
+    only: { type: 'string', valueName: 'a,b', description: `experiments to run, comma-separated (${ALL.join(', ')})` },
+    lb: { type: 'string', valueName: 'builtin|nginx', description: 'load balancer for the experiments that have one' },
+    out: { type: 'string', valueName: 'dir', description: 'where each run\'s JSON goes (default: a new folder under the OS temp folder)' },
+  },
+  epilogue: 'Example: npx tsx measure/fidelity.ts --runs 5 --only blocking,pool   (make fidelity ARGS="--runs 5")',
+});
+
+function runOnce(name: string, args: string[], running: Set<ChildProcess>): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'measure', `${name}.ts`), ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    running.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      running.delete(child);
+      resolve({ code: code ?? (signal === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint), stdout, stderr });
+    });
+  });
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.floor(s.length / 2)]! : 0;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const parsed = parseFlags(command, argv);
+  if (parsed.help) {
+    process.stdout.write(helpText(command));
+    return EXIT.holds;
+  }
+  const { full, only, lb, out } = parsed.flags;
+  const runs = intFlag('runs', parsed.flags.runs, 1, 1000, 20);
+  const names = only === undefined ? ALL : only.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const n of names) {
+    if (!ALL.includes(n)) throw new KitError('KIT_ERR_USAGE', `--only: no experiment '${n}'; the experiments are ${ALL.join(', ')}`);
+  }
+  if (lb !== undefined && lb !== 'builtin' && lb !== 'nginx') throw new KitError('KIT_ERR_USAGE', `--lb is builtin or nginx; got '${lb}'`);
+  const dir = out ?? path.join(os.tmpdir(), `nsl-fidelity-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  mkdirSync(dir, { recursive: true });
+  const expected = new Map<string, string[]>();
+  for (const n of names) expected.set(n, await readExpected(expectedFile(n)));
+
+  let interrupted = false;
+  const running = new Set<ChildProcess>();
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupted = true;
+    for (const child of running) child.kill(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const progress = new Progress(process.stderr);
+  const tallies = new Map<string, Tally>(names.map((n) => [n, newTally()]));
+  process.stderr.write(`${runs} ${full ? 'full' : '--quick'} run(s) of ${names.length} experiment(s); each run's JSON goes to ${dir}\n`);
+  const started = performance.now();
+  for (let round = 1; round <= runs && !interrupted; round++) {
+    for (const name of names) {
+      if (interrupted) break;
+      const t = tallies.get(name)!;
+      progress.step(`round ${round}/${runs} · ${name} (held so far: ${t.held}/${t.runs})`);
+      const args = ['--json', ...(full ? [] : ['--quick']), ...(lb && BALANCED_EXPERIMENTS.has(name) ? ['--lb', lb] : [])];
+      const t0 = performance.now();
+      const outcome = await runOnce(name, args, running);
+      if (interrupted || outcome.code === EXIT.sigint || outcome.code === EXIT.sigterm) break;
+      const secs = (performance.now() - t0) / 1000;
+      writeFileSync(path.join(dir, `${name}-${String(round).padStart(2, '0')}.json`), outcome.stdout);
+      if (outcome.stdout.trim() === '') writeFileSync(path.join(dir, `${name}-${String(round).padStart(2, '0')}.stderr.txt`), outcome.stderr);
+      const before = t.held;
+      tallyRun(t, expected.get(name)!, outcome, secs);
+      if (t.held === before) progress.note(`round ${round}: ${name} did not hold (${path.join(dir, `${name}-${String(round).padStart(2, '0')}.json`)})`);
+    }
+  }
+  progress.done();
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+
+  const c = makeChalk(colorEnabled(process.stdout));
+  const table = makeTable(['experiment', 'held', 'median run', 'lines that did not hold (runs)'], ['left', 'right', 'right', 'left']);
+  for (const [name, t] of tallies) {
+    const lines = Object.entries(t.failed).map(([l, f]) => `${l}  ×${f.count} (last: ${f.last})`).join('\n');
+    const held = `${t.held}/${t.runs}`;
+    table.push([name, t.held === t.runs ? c.green(held) : c.red(held), `${median(t.seconds).toFixed(1)} s`, lines || '']);
+  }
+  const mins = ((performance.now() - started) / 60_000).toFixed(1);
+  process.stdout.write(`${c.bold(`Fidelity: ${full ? 'full' : '--quick'} runs, ${os.availableParallelism()} cores, Node ${process.versions.node}, ${mins} min`)}\n${table.toString()}\n`);
+  writeFileSync(path.join(dir, 'summary.json'), JSON.stringify({ full: Boolean(full), runs, node: process.versions.node, tallies: Object.fromEntries(tallies) }, null, 2) + '\n');
+  process.stdout.write(`Each run's JSON: ${dir}\n`);
+  if (interrupted) return EXIT.sigint;
+  return [...tallies.values()].every((t) => t.held === t.runs && t.runs === runs) ? EXIT.holds : EXIT.doesNotHold;
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (err) {
+  process.stderr.write(describeError(err) + '\n');
+  process.exitCode = err instanceof KitError && err.code === 'KIT_ERR_USAGE' ? EXIT.usage : EXIT.failed;
+}

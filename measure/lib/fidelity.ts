@@ -1,0 +1,56 @@
+/**
+ * The tally behind measure/fidelity.ts: per experiment, how many runs held their shape and which
+ * expected lines failed how often. Pure, apart from the tally each call fills.
+ */
+import { compareShape } from './shape.ts';
+
+export interface Tally {
+  runs: number;
+  held: number;
+  /** Runs that did not finish (exit 3): a server did not start, a request failed. */
+  errors: number;
+  /** Expected line → how many runs did not hold it, with the last value seen instead. */
+  failed: Record<string, { count: number; last: string }>;
+  seconds: number[];
+}
+
+export interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** A tally with nothing counted yet. */
+export function newTally(): Tally {
+  return { runs: 0, held: 0, errors: 0, failed: {}, seconds: [] };
+}
+
+/** Turns one run's output into the tally (pure, apart from the tally it fills). */
+export function tallyRun(t: Tally, expected: string[], outcome: Outcome, seconds: number): void {
+  t.runs++;
+  t.seconds.push(seconds);
+  let parsed: { shape?: string[] } | undefined;
+  try {
+    parsed = JSON.parse(outcome.stdout) as { shape?: string[] };
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed?.shape) {
+    t.errors++;
+    const why = outcome.stderr.trim().split('\n').filter((l) => l.startsWith('error')).at(-1) ?? `exit code ${outcome.code}`;
+    const f = (t.failed['(the run failed)'] ??= { count: 0, last: '' });
+    f.count++;
+    f.last = why;
+    return;
+  }
+  const cmp = compareShape(expected, parsed.shape);
+  if (cmp.holds) t.held++;
+  for (const l of cmp.lines) {
+    if (l.status === 'held' || l.status === 'not-shown') continue;
+    const key = l.expected ?? `(unexpected) ${l.actual}`;
+    const f = (t.failed[key] ??= { count: 0, last: '' });
+    f.count++;
+    f.last = l.actual ?? '(no such line)';
+  }
+}
+

@@ -1,0 +1,108 @@
+// Proves the instructors' comparison (measure/compare.ts): a --shape file from a healthy run holds
+// (exit 0) also when some lines could not be shown, and names those lines and the reason the run
+// wrote into the file; a file with a line that did not hold exits 1 and names it; a whole lesson's
+// file is split by experiment; files that are not shape files exit 2.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after } from 'node:test';
+import { COMMON_FLAGS, runExperiment } from '../measure/lib/experiment.ts';
+import { compareText, loadExpected } from '../measure/lib/compare.ts';
+import { NOT_SHOWN_PREFIX } from '../measure/lib/shape.ts';
+import { defineCommand } from '../lib/cli.ts';
+import { hints, notShown, render, shape, type RateLimitResult } from '../measure/report/rate-limit.ts';
+import { MACHINE } from './fixtures/results.ts';
+import { expectedShape, failOnWarnings, runScript } from './helpers.ts';
+
+failOnWarnings();
+const dir = mkdtempSync(path.join(os.tmpdir(), 'nsl-compare-test-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const file = (name: string, text: string) => {
+  const p = path.join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
+
+/** A rate-limit run on a machine without redis-server, as the experiment reports it. */
+const noRedis = (): RateLimitResult => ({
+  machine: MACHINE,
+  workers: 4,
+  limit: 10,
+  windowS: 60,
+  runs: [
+    { store: 'memory', attempts: 60, allowed: 40, refused: 20, allowedByWorker: { 1: 10, 2: 10, 3: 10, 4: 10 } },
+    { store: 'sqlite', attempts: 60, allowed: 10, refused: 50, allowedByWorker: { 1: 3, 2: 2, 3: 3, 4: 2 } },
+  ],
+  notRun: { redis: 'redis-server was not found (looked on PATH and in /usr/bin)' },
+});
+
+/** What `npx tsx measure/rate-limit.ts --shape` prints for that run: the experiment's own output code, with the run stubbed. */
+async function shapeOutput(result: RateLimitResult): Promise<{ code: number; stdout: string }> {
+  let stdout = '';
+  const sink = { write: (s: string) => ((stdout += s), true) };
+  const code = await runExperiment(
+    { name: 'rate-limit', command: defineCommand({ usage: 'x', summary: 'x', flags: { ...COMMON_FLAGS } }), options: () => ({}), run: async () => result, report: { render, shape, hints, notShown } },
+    ['--shape'],
+    { stdout: sink, stderr: { write: () => true } },
+  );
+  return { code, stdout };
+}
+
+test('--shape carries the reason a line was not shown, as a comment the expected files skip', async () => {
+  const { code, stdout } = await shapeOutput(noRedis());
+  assert.equal(code, 0);
+  assert.match(stdout, /^redis {2}allowed-vs-limit {2}cannot-show-on-this-machine$/m);
+  assert.ok(stdout.includes(`${NOT_SHOWN_PREFIX}redis-server was not found`), stdout);
+});
+
+test('a healthy file with a line not shown holds, and names the line and why', async () => {
+  const f = file('alice.txt', (await shapeOutput(noRedis())).stdout);
+  const r = await runScript('measure/compare.ts', [f]);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /alice\.txt: the shape holds/);
+  assert.match(r.stdout, /rate-limit: 2 held, 1 not shown on that machine/);
+  assert.match(r.stdout, /- redis {2}allowed-vs-limit {2}exactly-the-limit/);
+  assert.match(r.stdout, /not shown, because: redis-server was not found/);
+});
+
+test('a line that did not hold: exit 1, and the line named with what the file has', async () => {
+  const broken = noRedis();
+  broken.runs[0] = { ...broken.runs[0]!, allowed: 60, refused: 0, allowedByWorker: { 1: 15, 2: 15, 3: 15, 4: 15 } };
+  const f = file('bob.txt', (await shapeOutput(broken)).stdout);
+  const r = await runScript('measure/compare.ts', [f]);
+  assert.equal(r.code, 1, r.stdout + r.stderr);
+  assert.match(r.stdout, /bob\.txt: the shape does not hold/);
+  assert.match(r.stdout, /✗ memory {2}allowed-vs-limit {2}one-limit-per-worker {3}\(the file has: memory {2}allowed-vs-limit {2}no-limit\)/);
+});
+
+test('a whole lesson in one file is split by experiment; a missing line does not hold', () => {
+  const expected = loadExpected();
+  const lesson = [...expectedShape('blocking'), ...expectedShape('cluster').slice(1)].join('\n') + '\n';
+  const v = compareText('carol.txt', lesson, expected);
+  assert.deepEqual([...v.experiments.keys()], ['blocking', 'cluster']);
+  assert.equal(v.experiments.get('blocking')!.holds, true);
+  assert.equal(v.experiments.get('cluster')!.holds, false, 'the fresh-connections line is missing');
+  assert.equal(v.holds, false);
+});
+
+test('several files: exit 1 if any did not hold; not a shape file, or no file: exit 2', async () => {
+  const good = file('good.txt', expectedShape('cluster').join('\n') + '\n');
+  const bad = file('bad.txt', expectedShape('cluster').map((l) => l.replace('all-answered', 'some-failed')).join('\n') + '\n');
+  const both = await runScript('measure/compare.ts', [good, bad]);
+  assert.equal(both.code, 1);
+  assert.match(both.stdout, /good\.txt: the shape holds[\s\S]*bad\.txt: the shape does not hold/);
+  const foreign = await runScript('measure/compare.ts', [file('notes.txt', 'remember to bring snacks\n')]);
+  assert.equal(foreign.code, 2);
+  assert.match(foreign.stderr, /holds no shape line of the kit/);
+  const mixed = await runScript('measure/compare.ts', [file('mixed.txt', `${expectedShape('cluster').join('\n')}\nsomething  else  entirely\n`)]);
+  assert.equal(mixed.code, 1);
+  assert.match(mixed.stdout, /not a line of any experiment: something {2}else {2}entirely/);
+  assert.equal((await runScript('measure/compare.ts', [])).code, 2);
+  assert.equal((await runScript('measure/compare.ts', [path.join(dir, 'nope.txt')])).code, 2);
+  assert.equal((await runScript('measure/compare.ts', ['--experiment', 'bogus', good])).code, 2);
+  const help = await runScript('measure/compare.ts', ['--help']);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /Usage: npx tsx measure\/compare\.ts/);
+});
