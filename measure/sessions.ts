@@ -1,9 +1,10 @@
 /**
  * Lesson 5 · sessions: where does a login live?
  *
- * For each configuration, 3 replicas behind the balancer. N members (30; 9 with --quick) each log
- * in (POST /login) and read GET /me 10 times, all at once, each with its own cookies; then the
- * replica that answered the most requests is SIGKILLed and they read /me 10 more times.
+ * For each configuration, 3 replicas behind the balancer. N members (31; 11 with --quick) each log
+ * in (POST /login), then read GET /me 10 times, each with its own cookies, one request at a time
+ * and the members in turn; then the replica that answered the most requests is SIGKILLed and they
+ * read /me 10 more times.
  * Configurations: sessions in replica memory with round robin, ip-hash and a sticky cookie; in
  * SQLite; in Redis (needs redis-server or REDIS_URL); in a signed token (no store).
  */
@@ -16,7 +17,7 @@ import { createLatencyHistogram, recordMs, summarize } from './lib/latency.ts';
 import { probe } from './lib/probe.ts';
 import { redisForRun } from './lib/stores.ts';
 import { balancerKind, LB_FLAG, startBalancer, startReplicas, type BalancerKind } from './lib/topology.ts';
-import { caveats, CONFIGS, hints, render, shape, type PhaseCount, type SessionRun, type SessionsResult } from './report/sessions.ts';
+import { notShown, CONFIGS, hints, render, shape, type PhaseCount, type SessionRun, type SessionsResult } from './report/sessions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/sessions.ts [flags]',
@@ -33,6 +34,8 @@ interface Options {
 
 const REPLICAS = 3;
 const READS = 10;
+/** Prime to 3 and to 2 (the replicas before and after the kill): see readRounds. */
+const membersFor = (quick: boolean) => (quick ? 11 : 31);
 
 /** One member's cookies, as a client keeps them. */
 class CookieJar {
@@ -57,7 +60,7 @@ interface Config {
 
 async function runConfig(ctx: RunContext<Options>, config: Config, redisUrl: string | undefined, index: number, total: number): Promise<SessionRun> {
   const { lab, progress, quick, port, options } = ctx;
-  const members = quick ? 9 : 30;
+  const members = membersFor(quick);
   const label = `${index}/${total} ${config.name}`;
   progress.step(`${label}: starting ${REPLICAS} replicas and ${options.lb}`);
   const stateArgs =
@@ -75,47 +78,51 @@ async function runConfig(ctx: RunContext<Options>, config: Config, redisUrl: str
   const histogram = createLatencyHistogram();
 
   const read = async (jar: CookieJar, count: PhaseCount, tally: boolean) => {
-    for (let i = 0; i < READS; i++) {
-      count.requests++;
-      const r = await probe(`${lb.url}/me`, { headers: jar.header() }).catch(() => undefined);
-      if (!r) {
-        count.errors++;
-        continue;
-      }
-      jar.take(r.headers['set-cookie']);
-      if (tally) {
-        recordMs(histogram, r.ms);
-        const who = r.headers['x-replica'];
-        if (typeof who === 'string') perReplica[who] = (perReplica[who] ?? 0) + 1;
-      }
-      if (r.status === 401) count.lost++;
-      else if (r.status !== 200) count.errors++;
+    count.requests++;
+    const r = await probe(`${lb.url}/me`, { headers: jar.header() }).catch(() => undefined);
+    if (!r) {
+      count.errors++;
+      return;
     }
-  };
-
-  progress.step(`${label}: ${members} members log in and read /me ${READS} times`);
-  const before: PhaseCount = { requests: 0, lost: 0, errors: 0 };
-  await Promise.all(
-    jars.map(async (jar, m) => {
-      const member = `member${m + 1}`;
-      const r = await probe(`${lb.url}/login`, { method: 'POST', json: { member, password: `pw-${member}` }, headers: jar.header() }).catch(() => undefined);
-      if (!r || r.status !== 200) {
-        before.errors++;
-        return;
-      }
-      jar.take(r.headers['set-cookie']);
+    jar.take(r.headers['set-cookie']);
+    if (tally) {
+      recordMs(histogram, r.ms);
       const who = r.headers['x-replica'];
       if (typeof who === 'string') perReplica[who] = (perReplica[who] ?? 0) + 1;
-      await read(jar, before, true);
-    }),
-  );
+    }
+    if (r.status === 401) count.lost++;
+    else if (r.status !== 200) count.errors++;
+  };
+  // One request at a time, the members in turn: READS rounds of one read each. Members sent all at
+  // once moved in lockstep, and with a member count that is a multiple of the replica count round
+  // robin then sent each member to the same replica at every read (sticky by accident), so the
+  // share lost depended on timing jitter. In turn, with a member count that shares no factor with
+  // 3 or 2 replicas, round robin sends each member's reads to every replica in turn.
+  const readRounds = async (count: PhaseCount, tally: boolean) => {
+    for (let i = 0; i < READS; i++) for (const jar of jars) await read(jar, count, tally);
+  };
+
+  progress.step(`${label}: ${members} members log in, then read /me ${READS} times, in turn`);
+  const before: PhaseCount = { requests: 0, lost: 0, errors: 0 };
+  for (const [m, jar] of jars.entries()) {
+    const member = `member${m + 1}`;
+    const r = await probe(`${lb.url}/login`, { method: 'POST', json: { member, password: `pw-${member}` }, headers: jar.header() }).catch(() => undefined);
+    if (!r || r.status !== 200) {
+      before.errors++;
+      continue;
+    }
+    jar.take(r.headers['set-cookie']);
+    const who = r.headers['x-replica'];
+    if (typeof who === 'string') perReplica[who] = (perReplica[who] ?? 0) + 1;
+  }
+  await readRounds(before, true);
   const victim = Object.entries(perReplica).sort((a, b) => b[1] - a[1])[0]![0];
   progress.step(`${label}: SIGKILL to ${victim}, then ${READS} more reads each`);
   const target = replicas.find((r) => r.name === victim)!;
   target.proc.signal('SIGKILL');
   await target.proc.exited;
   const after: PhaseCount = { requests: 0, lost: 0, errors: 0 };
-  await Promise.all(jars.map((jar) => read(jar, after, false)));
+  await readRounds(after, false);
   await lab.stop(lb);
   await Promise.all(replicas.map((r) => lab.stop(r.proc)));
   return { name: config.name, store: config.store, policy: config.policy, before, after, perReplica, victim, p95: summarize(histogram).p95 };
@@ -137,7 +144,7 @@ async function run(ctx: RunContext<Options>): Promise<SessionsResult> {
   const runs: SessionRun[] = [];
   const todo = configs.filter((c) => c.store !== 'redis' || redis.url);
   for (const [i, config] of todo.entries()) runs.push(await runConfig(ctx, config, redis.url, i + 1, todo.length));
-  return { machine: ctx.machine, balancer: ctx.options.lb, members: ctx.quick ? 9 : 30, reads: READS, runs, notRun };
+  return { machine: ctx.machine, balancer: ctx.options.lb, members: membersFor(ctx.quick), reads: READS, runs, notRun };
 }
 
 process.exitCode = await runExperiment({
@@ -145,5 +152,5 @@ process.exitCode = await runExperiment({
   command,
   options: (flags) => ({ lb: balancerKind(flags.lb) }),
   run,
-  report: { render, shape, hints, caveats },
+  report: { render, shape, hints, notShown },
 });
