@@ -14,7 +14,7 @@ import { startLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import { redisForRun, storeArgs } from './lib/stores.ts';
 import { balancerKind, LB_FLAG, startBalancer, startReplicas, type BalancerKind } from './lib/topology.ts';
-import { caveats, hints, render, shape, type CounterResult, type CounterRun } from './report/counter.ts';
+import { notShown, hints, render, shape, type CounterResult, type CounterRun } from './report/counter.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/counter.ts [flags]',
@@ -130,5 +130,5 @@ process.exitCode = await runExperiment({
   command,
   options: (flags) => ({ lb: balancerKind(flags.lb) }),
   run,
-  report: { render, shape, hints, caveats },
+  report: { render, shape, hints, notShown },
 });

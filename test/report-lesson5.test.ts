@@ -82,9 +82,9 @@ const limit = (): RateLimitResult => ({
   limit: 10,
   windowS: 60,
   runs: [
-    { store: 'memory', attempts: 40, allowed: 40, refused: 0, allowedByWorker: { 1: 10, 2: 10, 3: 10, 4: 10 } },
-    { store: 'sqlite', attempts: 40, allowed: 10, refused: 30, allowedByWorker: { 1: 3, 2: 2, 3: 3, 4: 2 } },
-    { store: 'redis', attempts: 40, allowed: 10, refused: 30, allowedByWorker: { 1: 3, 2: 2, 3: 3, 4: 2 } },
+    { store: 'memory', attempts: 60, allowed: 40, refused: 20, allowedByWorker: { 1: 10, 2: 10, 3: 10, 4: 10 } },
+    { store: 'sqlite', attempts: 60, allowed: 10, refused: 50, allowedByWorker: { 1: 3, 2: 2, 3: 3, 4: 2 } },
+    { store: 'redis', attempts: 60, allowed: 10, refused: 50, allowedByWorker: { 1: 3, 2: 2, 3: 3, 4: 2 } },
   ],
   notRun: {},
 });
@@ -96,7 +96,14 @@ test('rate limit: a healthy result matches expected-output/rate-limit.txt; each 
   const set = (store: string, allowed: number) => ({ ...limit(), runs: limit().runs.map((r) => (r.store === store ? { ...r, allowed } : r)) });
   assert.deepEqual(failedLines(expected, limitShape(set('sqlite', 11))), ['sqlite  allowed-vs-limit  exactly-the-limit']);
   assert.deepEqual(failedLines(expected, limitShape(set('redis', 9))), ['redis  allowed-vs-limit  exactly-the-limit']);
-  assert.deepEqual(failedLines(expected, limitShape(set('memory', 10))), ['memory  allowed-vs-limit  more-than-the-limit']);
+  assert.deepEqual(failedLines(expected, limitShape(set('memory', 10))), ['memory  allowed-vs-limit  one-limit-per-worker']);
+  // A limiter that never refuses lets all 60 through: not one limit per worker.
+  const none = { ...limit(), runs: limit().runs.map((r) => (r.store === 'memory' ? { ...r, allowed: 60, refused: 0, allowedByWorker: { 1: 15, 2: 15, 3: 15, 4: 15 } } : r)) };
+  assert.deepEqual(limitShape(none)[0], 'memory  allowed-vs-limit  no-limit');
+  assert.deepEqual(failedLines(expected, limitShape(none)), ['memory  allowed-vs-limit  one-limit-per-worker']);
+  // 40 in all, but not 10 on each worker (one worker's limit shared by two): not one limit per worker.
+  const lopsided = { ...limit(), runs: limit().runs.map((r) => (r.store === 'memory' ? { ...r, allowedByWorker: { 1: 20, 2: 10, 3: 10 } } : r)) };
+  assert.deepEqual(failedLines(expected, limitShape(lopsided)), ['memory  allowed-vs-limit  one-limit-per-worker']);
 });
 
 const phase = (requests: number, lost: number, errors = 0) => ({ requests, lost, errors });

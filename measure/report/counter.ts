@@ -73,7 +73,7 @@ export const hints: Record<string, string> = {
   'replicas-redis': SHARED_HINT,
 };
 
-export function caveats(r: CounterResult): string[] {
+export function notShown(r: CounterResult): string[] {
   return Object.values(r.notRun);
 }
 

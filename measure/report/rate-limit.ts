@@ -1,5 +1,5 @@
 /**
- * Result, table and shape of the `rate-limit` experiment (lesson 5): one member's 40 loan attempts
+ * Result, table and shape of the `rate-limit` experiment (lesson 5): one member's 60 loan attempts
  * spread over 4 cluster workers, limit 10 per minute, the limit kept in memory, SQLite or Redis. Pure.
  */
 import { machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../lib/output.ts';
@@ -23,26 +23,37 @@ export interface RateLimitResult {
   notRun: Record<string, string>;
 }
 
+/**
+ * How many got through, against the limit: exactly it (one shared count), exactly one limit per
+ * worker (each process counts alone), or something else. The attempts exceed workers × limit, so
+ * "no limit at all" lets every attempt through and reads `no-limit`, not `one-limit-per-worker`.
+ */
+export function allowedVerdict(run: LimitRun, limit: number, workers: number): string {
+  if (run.allowed === limit) return 'exactly-the-limit';
+  if (run.allowed === run.attempts) return 'no-limit';
+  const perWorker = Object.values(run.allowedByWorker);
+  if (run.allowed === workers * limit && perWorker.length === workers && perWorker.every((n) => n === limit)) return 'one-limit-per-worker';
+  return run.allowed > limit ? 'more-than-the-limit' : 'less-than-the-limit';
+}
+
 export function shape(r: RateLimitResult): string[] {
   const out: string[] = [];
   for (const store of ['memory', 'sqlite', 'redis']) {
     const run = r.runs.find((x) => x.store === store);
-    if (!run) {
-      out.push(line(store, 'allowed-vs-limit', CANNOT_SHOW));
-      continue;
-    }
-    out.push(line(store, 'allowed-vs-limit', run.allowed === r.limit ? 'exactly-the-limit' : run.allowed > r.limit ? 'more-than-the-limit' : 'less-than-the-limit'));
+    out.push(line(store, 'allowed-vs-limit', run ? allowedVerdict(run, r.limit, r.workers) : CANNOT_SHOW));
   }
   return out;
 }
 
 export const hints: Record<string, string> = {
-  memory: 'each worker keeps its own count, so each lets the member through up to the limit: about workers × limit in all',
+  memory:
+    'each worker keeps its own count, so each lets the member through up to the limit: exactly workers × limit in all; ' +
+    'every attempt allowed means no limit was applied at all',
   sqlite: 'one count in one SQLite file: exactly the limit gets through, whichever worker answers',
   redis: 'one count in Redis: exactly the limit gets through, whichever worker answers',
 };
 
-export function caveats(r: RateLimitResult): string[] {
+export function notShown(r: RateLimitResult): string[] {
   return Object.values(r.notRun);
 }
 

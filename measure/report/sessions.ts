@@ -82,7 +82,7 @@ export const hints: Record<string, string> = {
   'all-configs': 'a killed replica\'s GET /me should be retried by the balancer: errors mean a request was lost',
 };
 
-export function caveats(r: SessionsResult): string[] {
+export function notShown(r: SessionsResult): string[] {
   return Object.values(r.notRun);
 }
 
