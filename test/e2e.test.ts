@@ -47,7 +47,7 @@ test('normal output: the table, the per-line verdicts and "The shape holds", wit
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /Lesson 3 · cluster/);
   assert.match(r.stdout, /┌/);
-  assert.match(r.stdout, /✓ fresh-connections {2}12-loans {2}4\/4\/4/);
+  assert.match(r.stdout, /✓ fresh-connections {2}4-loans-per-worker {2}4-on-every-worker/);
   assert.match(r.stdout, /The shape holds\./);
   assert.doesNotMatch(r.stdout, /\x1b\[/);
 });

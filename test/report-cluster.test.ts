@@ -2,7 +2,7 @@
 // expected-output/cluster.txt and each of the four findings fails on a result that breaks it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { countersVerdict, render, shape, spread } from '../measure/report/cluster.ts';
+import { countersVerdict, freshVerdict, render, shape, spread } from '../measure/report/cluster.ts';
 import { clusterResult } from './fixtures/results.ts';
 import { expectedShape, failedLines, failOnWarnings } from './helpers.ts';
 
@@ -22,14 +22,27 @@ test('spread: largest first, idle workers count as 0', () => {
 test('fails when fresh connections are not spread evenly', () => {
   const r = clusterResult();
   r.fresh.byPid = { '101': 6, '102': 6 };
-  assert.deepEqual(failed(r), ['fresh-connections  12-loans  4/4/4']);
+  assert.equal(freshVerdict(r), 'uneven-6/6/0');
+  assert.deepEqual(failed(r), ['fresh-connections  4-loans-per-worker  4-on-every-worker']);
+  r.fresh.byPid = { '101': 5, '102': 4, '103': 3 };
+  assert.deepEqual(failed(r), ['fresh-connections  4-loans-per-worker  4-on-every-worker']);
+});
+
+test('an even spread over any worker count holds the same line (--workers 4: 16 loans, 4/4/4/4)', () => {
+  const r = clusterResult();
+  r.workers = 4;
+  r.fresh = { requests: 16, byPid: { '101': 4, '102': 4, '103': 4, '104': 4 } };
+  r.counters = { total: 20, byPid: { '101': 5, '102': 5, '103': 5, '104': 5 } };
+  assert.deepEqual(shape(r), expected);
+  r.fresh.byPid = { '101': 4, '102': 4, '103': 4, '104': 3, '105': 1 };
+  assert.deepEqual(failed(r), ['fresh-connections  4-loans-per-worker  4-on-every-worker']);
 });
 
 test('fails when one worker saw every loan, or the counters do not add up', () => {
   const r = clusterResult();
   r.counters.byPid = { '101': 16 };
   assert.equal(countersVerdict(r.counters), 'one-worker-saw-the-total');
-  assert.deepEqual(failed(r), ['counters  after-16-loans  no-worker-saw-the-total']);
+  assert.deepEqual(failed(r), ['counters  after-every-loan  no-worker-saw-the-total']);
   r.counters.byPid = { '101': 5, '102': 5, '103': 5 };
   assert.equal(countersVerdict(r.counters), 'do-not-add-up');
 });

@@ -43,12 +43,23 @@ export function countersVerdict(c: ClusterResult['counters']): string {
   return Math.max(...values) < c.total ? 'no-worker-saw-the-total' : 'one-worker-saw-the-total';
 }
 
+/**
+ * `4-on-every-worker` when the loans on fresh connections landed evenly on every worker, else
+ * `uneven-5/4/3` (the counts, largest first). The key and the verdict do not depend on the worker
+ * count, so one expected file holds for --workers 2 to 16.
+ */
+export function freshVerdict(r: ClusterResult): string {
+  const counts = spread(r.fresh.byPid, r.workers);
+  const each = r.fresh.requests / r.workers;
+  return counts.split('/').every((n) => Number(n) === each) ? `${each}-on-every-worker` : `uneven-${counts}`;
+}
+
 export function shape(r: ClusterResult): string[] {
   const k = r.kill;
   const keepPids = Object.keys(r.keepAlive.byPid).length;
   return [
-    line('fresh-connections', `${r.fresh.requests}-loans`, spread(r.fresh.byPid, r.workers)),
-    line('counters', `after-${r.counters.total}-loans`, countersVerdict(r.counters)),
+    line('fresh-connections', `${r.fresh.requests / r.workers}-loans-per-worker`, freshVerdict(r)),
+    line('counters', 'after-every-loan', countersVerdict(r.counters)),
     line('kill-worker', 'replacement', k.pidsBefore.includes(k.newPid) ? 'same-pid' : 'new-pid'),
     line('kill-worker', 'after-replacement', k.answeredAfter === k.requestsAfter ? 'all-answered' : 'some-failed'),
     line('kill-worker', 'new-worker-counter', k.newWorkerCounter === undefined ? 'never-answered' : k.newWorkerCounter === 0 ? 'starts-at-zero' : 'not-zero'),
