@@ -3,12 +3,13 @@
  *
  * Starts 3 replicas; a hog keeps replica app3's event loop blocked by sending it /stall?ms=30
  * directly (3 connections, bypassing the balancer; --hog busy sends /slow-sync?ms=30 instead). Meanwhile /fast goes through the balancer
- * (6 connections) under each policy: a warm-up, then measured runs (median of 3; 1 with --quick).
+ * (6 connections) under each policy, in interleaved rounds (6; 4 with --quick): every round gives
+ * each policy one short slice, and a policy's numbers come from all its slices.
  */
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
-import { runDegraded, type DegradedOptions } from './lib/degraded-run.ts';
+import { ROUNDS, runDegraded, type DegradedOptions } from './lib/degraded-run.ts';
 import { balancerKind, LB_FLAG } from './lib/topology.ts';
 import { caveats, hints, render, shape } from './report/degraded.ts';
 
@@ -20,7 +21,7 @@ const command = defineCommand({
   flags: {
     ...COMMON_FLAGS,
     lb: LB_FLAG,
-    runs: { type: 'string', valueName: 'n', description: 'measured runs per policy, median reported (default 3; --quick 1)' },
+    runs: { type: 'string', valueName: 'n', description: `rounds: each policy is measured once per round, interleaved (default ${ROUNDS.full}; --quick ${ROUNDS.quick})` },
     hog: { type: 'string', valueName: 'stall|busy', description: 'block app3 by sleeping (stall) or by burning CPU (busy)', default: 'stall' },
   },
   epilogue: 'Example: npx tsx measure/degraded.ts --lb nginx',
@@ -32,7 +33,7 @@ process.exitCode = await runExperiment({
   options: (flags) => {
     const hog = String(flags.hog);
     if (hog !== 'stall' && hog !== 'busy') throw new KitError('KIT_ERR_USAGE', `--hog is stall or busy; got '${hog}'`);
-    return { lb: balancerKind(flags.lb), runs: intFlag('runs', flags.runs as string | undefined, 1, 9, flags.quick ? 1 : 3), hog };
+    return { lb: balancerKind(flags.lb), runs: intFlag('runs', flags.runs as string | undefined, 1, 20, flags.quick ? ROUNDS.quick : ROUNDS.full), hog };
   },
   run: async (ctx: RunContext<DegradedOptions>) => (await runDegraded(ctx)).result,
   report: { render, shape, hints, caveats },

@@ -3,12 +3,13 @@
  * times measured in the same run, side by side.
  *
  * Live: 3 replicas, a hog blocking app3's event loop (/stall?ms=30 × 3 connections), /fast through
- * the balancer under each policy (measure/lib/degraded-run.ts, as `degraded` does). After the
- * policies, with the hog still running, two calibration loads: /fast straight to app1 over one
- * connection (the replica's service time) and /fast through the balancer to app1 and app2 with the
- * experiment's 6 connections (the whole path when nothing is blocked). The simulation
- * (sim/scenarios/degraded.ts) draws its service times from the first and, as a delay outside the
- * replicas, from the second less the first's median.
+ * the balancer under each policy (measure/lib/degraded-run.ts, as `degraded` does), in interleaved
+ * rounds that also measure the path when nothing is blocked: /fast through the same balancer to
+ * app1 and app2 only, with the experiment's 6 connections. After the rounds, with the hog still
+ * running: /fast straight to app1 over one connection (the replica's service time). The simulation
+ * (sim/scenarios/degraded.ts) draws its service times from that, and models the path outside the
+ * replicas as one first-come-first-served queue whose mean time is fitted so that the model's
+ * healthy path carries the throughput the lab's path did.
  *
  * Always through the kit's own balancer, whose code the model runs, even under
  * `LB=nginx make lesson-4`. (Through nginx, measured here, round robin's p95 was 280-470 ms against
@@ -19,12 +20,12 @@ import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
-import { HOG_MS, HOG_CONNECTIONS, CONNECTIONS, runDegraded, type DegradedOptions } from './lib/degraded-run.ts';
+import { HOG_MS, HOG_CONNECTIONS, CONNECTIONS, ROUNDS, runDegraded, type DegradedOptions } from './lib/degraded-run.ts';
 import { runLoad } from './lib/load.ts';
-import { startBalancer, type Replica } from './lib/topology.ts';
+import type { Replica } from './lib/topology.ts';
 import { caveats, hints, render, shape, type Calibration, type SimVsLabResult } from './report/sim-vs-lab.ts';
-import { fixed } from '../sim/dist.ts';
-import { DEGRADED_DEFAULTS, simulateDegraded } from '../sim/scenarios/degraded.ts';
+import { exp, fixed, type Dist } from '../sim/dist.ts';
+import { DEGRADED_DEFAULTS, fitPathQueue, simulateDegraded } from '../sim/scenarios/degraded.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/sim-vs-lab.ts [flags]',
@@ -33,7 +34,7 @@ const command = defineCommand({
     'do the lab and the model order the policies the same way, and how far apart are their round-robin/least-connections p95 ratios?',
   flags: {
     ...COMMON_FLAGS,
-    runs: { type: 'string', valueName: 'n', description: 'measured lab runs per policy, median reported (default 3; --quick 1)' },
+    runs: { type: 'string', valueName: 'n', description: `rounds: each policy (and the path) is measured once per round, interleaved (default ${ROUNDS.full}; --quick ${ROUNDS.quick})` },
     seed: { type: 'string', valueName: 'n', description: 'the simulation\'s random seed', default: '1' },
     loop: { type: 'string', valueName: 'turns|fifo', description: 'how the simulated event loops order waiting requests: in turns as Node does, or first come, first served', default: 'turns' },
   },
@@ -48,39 +49,29 @@ interface Options extends DegradedOptions {
 const QUANTILES = 1000;
 
 async function run(ctx: RunContext<Options>): Promise<SimVsLabResult> {
-  const { lab, progress, options, quick, port } = ctx;
+  const { progress, options } = ctx;
   const calibrate = async (replicas: Replica[]) => {
     progress.step('calibration: /fast straight to app1 over 1 connection');
-    const direct = await runLoad({ url: `${replicas[0]!.url}/fast`, connections: 1, durationS: 1, quantiles: QUANTILES });
-    progress.step(`calibration: /fast through the balancer to app1 and app2 with ${CONNECTIONS} connections`);
-    const lb = await startBalancer(lab, options.lb, 'least-connections', replicas.slice(0, 2), port);
-    // Warmed up and measured as each policy is below: a fresh balancer is slower until its JIT
-    // has compiled the hot path, and a path measured cold made the model's p95 too high.
-    await runLoad({ url: `${lb.url}/fast`, connections: CONNECTIONS, durationS: 1 });
-    const path = await runLoad({ url: `${lb.url}/fast`, connections: CONNECTIONS, durationS: quick ? 1 : 2, quantiles: QUANTILES });
-    await lab.stop(lb);
-    return { direct, path };
+    return runLoad({ url: `${replicas[0]!.url}/fast`, connections: 1, durationS: 1, quantiles: QUANTILES });
   };
-  const { result: labResult, calibration } = await runDegraded(ctx, calibrate);
-  const { direct, path } = calibration!;
+  const { result: labResult, path, calibration: direct } = await runDegraded(ctx, { path: true, calibrate });
   progress.step('simulating the same scenario with the measured service times');
   const began = performance.now();
-  const outside = path.quantilesMs!.map((ms) => Math.max(0, ms - direct.latency.p50));
+  const fast: Dist = { kind: 'empirical', valuesMs: direct!.quantilesMs! };
+  const scenario = { seed: options.seed, loop: options.loop };
+  // The path outside the replicas as a queue, not a delay: the balancer, the load generator and
+  // the kernel share the cores, so with some connections stuck on the blocked replica the rest get
+  // through sooner. Its one number is fitted so the model's healthy path carries what the lab's did.
+  const pathQueueMs = fitPathQueue(fast, path!.throughput, CONNECTIONS, scenario);
   const { result: simResult, sims } = simulateDegraded(
-    {
-      ...DEGRADED_DEFAULTS,
-      fast: { kind: 'empirical', valuesMs: direct.quantilesMs! },
-      pathDelay: { kind: 'empirical', valuesMs: outside },
-      hog: fixed(HOG_MS),
-      connections: CONNECTIONS,
-      hogConnections: HOG_CONNECTIONS,
-    },
-    { seed: options.seed, loop: options.loop },
+    { ...DEGRADED_DEFAULTS, fast, pathQueue: exp(pathQueueMs), hog: fixed(HOG_MS), connections: CONNECTIONS, hogConnections: HOG_CONNECTIONS },
+    scenario,
   );
   const simWallMs = performance.now() - began;
   const cal: Calibration = {
-    direct: { p50: direct.latency.p50, p95: direct.latency.p95, samples: direct.counts.completed },
-    path: { p50: path.latency.p50, p95: path.latency.p95, throughput: path.throughput, connections: CONNECTIONS },
+    direct: { p50: direct!.latency.p50, p95: direct!.latency.p95, samples: direct!.counts.completed },
+    path: { p50: path!.latency.p50, p95: path!.latency.p95, throughput: path!.throughput, connections: CONNECTIONS },
+    pathQueueMs: Math.round(pathQueueMs * 1000) / 1000,
     hogMs: HOG_MS,
   };
   return {
@@ -105,7 +96,7 @@ process.exitCode = await runExperiment({
       // Always the kit's balancer: the model runs its code (policies.ts, choose.ts, failover.ts).
       // nginx balances with its own code, which the model does not run; LB=nginx is ignored here.
       lb: 'builtin' as const,
-      runs: intFlag('runs', flags.runs as string | undefined, 1, 9, flags.quick ? 1 : 3),
+      runs: intFlag('runs', flags.runs as string | undefined, 1, 20, flags.quick ? ROUNDS.quick : ROUNDS.full),
       hog: 'stall' as const,
       seed: intFlag('seed', flags.seed as string | undefined, 0, 2 ** 31 - 1, 1),
       loop: loop as Options['loop'],

@@ -6,6 +6,8 @@
  *   any path            forwarded to the chosen replica; the answer gets `x-upstream-addr`
  *   GET /__lb/stats     requests, in flight, failures and health per replica; requests retried
  *   POST /__lb/down?upstream=NAME, /__lb/up?upstream=NAME   take a replica out of rotation, or back
+ *   POST /__lb/policy?name=POLICY   switch the policy for the requests that follow (the round-robin
+ *                       cursor, the requests in flight and the replicas' health carry over)
  *
  * Failover: a try that cannot connect, is reset before any response byte, or gets no answer within
  * --response-timeout is retried on another replica (up to --retries more tries; only idempotent
@@ -24,7 +26,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { defineCommand } from '../lib/cli.ts';
 import { HttpError, sendJson } from './lib/http.ts';
 import { failStartup, serve, serverFlags } from './lib/main.ts';
-import { ipHashKey, PICKERS, pickByKey, roundRobin, type ReplicaLoad } from './lib/policies.ts';
+import { BALANCER_POLICIES, ipHashKey, isBalancerPolicy, PICKERS, pickByKey, roundRobin, type BalancerPolicy, type Picker, type ReplicaLoad } from './lib/policies.ts';
 import {
   admission,
   classifyError,
@@ -49,7 +51,8 @@ const spec = defineCommand({
   flags: balancerFlags(DEFAULT_PORT),
   epilogue:
     'Stats: curl -s 127.0.0.1:3020/__lb/stats\n' +
-    'Take a replica out and back: curl -X POST \'127.0.0.1:3020/__lb/down?upstream=app2\' (then /__lb/up?upstream=app2)',
+    'Take a replica out and back: curl -X POST \'127.0.0.1:3020/__lb/down?upstream=app2\' (then /__lb/up?upstream=app2)\n' +
+    'Switch the policy while it runs: curl -X POST \'127.0.0.1:3020/__lb/policy?name=least-connections\'',
 });
 
 /** Answers up to this size (by Content-Length) are buffered whole; larger or unsized ones stream. */
@@ -97,7 +100,8 @@ function filterHeaders(headers: http.IncomingHttpHeaders | Record<string, string
 
 function main(): void {
   const options = balancerOptions(serverFlags(spec), DEFAULT_PORT);
-  const { policy, port, keepAlive, retries, connectTimeoutMs, responseTimeoutMs } = options;
+  const { port, keepAlive, retries, connectTimeoutMs, responseTimeoutMs } = options;
+  let policy: BalancerPolicy = options.policy;
   const rules = { maxFails: options.maxFails, failTimeoutMs: options.failTimeoutMs };
   const upstreams: Upstream[] = options.upstreams.map(({ name, addr }) => ({
     name,
@@ -121,7 +125,8 @@ function main(): void {
   }));
   const lone = upstreams.length === 1; // a lone replica is never taken out
   // Sticky policies start from round robin (sticky-cookie: a client with no cookie yet).
-  const pick = policy === 'ip-hash' || policy === 'sticky-cookie' ? roundRobin : PICKERS[policy];
+  const pickerFor = (p: BalancerPolicy): Picker => (p === 'ip-hash' || p === 'sticky-cookie' ? roundRobin : PICKERS[p]);
+  let pick = pickerFor(policy);
   /** The replica a sticky policy wants for this request, before availability (undefined: none yet). */
   const stickyKey = (req: http.IncomingMessage): string | undefined => {
     if (policy === 'ip-hash') return ipHashKey(req.socket.remoteAddress ?? '');
@@ -251,6 +256,18 @@ function main(): void {
   };
 
   const server = http.createServer((req, res) => {
+    const switchTo = /^\/__lb\/policy\?name=([\w.-]*)$/.exec(req.url ?? '');
+    if (switchTo && req.method === 'POST') {
+      const name = switchTo[1]!;
+      if (!isBalancerPolicy(name)) {
+        sendJson(res, 400, { error: `unknown policy '${name}'`, field: 'name', allowed: BALANCER_POLICIES });
+        return;
+      }
+      policy = name;
+      pick = pickerFor(name);
+      sendJson(res, 200, { policy });
+      return;
+    }
     const admin = /^\/__lb\/(up|down)\?upstream=([\w.-]+)$/.exec(req.url ?? '');
     if (admin && req.method === 'POST') {
       // Take a replica out of (or back into) rotation by hand, as before maintenance.

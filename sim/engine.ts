@@ -18,7 +18,8 @@
  *   - an autoscaler (servers/lib/hpa.ts, the cluster primary's own decide()) that adds and retires
  *     replicas from their event-loop utilization.
  * The model has no cost for the balancer, the kernel or the load generator unless `pathDelay`
- * gives one (a delay without a queue); in the lab they share the machine's cores.
+ * gives one (a delay without a queue) or `pathQueue` does (a queue: in the lab they share the
+ * machine's cores, so the time a request spends there grows with the requests beside it).
  *
  * Speed: a first-come-first-served server's completion time is known when a request joins its
  * queue (max(now, when the server frees) + service), and a turn's when the turn starts, so a
@@ -82,6 +83,12 @@ export interface SimConfig {
   pool?: { threads: number; work: Dist };
   /** Time outside the replicas (client, kernel, balancer) before a request reaches the balancer: a delay, no queue. */
   pathDelay?: Dist;
+  /**
+   * Time outside the replicas as one first-come-first-served server that every request passes
+   * before the balancer picks (before `pathDelay`): the CPU the balancer, the load generator and
+   * the kernel share, so the fewer requests are on it, the sooner each gets through.
+   */
+  pathQueue?: Dist;
   hogs?: Hog[];
   /** Retries follow failover.ts: a GET may be retried after a reset or timeout, a POST only after a refused connection. */
   method?: 'GET' | 'POST';
@@ -261,6 +268,9 @@ export function simulate(config: SimConfig): SimResult {
   const poolWork = config.pool ? sampler(config.pool.work, rng) : undefined;
   const think = config.clients.kind === 'closed' && config.clients.think ? sampler(config.clients.think, rng) : undefined;
   const pathDelay = config.pathDelay ? sampler(config.pathDelay, rng) : undefined;
+  const pathQueue = config.pathQueue ? sampler(config.pathQueue, rng) : undefined;
+  /** When the path's server is next free (Lindley: sends arrive in time order, so FIFO needs no queue of its own). */
+  let pathFreeAt = 0;
   const hogMs = (config.hogs ?? []).map((h) => sampler(h.ms, rng));
   const maxRequests = config.maxRequests ?? Infinity;
   const pooled = config.pool !== undefined;
@@ -346,7 +356,10 @@ export function simulate(config: SimConfig): SimResult {
     if (now >= loadEnd || sent >= maxRequests) return;
     sent++;
     const req: Request = { sentAt: now, client, tried: [], lastKind: undefined };
-    if (pathDelay) at(now + pathDelay(), Ev.Reach, 0, undefined, req);
+    let reach = now;
+    if (pathQueue) reach = pathFreeAt = Math.max(now, pathFreeAt) + pathQueue();
+    if (pathDelay) reach += pathDelay();
+    if (reach > now) at(reach, Ev.Reach, 0, undefined, req);
     else tryNext(req);
   };
 

@@ -2,19 +2,32 @@
  * The `degraded` experiment's run (lesson 4), shared by measure/degraded.ts and
  * measure/sim-vs-lab.ts: 3 replicas; a hog keeps app3's event loop blocked by sending it
  * /stall?ms=30 directly (3 connections, bypassing the balancer; `busy` sends /slow-sync?ms=30);
- * meanwhile /fast goes through the balancer (6 connections) under each policy: a warm-up, then
- * measured runs (their median). `calibrate`, when given, runs after the policies, with the hog
- * still running, on the same (by then warm) replicas: sim-vs-lab measures service times there.
+ * meanwhile /fast goes through the balancer (6 connections) under each policy.
+ *
+ * The policies are measured in interleaved rounds, not one after another: each round gives every
+ * policy one short slice (a settling part, then a measured part), in an order that rotates from
+ * round to round, and a policy's numbers come from all its slices merged. Measured one after
+ * another, whatever ran later ran faster: with least connections measured six times in a row, its
+ * first run's p95 was 1.6-2.0x the later ones', and least connections (second) against two
+ * choices (fourth) came out 1.5-2.6x apart at p95 in 6 of 6 runs, then 0.75-0.94x with their
+ * places swapped. Interleaved, the machine's drift lands on every policy alike.
+ *
+ * With `path`, the rounds also measure the path outside the replicas: /fast through the same
+ * balancer to the two healthy replicas only (app3 taken out by hand). `calibrate`, when given,
+ * runs after the rounds with the hog still running (sim-vs-lab measures service times there).
  */
-import { POLICIES } from '../../servers/lib/policies.ts';
+import { POLICIES, type Policy } from '../../servers/lib/policies.ts';
 import type { RunContext } from './experiment.ts';
-import { median } from './latency.ts';
-import { runLoad, startLoad, type LoadResult } from './load.ts';
+import { createLatencyHistogram, quantilesMs, summarize, type LatencyHistogram, type LatencySummary } from './latency.ts';
+import type { ServerProcess } from './launch.ts';
+import { runLoad, startLoad } from './load.ts';
+import { probeOk } from './probe.ts';
 import { servedByReplica, startBalancer, startReplicas, type BalancerKind, type Replica } from './topology.ts';
 import type { DegradedResult, PolicyRun } from '../report/degraded.ts';
 
 export interface DegradedOptions {
   lb: BalancerKind;
+  /** Rounds: each policy gets one slice per round. */
   runs: number;
   hog: keyof typeof HOGS;
 }
@@ -33,67 +46,139 @@ export const HOG_MS = 30;
 /** Seconds of load through a balancer to the healthy replicas before the policies are measured. */
 export const WARMUP_S = 3;
 export const HOG_CONNECTIONS = 3;
+/** Rounds by default: --quick, and the full run. */
+export const ROUNDS = { quick: 4, full: 6 } as const;
+/**
+ * Each slice: this many seconds after a policy switch are not measured (requests of the previous
+ * policy still in flight on app3, a fresh set of client connections), then the measured part.
+ */
+export const SETTLE_S = 0.3;
+export const sliceS = (quick: boolean) => (quick ? 0.5 : 1);
+
+/** The path outside the replicas, measured in the same rounds (for sim-vs-lab). */
+export interface PathMeasurement {
+  latency: LatencySummary;
+  throughput: number;
+  /** 1000 evenly spaced quantiles of its latency, ms. */
+  quantilesMs: number[];
+}
+
+/** One thing measured in every round: a policy, or the path. */
+interface Slot {
+  name: string;
+  /** The balancer the slice's load goes to. */
+  url: () => string;
+  /** Before each slice (switch the policy, take app3 out). */
+  enter: () => Promise<void>;
+  /** After each slice. */
+  leave: () => Promise<void>;
+  histogram: LatencyHistogram;
+  completed: number;
+  seconds: number;
+  errors: number;
+  generatorCpu: number;
+  perReplica: Record<string, number>;
+}
+
+function newSlot(name: string, replicas: Replica[], url: () => string, enter = async () => {}, leave = async () => {}): Slot {
+  return { name, url, enter, leave, histogram: createLatencyHistogram(), completed: 0, seconds: 0, errors: 0, generatorCpu: 0, perReplica: Object.fromEntries(replicas.map((r) => [r.name, 0])) };
+}
+
+/** The slots in round `k`'s order: the list rotated by k, so no policy always follows the same one. */
+export function roundOrder<T>(slots: readonly T[], k: number): T[] {
+  const n = slots.length;
+  return Array.from({ length: n }, (_, i) => slots[(i + k) % n]!);
+}
+
+async function measureSlice(slot: Slot, replicas: Replica[], durationS: number): Promise<void> {
+  await slot.enter();
+  // Asked while the slice settles: the blocked replica answers its stats only between hog requests.
+  const counted = servedByReplica(replicas, '/fast');
+  const r = await runLoad({ url: `${slot.url()}/fast`, connections: CONNECTIONS, durationS: SETTLE_S + durationS, settleS: SETTLE_S, settledInto: slot.histogram });
+  const [before, after] = [await counted, await servedByReplica(replicas, '/fast')];
+  await slot.leave();
+  slot.completed += r.settled!.completed;
+  slot.seconds += r.settled!.durationS;
+  slot.errors += r.counts.errors + r.counts.non2xx;
+  slot.generatorCpu = Math.max(slot.generatorCpu, r.generatorCpu);
+  for (const rep of replicas) slot.perReplica[rep.name]! += after[rep.name]! - before[rep.name]!;
+}
 
 export async function runDegraded<C = undefined>(
   { lab, progress, options, quick, machine, port }: RunContext<DegradedOptions>,
-  calibrate?: (replicas: Replica[]) => Promise<C>,
-): Promise<{ result: DegradedResult; calibration: C | undefined }> {
-  const durationS = quick ? 1 : 2;
+  extra: { path?: boolean; calibrate?: (replicas: Replica[]) => Promise<C> } = {},
+): Promise<{ result: DegradedResult; path: PathMeasurement | undefined; calibration: C | undefined }> {
+  const durationS = sliceS(quick);
+  const rounds = options.runs;
   progress.step(`starting ${REPLICAS} replicas`);
   const replicas = await startReplicas(lab, REPLICAS);
   const degraded = replicas.at(-1)!;
+  const slots = POLICIES.length + (extra.path ? 1 : 0);
   // The hog runs for the whole experiment; it is bounded too, and stopped at the end.
-  const hogBudgetS = Math.min(120, POLICIES.length * (1 + options.runs * durationS) * 3 + 10 + WARMUP_S + (calibrate ? 10 : 0));
+  const hogBudgetS = Math.min(120, WARMUP_S + rounds * slots * (SETTLE_S + durationS + 1) + 15);
   const hogRoute = HOGS[options.hog];
   const hog = startLoad({ url: `${degraded.url}${hogRoute}`, connections: HOG_CONNECTIONS, durationS: hogBudgetS });
   try {
-    // Warm up the whole path first, through a balancer to the healthy replicas. Fresh processes
-    // answer more slowly until V8 has compiled their hot paths: measured here, /fast through the
-    // balancer went 1000, 1400, 2700, 4100 req/s in its first four seconds. Without this, the
-    // policy measured second (least connections) got about half the throughput of the one
-    // measured last (two choices), a difference of run order, not of policy; warming the
+    // The kit's balancer runs once and switches policy between slices (POST /__lb/policy): a
+    // fresh Node process starts cold, and its JIT warm-up (measured: /fast through a fresh
+    // balancer went 1000, 1400, 2700, 4100 req/s in its first four seconds) would land on one
+    // policy. nginx, compiled ahead of time, runs once per policy, all of them side by side.
+    const shared = options.lb === 'builtin' ? await startBalancer(lab, 'builtin', 'least-connections', replicas, port) : undefined;
+    const post = (path: string) => probeOk(`${shared!.url}${path}`, { method: 'POST' }).then(() => undefined);
+    const byPolicy = new Map<Policy, ServerProcess>();
+    // --port goes to the first of them (several cannot share it).
+    if (!shared) for (const [i, policy] of POLICIES.entries()) byPolicy.set(policy, await startBalancer(lab, options.lb, policy, replicas, i === 0 ? port : 0));
+
+    // Warm up the whole path first, through a balancer to the healthy replicas only: fresh
+    // processes answer more slowly until V8 has compiled their hot paths, and warming the
     // replicas alone, straight, was not enough.
     progress.step(`warm-up: /fast through the balancer to ${replicas.slice(0, -1).map((r) => r.name).join(' and ')} for ${WARMUP_S} s`);
-    const warm = await startBalancer(lab, options.lb, 'least-connections', replicas.slice(0, -1), port);
+    const warm = shared ?? (await startBalancer(lab, options.lb, 'least-connections', replicas.slice(0, -1), 0));
+    if (shared) await post(`/__lb/down?upstream=${degraded.name}`);
     await runLoad({ url: `${warm.url}/fast`, connections: CONNECTIONS, durationS: WARMUP_S });
-    await lab.stop(warm);
-    const policies: PolicyRun[] = [];
-    for (const policy of POLICIES) {
-      progress.step(`${policy}: warm-up`);
-      const lb = await startBalancer(lab, options.lb, policy, replicas, port);
-      await runLoad({ url: `${lb.url}/fast`, connections: CONNECTIONS, durationS: 1 });
-      const before = await servedByReplica(replicas, '/fast');
-      const runs: LoadResult[] = [];
-      for (let i = 0; i < options.runs; i++) {
-        progress.step(`${policy}: /fast with ${CONNECTIONS} connections for ${durationS} s (run ${i + 1} of ${options.runs})`);
-        runs.push(await runLoad({ url: `${lb.url}/fast`, connections: CONNECTIONS, durationS }));
+    if (shared) await post(`/__lb/up?upstream=${degraded.name}`);
+    else await lab.stop(warm);
+
+    const policySlots = POLICIES.map((policy) =>
+      shared
+        ? newSlot(policy, replicas, () => shared.url, () => post(`/__lb/policy?name=${policy}`))
+        : newSlot(policy, replicas, () => byPolicy.get(policy)!.url),
+    );
+    const pathSlot = extra.path
+      ? newSlot(
+          'path',
+          replicas,
+          () => shared!.url,
+          async () => {
+            await post(`/__lb/down?upstream=${degraded.name}`);
+            await post('/__lb/policy?name=least-connections');
+          },
+          () => post(`/__lb/up?upstream=${degraded.name}`),
+        )
+      : undefined;
+    const all = pathSlot ? [...policySlots, pathSlot] : policySlots;
+    for (let k = 0; k < rounds; k++) {
+      for (const slot of roundOrder(all, k)) {
+        progress.step(`round ${k + 1} of ${rounds}: ${slot.name === 'path' ? 'the path to the healthy replicas' : slot.name}, /fast with ${CONNECTIONS} connections for ${durationS} s`);
+        await measureSlice(slot, replicas, durationS);
       }
-      const after = await servedByReplica(replicas, '/fast');
-      await lab.stop(lb);
-      policies.push({
-        policy,
-        throughput: median(runs.map((r) => r.throughput)),
-        p50: median(runs.map((r) => r.latency.p50)),
-        p95: median(runs.map((r) => r.latency.p95)),
-        p99: median(runs.map((r) => r.latency.p99)),
-        errors: runs.reduce((n, r) => n + r.counts.errors + r.counts.non2xx, 0),
-        perReplica: Object.fromEntries(replicas.map((r) => [r.name, after[r.name]! - before[r.name]!])),
-        generatorCpu: Math.max(...runs.map((r) => r.generatorCpu)),
-      });
     }
-    // Measured after the policies, not before: fresh replicas answer more slowly for their first
-    // seconds (JIT, lazy loading), and a path measured first was 1.5-2.3x slower at p95 than the
-    // least-connections run that followed in 7 of 10 runs.
-    const calibration = calibrate ? await calibrate(replicas) : undefined;
+    const throughput = (s: Slot) => Math.round((s.completed / Math.max(s.seconds, 0.001)) * 10) / 10;
+    const policies: PolicyRun[] = policySlots.map((s) => {
+      const l = summarize(s.histogram);
+      return { policy: s.name, throughput: throughput(s), p50: l.p50, p95: l.p95, p99: l.p99, errors: s.errors, perReplica: s.perReplica, generatorCpu: s.generatorCpu };
+    });
+    const path = pathSlot ? { latency: summarize(pathSlot.histogram), throughput: throughput(pathSlot), quantilesMs: quantilesMs(pathSlot.histogram, 1000) } : undefined;
+    const calibration = extra.calibrate ? await extra.calibrate(replicas) : undefined;
     const result: DegradedResult = {
       machine,
       balancer: options.lb,
       degraded: degraded.name,
       hog: { route: hogRoute, connections: HOG_CONNECTIONS },
-      load: { connections: CONNECTIONS, durationS, repetitions: options.runs },
+      load: { connections: CONNECTIONS, durationS, repetitions: rounds },
       policies,
     };
-    return { result, calibration };
+    return { result, path, calibration };
   } finally {
     hog.stop();
     await hog.result.catch(() => undefined);

@@ -7,7 +7,7 @@ import { line } from '../lib/shape.ts';
 
 export interface PolicyRun {
   policy: string;
-  /** Medians over the repetitions. */
+  /** Over every measured slice of the policy's (their responses merged), req/s and ms. */
   throughput: number;
   p50: number;
   p95: number;
@@ -15,7 +15,7 @@ export interface PolicyRun {
   errors: number;
   /** replica name → /fast requests it served during the measured runs. */
   perReplica: Record<string, number>;
-  /** CPU of the load generator, as a fraction of one core (the highest of the repetitions). */
+  /** CPU of the load generator, as a fraction of one core (the highest of the slices). */
   generatorCpu: number;
 }
 
@@ -24,6 +24,7 @@ export interface DegradedResult {
   balancer: string;
   degraded: string;
   hog: { route: string; connections: number };
+  /** Each policy was measured `repetitions` times (one slice per round, interleaved), `durationS` each. */
   load: { connections: number; durationS: number; repetitions: number };
   policies: PolicyRun[];
 }
@@ -40,8 +41,27 @@ export const THROUGHPUT_SHARE = 0.5;
  */
 export const TAIL_FACTOR = 10;
 
+/**
+ * The blocked replica's share of the /fast requests served: "under 5 %" for a policy that reads
+ * load (measured here: 0.2-0.9 %), "about a third" (20-47 %) for one that does not (26-33 %; random
+ * over a few hundred requests spreads by ±3 %).
+ */
+export const SMALL_SHARE = 0.05;
+export const THIRD = { min: 0.2, max: 0.47 } as const;
+
 /** The policies that read replica state: the yardstick for the other two. */
 const AWARE = ['least-connections', 'power-of-two-choices'];
+
+/** The blocked replica's share of the requests `p` served, 0..1. */
+export function blockedShare(p: PolicyRun, degraded: string): number {
+  const total = Object.values(p.perReplica).reduce((a, b) => a + b, 0);
+  return total ? (p.perReplica[degraded] ?? 0) / total : 0;
+}
+
+function shareVerdict(share: number): string {
+  if (share < SMALL_SHARE) return 'under-5-percent';
+  return share >= THIRD.min && share <= THIRD.max ? 'about-a-third' : 'neither';
+}
 
 export function shape(r: DegradedResult): string[] {
   const aware = r.policies.filter((p) => AWARE.includes(p.policy));
@@ -54,6 +74,12 @@ export function shape(r: DegradedResult): string[] {
       out.push(line(p.policy, 'p95-vs-load-aware-policies', ratio >= P95_FACTOR ? 'order-of-magnitude-higher' : ratio > 1 ? 'higher' : 'not-higher'));
       out.push(line(p.policy, 'throughput-vs-load-aware-policies', p.throughput <= THROUGHPUT_SHARE * lowestRate ? 'much-lower' : 'not-much-lower'));
       out.push(line(p.policy, 'p95-vs-own-p50', p.p95 >= TAIL_FACTOR * Math.max(p.p50, 0.001) ? 'order-of-magnitude-higher' : 'close'));
+      out.push(line(p.policy, 'blocked-replica-share', shareVerdict(blockedShare(p, r.degraded))));
+    }
+    // The load-aware policies themselves: they steer around the blocked replica, so their tail stays near their median.
+    for (const p of aware) {
+      out.push(line(p.policy, 'p95-vs-own-p50', p.p95 >= TAIL_FACTOR * Math.max(p.p50, 0.001) ? 'order-of-magnitude-higher' : 'close'));
+      out.push(line(p.policy, 'blocked-replica-share', shareVerdict(blockedShare(p, r.degraded))));
     }
   }
   out.push(line('all-policies', 'errors', r.policies.every((p) => p.errors === 0) ? 'none' : 'some'));
@@ -71,6 +97,10 @@ export const hints: Record<string, string> = {
   'round-robin':
     'round robin sends every third request to the busy replica whatever its load, so about a third of requests wait behind it: p95 should be tens of ms',
   random: 'random picks the busy replica a third of the time, whatever its load',
+  'least-connections':
+    'least connections sees the requests piling up on the blocked replica and sends it almost nothing, so its p95 stays within a few times its p50',
+  'power-of-two-choices':
+    'two choices compares two replicas\' requests in flight: whenever the blocked one is sampled it loses, so it gets almost nothing and the tail stays near the median',
   'all-policies': 'nothing should fail: errors mean a replica or the balancer broke',
 };
 
@@ -97,7 +127,7 @@ export function render(r: DegradedResult, color: boolean): string {
   return [
     c.bold(`Lesson 4 · degraded replica: ${r.degraded}'s event loop kept blocked; /fast through ${r.balancer}`),
     c.dim(
-      `${load.connections} connections, ${load.durationS} s × ${load.repetitions} (median); hog: ${r.hog.connections} connections of ${r.hog.route} straight to ${r.degraded} · ${machineCaption(r.machine)}`,
+      `${load.connections} connections, ${load.repetitions === 1 ? `${load.durationS} s` : `${load.repetitions} slices of ${load.durationS} s each, interleaved with the other policies`}; hog: ${r.hog.connections} connections of ${r.hog.route} straight to ${r.degraded} · ${machineCaption(r.machine)}`,
     ),
     table.toString(),
     'The replica columns give the share of /fast requests each replica served. Compare each row\'s p50 with its p95.',

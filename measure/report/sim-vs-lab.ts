@@ -14,6 +14,8 @@ export interface Calibration {
   path: { p50: number; p95: number; throughput: number; connections: number };
   /** The hog's requests on the blocked replica, ms (the route's own parameter). */
   hogMs: number;
+  /** The model's path queue: mean time per request, ms, fitted so the model's path carries `path.throughput`. */
+  pathQueueMs: number;
 }
 
 export interface SimVsLabResult {
@@ -81,7 +83,7 @@ export const hints: Record<string, string> = {
     'the model should rank the policies as the lab does; a different order means a lab run was disturbed (see the lab column) or the calibration measured something else',
   'policies-by-throughput': 'least connections and two choices should beat round robin and random on throughput in both columns',
   'round-robin-p95-over-least-connections':
-    'the ratio depends on the time outside the replicas (calibration line): a machine busy with other programs makes the lab\'s least-connections p95, and so its ratio, move',
+    'the model predicts round robin from the hog\'s turns and least connections from the measured path (the calibration line); a ratio far off means one of them differs: compare the p95 columns',
   lab: 'nothing should fail in the lab run: errors mean a replica or the balancer broke',
 };
 
@@ -122,15 +124,15 @@ export function render(r: SimVsLabResult, color: boolean): string {
   return [
     c.bold(`Lesson 4 · the simulator against the lab: one blocked replica (${r.lab.degraded}), four policies, through ${r.lab.balancer === 'builtin' ? 'the kit\'s balancer' : r.lab.balancer}`),
     c.dim(
-      `lab: ${r.lab.load.connections} connections, ${r.lab.load.durationS} s × ${r.lab.load.repetitions} per policy; sim: the same topology, event loops ${r.loop === 'turns' ? 'served in turns' : 'first come, first served'}, ` +
+      `lab: ${r.lab.load.connections} connections, ${r.lab.load.repetitions} slices of ${r.lab.load.durationS} s per policy, interleaved; sim: the same topology, event loops ${r.loop === 'turns' ? 'served in turns' : 'first come, first served'}, ` +
         `${r.simRequests.toLocaleString('en-US')} simulated requests in ${(r.simWallMs / 1000).toFixed(2)} s (seed ${r.seed}) · ${machineCaption(r.machine)}`,
     ),
     table.toString(),
     `round robin p95 / least connections p95: lab ${labRatio?.toFixed(1) ?? '-'}×, simulation ${simRatio?.toFixed(1) ?? '-'}×.`,
     `Fed to the simulation, measured in this run: /fast on a replica ${fmtMs(cal.direct.p50)} (p50, straight to app1 over one connection); ` +
-      `the path outside the replicas ${fmtMs(Math.max(0, cal.path.p50 - cal.direct.p50))} at p50 (through the balancer to app1 and app2 with ${cal.path.connections} connections: ` +
-      `p50 ${fmtMs(cal.path.p50)}, p95 ${fmtMs(cal.path.p95)}, ${fmtRate(cal.path.throughput)}); the hog's requests ${cal.hogMs} ms.`,
-    'The model gives each replica a core of its own and the path outside the replicas a time but no queue; in the lab the balancer, ' +
-      'the load generator and the replicas share the cores (lessons/04-scaling-out.md, experiment 7, says where else they differ).',
+      `the path through the balancer to app1 and app2 alone with ${cal.path.connections} connections (p50 ${fmtMs(cal.path.p50)}, p95 ${fmtMs(cal.path.p95)}, ${fmtRate(cal.path.throughput)}); ` +
+      `the hog's requests ${cal.hogMs} ms.`,
+    `The model gives each replica a core of its own, and the path outside the replicas (balancer, load generator, kernel, sharing the cores) one queue ` +
+      `of ${fmtMs(cal.pathQueueMs)} a request on average, fitted so that it carries the measured path's ${fmtRate(cal.path.throughput)} (lessons/04-scaling-out.md, experiment 7, says where else they differ).`,
   ].join('\n');
 }

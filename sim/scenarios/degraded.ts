@@ -6,7 +6,7 @@
  */
 import { POLICIES, type Policy } from '../../servers/lib/policies.ts';
 import { render, type DegradedResult } from '../../measure/report/degraded.ts';
-import { fixed, type Dist } from '../dist.ts';
+import { exp, fixed, type Dist } from '../dist.ts';
 import { simulate, type SimConfig, type SimResult } from '../engine.ts';
 import { DEFAULT_LOOP, FAST, SIM_MACHINE, simCaption, totalsOf, type Scenario, type ScenarioOptions } from './common.ts';
 
@@ -17,6 +17,8 @@ export interface DegradedParams {
   hog: Dist;
   /** Time outside the replicas per request (balancer, kernel, load generator); none by default. */
   pathDelay?: Dist;
+  /** The same as a first-come-first-served server every request passes (engine `pathQueue`); none by default. */
+  pathQueue?: Dist;
   connections: number;
   hogConnections: number;
   durationMs: number;
@@ -35,10 +37,42 @@ export function degradedConfig(policy: Policy, p: DegradedParams, o: ScenarioOpt
     clients: { kind: 'closed', count: p.connections },
     service: p.fast,
     ...(p.pathDelay ? { pathDelay: p.pathDelay } : {}),
+    ...(p.pathQueue ? { pathQueue: p.pathQueue } : {}),
     hogs: [{ replica: 2, ms: p.hog, connections: p.hogConnections }],
     durationMs: p.durationMs,
     warmupMs: p.warmupMs,
   };
+}
+
+/**
+ * The mean service time (ms) of the path queue (engine `pathQueue`, exponential) at which the
+ * model's healthy path carries `throughput` req/s: the degraded topology with the blocked replica
+ * taken out (two replicas, least connections, the same closed-loop connections, no hog), as the lab
+ * measures its path. Found by bisection; the model's throughput falls as the queue's time grows.
+ * Throws a RangeError when even a path with no queue cannot carry that much.
+ */
+export function fitPathQueue(fast: Dist, throughput: number, connections: number, o: ScenarioOptions): number {
+  const carried = (meanMs: number) =>
+    simulate({
+      seed: o.seed,
+      loop: o.loop ?? DEFAULT_LOOP,
+      replicas: 2,
+      policy: 'least-connections',
+      clients: { kind: 'closed', count: connections },
+      service: fast,
+      ...(meanMs > 0 ? { pathQueue: exp(meanMs) } : {}),
+      durationMs: 3000,
+      warmupMs: 500,
+    }).throughput;
+  if (carried(0) < throughput) throw new RangeError(`the replicas alone carry ${Math.round(carried(0))} req/s, less than the ${Math.round(throughput)} req/s measured`);
+  let lo = 0;
+  let hi = (2 * connections * 1000) / throughput; // more than enough: the queue alone would then carry half the rate
+  for (let i = 0; i < 30; i++) {
+    const mid = (lo + hi) / 2;
+    if (carried(mid) > throughput) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
 }
 
 /** Every policy simulated, as the lab experiment's Result. */
