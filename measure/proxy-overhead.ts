@@ -13,7 +13,7 @@ import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.t
 import { runLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import { startBalancer, startReplicas, type Replica } from './lib/topology.ts';
-import { caveats, hints, render, shape, type ProxyConfig, type ProxyOverheadResult, type ProxyRun } from './report/proxy-overhead.ts';
+import { notShown, hints, render, shape, type ProxyConfig, type ProxyOverheadResult, type ProxyRun } from './report/proxy-overhead.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/proxy-overhead.ts [flags]',
@@ -34,25 +34,28 @@ const NO_KEEPALIVE_REQUESTS = { latency: 1000, throughput: 3000 };
 const LATENCY_CONNECTIONS = 1;
 const THROUGHPUT_CONNECTIONS = 8;
 
-/** Connections the replica has accepted so far (this question's own included: it opens one). */
-async function acceptedBy(replica: Replica): Promise<number> {
-  return (await probeOk(`${replica.url}/__replica/stats`)).body.connections as number;
+/** Connections the replica has accepted so far (this question's own included: it opens one), and its CPU time, µs. */
+async function replicaStats(replica: Replica): Promise<{ connections: number; cpuUs: number }> {
+  const body = (await probeOk(`${replica.url}/__replica/stats`)).body;
+  return { connections: body.connections as number, cpuUs: body.cpuUs as number };
 }
 
 async function measure(url: string, replica: Replica, stepS: number, keepAlive: boolean): Promise<Omit<ProxyRun, 'config'>> {
   await runLoad({ url, connections: THROUGHPUT_CONNECTIONS, durationS: 0.5, ...(keepAlive ? {} : { amount: 500 }) }); // warm-up: JIT and pools
-  const before = await acceptedBy(replica);
+  const before = await replicaStats(replica);
   const latency = await runLoad({ url, connections: LATENCY_CONNECTIONS, durationS: stepS, ...(keepAlive ? {} : { amount: NO_KEEPALIVE_REQUESTS.latency }) });
   const throughput = await runLoad({ url, connections: THROUGHPUT_CONNECTIONS, durationS: stepS, ...(keepAlive ? {} : { amount: NO_KEEPALIVE_REQUESTS.throughput }) });
-  const after = await acceptedBy(replica);
+  const after = await replicaStats(replica);
   // The second stats question opened one connection of its own.
-  const upstreamConnections = after - before - 1;
+  const upstreamConnections = after.connections - before.connections - 1;
+  const requests = latency.counts.completed + throughput.counts.completed;
   return {
     throughput: throughput.throughput,
     p50: latency.latency.p50,
     p99: latency.latency.p99,
-    requests: latency.counts.completed + throughput.counts.completed,
+    requests,
     upstreamConnections,
+    replicaCpuUsPerRequest: Math.round(((after.cpuUs - before.cpuUs) / Math.max(requests, 1)) * 10) / 10,
     errors: latency.counts.errors + latency.counts.non2xx + throughput.counts.errors + throughput.counts.non2xx,
   };
 }
@@ -94,5 +97,5 @@ process.exitCode = await runExperiment({
   command,
   options: () => ({}),
   run,
-  report: { render, shape, hints, caveats },
+  report: { render, shape, hints, notShown },
 });

@@ -15,7 +15,8 @@
  * --abrupt exits at once. Each step prints a `stop:` line.
  *   POST /users             {"name": "..."} → 201 { id }, in the SQLite file given by --db
  *   GET  /users/:id         200 with the user, or 404
- *   GET  /__replica/stats   requests served per route (not counted itself), connections accepted
+ *   GET  /__replica/stats   requests served per route (not counted itself), connections accepted,
+ *                           CPU used so far (cpuUs: user + system, µs)
  *   POST /login, GET /me, POST /loan, GET /loans   lesson 5's state routes (lib/state-routes.ts),
  *                           over the store --state names (memory by default)
  *
@@ -157,7 +158,8 @@ async function main(): Promise<void> {
     res.setHeader('x-replica', name);
     const pathOnly = (req.url ?? '/').split('?')[0]!.replace(/^\/users\/[^/]+$/, '/users/:id');
     if (pathOnly === '/__replica/stats') {
-      sendJson(res, 200, { replica: name, pid: process.pid, served, connections });
+      const cpu = process.cpuUsage();
+      sendJson(res, 200, { replica: name, pid: process.pid, served, connections, cpuUs: cpu.user + cpu.system });
       return;
     }
     if (routes[pathOnly]) served[pathOnly] = (served[pathOnly] ?? 0) + 1; // known routes only: junk paths must not grow memory

@@ -87,6 +87,7 @@ function proxy(): ProxyOverheadResult {
     p99: p50 * 3,
     requests,
     upstreamConnections,
+    replicaCpuUsPerRequest: keepAlive ? 40 : 75,
     errors: 0,
   });
   return {
@@ -122,6 +123,12 @@ test('proxy-overhead: each rule fails on a result that breaks it', () => {
   assert.deepEqual(editProxy((r) => (pick(r, 'nginx', false).throughput = 10000)), ['proxy-overhead  nginx  keepalive-off-vs-on  throughput  lower']);
   assert.deepEqual(editProxy((r) => (pick(r, 'builtin', false).p50 = 0.31)), ['proxy-overhead  builtin  keepalive-off-vs-on  p50  higher']);
   assert.deepEqual(editProxy((r) => (pick(r, 'nginx', false).errors = 3)), ['proxy-overhead  errors  none']);
+  // keep-alive off that kept connections open: no extra CPU per request on the replica
+  assert.deepEqual(editProxy((r) => (pick(r, 'nginx', false).replicaCpuUsPerRequest = 55)), ['proxy-overhead  nginx  keepalive-off-vs-on  replica-cpu-per-request  higher']);
+  assert.deepEqual(editProxy((r) => (pick(r, 'builtin', false).replicaCpuUsPerRequest = 59)), ['proxy-overhead  builtin  keepalive-off-vs-on  replica-cpu-per-request  higher']);
+  assert.deepEqual(editProxy((r) => (pick(r, 'builtin', false).replicaCpuUsPerRequest = 60)), [], '1.5x counts');
+  // nginx has no p50 line: its connect on loopback is inside the noise of a p50
+  assert.deepEqual(editProxy((r) => (pick(r, 'nginx', false).p50 = pick(r, 'nginx', true).p50)), []);
 });
 
 test('proxy-overhead without nginx: its lines are not shown, not failed', () => {

@@ -116,7 +116,7 @@ export function shape(r: CeilingResult): string[] {
 }
 
 export const hints: Record<string, string> = {
-  'ceiling  cpu-bound  throughput': 'one process has one thread for JavaScript: more connections cannot make more CPU; a busy machine makes it uneven',
+  'ceiling  cpu-bound  throughput': 'one process has one thread for JavaScript: more connections cannot make more CPU; throughput that grows means the route is not CPU-bound',
   'ceiling  cpu-bound  throughput-vs-1000/ms': 'each request should cost its ms of CPU and little else; a much lower number means another program shares this core',
   'ceiling  cpu-bound  latency-vs-connections-up-to-16': 'requests queue behind each other: latency should be connections × the cost of one',
   'ceiling  cpu-bound  knee': 'a CPU-bound route is saturated by one connection already',

@@ -22,6 +22,8 @@ export interface ProxyRun {
   requests: number;
   /** Connections the replica accepted during both loads. */
   upstreamConnections: number;
+  /** CPU the replica used per request during both loads, µs (its own process.cpuUsage). */
+  replicaCpuUsPerRequest: number;
   errors: number;
 }
 
@@ -43,6 +45,14 @@ export const FEW_SHARE = 0.02;
 export const ONE_PER_REQUEST_SHARE = 0.95;
 /** Without keep-alive, throughput must drop below this share of keep-alive's, p50 rise above 1/that. */
 export const CLEARLY_WORSE = 0.85;
+/**
+ * Without keep-alive the replica accepts, sets up and closes a connection per request: its CPU per
+ * request must be at least this many times keep-alive's. Measured here: 130-230 µs against 45-68 µs
+ * (2.4-3.5x) through either proxy. nginx's own connect on loopback costs about 0.1 ms of latency,
+ * inside the noise of a p50, so the p50 line is the kit's balancer's only: a Node client pays far
+ * more to open a connection (0.8 against 0.4 ms at p50 here).
+ */
+export const CPU_FACTOR = 1.5;
 
 const find = (r: ProxyOverheadResult, proxy: ProxyConfig['proxy'], keepAlive = true) => r.runs.find((x) => x.config.proxy === proxy && (proxy === 'direct' || x.config.keepAlive === keepAlive));
 
@@ -58,7 +68,10 @@ export function shape(r: ProxyOverheadResult): string[] {
     out.push(line('proxy-overhead', proxy, 'keepalive-on', 'upstream-connections', v(missing ? undefined : on!.upstreamConnections <= FEW_SHARE * on!.requests, 'few', 'many')));
     out.push(line('proxy-overhead', proxy, 'keepalive-off', 'upstream-connections', v(missing ? undefined : off!.upstreamConnections >= ONE_PER_REQUEST_SHARE * off!.requests, 'one-per-request', 'fewer')));
     out.push(line('proxy-overhead', proxy, 'keepalive-off-vs-on', 'throughput', v(missing ? undefined : off!.throughput < CLEARLY_WORSE * on!.throughput, 'lower', 'not-lower')));
-    out.push(line('proxy-overhead', proxy, 'keepalive-off-vs-on', 'p50', v(missing ? undefined : off!.p50 * CLEARLY_WORSE > on!.p50, 'higher', 'not-higher')));
+    if (proxy === 'builtin') out.push(line('proxy-overhead', proxy, 'keepalive-off-vs-on', 'p50', v(missing ? undefined : off!.p50 * CLEARLY_WORSE > on!.p50, 'higher', 'not-higher')));
+    out.push(
+      line('proxy-overhead', proxy, 'keepalive-off-vs-on', 'replica-cpu-per-request', v(missing ? undefined : off!.replicaCpuUsPerRequest >= CPU_FACTOR * on!.replicaCpuUsPerRequest, 'higher', 'not-higher')),
+    );
   }
   out.push(line('proxy-overhead', 'errors', r.runs.every((x) => x.errors === 0) ? 'none' : 'some'));
   return out;
@@ -69,12 +82,14 @@ export const hints: Record<string, string> = {
   'proxy-overhead  nginx  keepalive-on': 'before 1.29.7, nginx reuses upstream connections only with `keepalive` in the upstream block, proxy_http_version 1.1 and an empty Connection header',
   'proxy-overhead  builtin  keepalive-off': 'without keep-alive every request opens (and closes) a TCP connection to the replica',
   'proxy-overhead  nginx  keepalive-off': 'without keep-alive every request opens (and closes) a TCP connection to the replica',
-  'proxy-overhead  builtin  keepalive-off-vs-on': 'a new connection per request costs a handshake and, on the replica, a new socket: slower on a busy 2-core machine',
-  'proxy-overhead  nginx  keepalive-off-vs-on': 'a new connection per request costs a handshake and, on the replica, a new socket: slower on a busy 2-core machine',
+  'proxy-overhead  builtin  keepalive-off-vs-on':
+    'a new connection per request costs a handshake and, on the replica, an accept, a new socket and a close: more CPU per request, less throughput; did --keepalive off really close each connection (see upstream connections)?',
+  'proxy-overhead  nginx  keepalive-off-vs-on':
+    'a new connection per request costs the replica an accept, a new socket and a close: more CPU per request, less throughput; did the keep-alive off config send Connection: close?',
   'proxy-overhead  errors': 'a request failed: with keep-alive off, a machine short of ephemeral ports (TIME_WAIT) can refuse connections',
 };
 
-export function caveats(r: ProxyOverheadResult): string[] {
+export function notShown(r: ProxyOverheadResult): string[] {
   return r.nginxMissing ? [`nginx was not measured: ${r.nginxMissing}`] : [];
 }
 
@@ -84,8 +99,8 @@ export function render(r: ProxyOverheadResult, color: boolean): string {
   const c = makeChalk(color);
   const direct = find(r, 'direct');
   const table = makeTable(
-    ['path', `req/s (${r.connections.throughput} conns)`, `p50 (${r.connections.latency} conn)`, `p99 (${r.connections.latency} conn)`, 'added p50', 'requests', 'upstream connections', 'per request'],
-    textThenNumbers(1, 8),
+    ['path', `req/s (${r.connections.throughput} conns)`, `p50 (${r.connections.latency} conn)`, `p99 (${r.connections.latency} conn)`, 'added p50', 'requests', 'upstream connections', 'per request', 'replica CPU\nper request'],
+    textThenNumbers(1, 9),
   );
   for (const x of r.runs) {
     const added = direct && x !== direct ? x.p50 - direct.p50 : undefined;
@@ -98,12 +113,13 @@ export function render(r: ProxyOverheadResult, color: boolean): string {
       x.requests.toLocaleString('en-US'),
       x.upstreamConnections.toLocaleString('en-US'),
       x.requests ? (x.upstreamConnections / x.requests).toFixed(3) : '—',
+      `${Math.round(x.replicaCpuUsPerRequest)} µs`,
     ]);
   }
   return [
     c.bold(`Lesson 2 · what a proxy costs: GET ${r.route}`),
     c.dim(`${r.stepS} s per load · ${machineCaption(r.machine)}`),
     table.toString(),
-    c.dim('upstream connections: connections the replica accepted during both loads (direct: the load generator\'s own)'),
+    c.dim('upstream connections: connections the replica accepted during both loads (direct: the load generator\'s own); replica CPU: its user + system time over both loads, per request'),
   ].join('\n');
 }
