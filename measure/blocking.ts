@@ -8,6 +8,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { median } from './lib/latency.ts';
 import { probeOk } from './lib/probe.ts';
 import { formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
 import { COST_FLAG, heavyCost } from './lib/costs.ts';
@@ -38,6 +39,13 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
   progress.step('starting the loan service');
   const server = await lab.start({ server: 'loan', args: ['--port', String(port), '--cost', options.cost] });
   for (let i = 0; i < 3; i++) await probeOk(`${server.url}/books`); // warm up: first requests pay for JIT and sockets
+  // The yardstick for "answered at once": the same light requests, sent together, with nothing else running.
+  progress.step(`${options.light} × /books with nothing else running (the yardstick)`);
+  const idle: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    const lights = await Promise.all(Array.from({ length: options.light }, () => probeOk(`${server.url}/books`)));
+    idle.push(Math.max(...lights.map((l) => l.ms)));
+  }
 
   const blocks: BlockingBlock[] = [];
   for (const [mode, route] of [['blocking', 'verify-blocking'], ['pooled', 'verify-pooled']] as const) {
@@ -56,7 +64,7 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
       eventLoopDelayMaxMs: stats.body.eventLoopDelay.maxMs,
     });
   }
-  return { machine, heavyCost: formatCost(parseCost(options.cost)), offsetMs: options.offsetMs, blocks };
+  return { machine, heavyCost: formatCost(parseCost(options.cost)), offsetMs: options.offsetMs, idleLightMs: median(idle), blocks };
 }
 
 process.exitCode = await runExperiment({

@@ -8,13 +8,14 @@
  */
 import { defineCommand } from '../lib/cli.ts';
 import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { median } from './lib/latency.ts';
 import { runLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import { pollUntil } from './lib/wait.ts';
 import { sweepConnections } from './lib/sweep.ts';
 import { formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
 import { COST_FLAG, heavyCost, SWEEP_COST } from './lib/costs.ts';
-import { caveats, hints, render, shape, type PoolResult, type PoolWaitBlock, type SweepStep } from './report/pool.ts';
+import { caveats, hints, notShown, render, shape, type PoolResult, type PoolWaitBlock, type SweepStep } from './report/pool.ts';
 
 const HEAVY_IN_FLIGHT = 4;
 
@@ -42,6 +43,14 @@ async function poolWait(ctx: RunContext<Options>, threads: number, waitForHeavy:
   progress.step(`(a) UV_THREADPOOL_SIZE=${threads}: starting the loan service`);
   const server = await lab.start({ server: 'loan', args: ['--port', String(port), '--cost', options.cost], env: { UV_THREADPOOL_SIZE: String(threads) } });
   await probeOk(`${server.url}/books`);
+  // The yardsticks for "at once": the same two requests, sent together, with nothing else running.
+  const idleLight: number[] = [];
+  const idleBooks: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const [l, b] = await Promise.all([probeOk(`${server.url}/member/verify-light`), probeOk(`${server.url}/books`)]);
+    idleLight.push(l.ms);
+    idleBooks.push(b.ms);
+  }
   progress.step(`(a) UV_THREADPOOL_SIZE=${threads}: ${HEAVY_IN_FLIGHT} heavy pooled checks in flight, then /member/verify-light and /books`);
   const heavy = Array.from({ length: HEAVY_IN_FLIGHT }, () => probeOk(`${server.url}/member/verify-pooled`));
   heavy.forEach((h) => h.catch(() => {})); // abandoned ones fail when the server is stopped
@@ -53,7 +62,7 @@ async function poolWait(ctx: RunContext<Options>, threads: number, waitForHeavy:
   const [light, books] = await Promise.all([probeOk(`${server.url}/member/verify-light`), probeOk(`${server.url}/books`)]);
   const heavyMs = waitForHeavy ? (await Promise.all(heavy)).map((h) => h.ms) : [];
   await lab.stop(server, waitForHeavy ? 2000 : 0);
-  return { threads, heavyInFlight: HEAVY_IN_FLIGHT, lightMs: light.ms, booksMs: books.ms, heavyMs };
+  return { threads, heavyInFlight: HEAVY_IN_FLIGHT, lightMs: light.ms, booksMs: books.ms, heavyMs, idleLightMs: median(idleLight), idleBooksMs: median(idleBooks) };
 }
 
 async function throughputSweep(ctx: RunContext<Options>): Promise<PoolResult['sweep']> {
@@ -107,5 +116,5 @@ process.exitCode = await runExperiment({
     sweepCost: formatCost(parseCost(String(flags['sweep-cost']))),
   }),
   run,
-  report: { render, shape, hints, caveats },
+  report: { render, shape, hints, caveats, notShown },
 });

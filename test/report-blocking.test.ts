@@ -15,10 +15,18 @@ test('a healthy result prints exactly the expected shape', () => {
   assert.deepEqual(shape(blockingResult()), expected);
 });
 
-test('classifyLight: waited, at once, and the grey zone between', () => {
-  assert.equal(classifyLight(1150, 1200, 50), 'waited-for-heavy');
-  assert.equal(classifyLight(4, 1200, 50), 'answered-at-once');
-  assert.equal(classifyLight(300, 1200, 50), 'in-between');
+test('classifyLight: waited, at once (within 10x its idle time), and the grey zone between', () => {
+  assert.equal(classifyLight(1150, 1200, 50, 2.5), 'waited-for-heavy');
+  assert.equal(classifyLight(4, 1200, 50, 2.5), 'answered-at-once');
+  assert.equal(classifyLight(25, 1200, 50, 2.5), 'answered-at-once');
+  assert.equal(classifyLight(26, 1200, 50, 2.5), 'in-between');
+  assert.equal(classifyLight(300, 1200, 50, 2.5), 'in-between');
+});
+
+test('a pooled light request of 100 ms no longer counts as at once, whatever the heavy one took', () => {
+  const r = blockingResult();
+  r.blocks[1]!.lightMs[0] = 100; // under a tenth of the 1.2 s heavy request, but 40x its idle time
+  assert.deepEqual(compareShape(expected, shape(r)).lines.filter((l) => l.status === 'failed').map((l) => l.expected), ['pooled  light-1  answered-at-once']);
 });
 
 test('classifyDelay: near the heavy duration, far below it, or between', () => {
@@ -31,7 +39,7 @@ test('a heavy request too short to overlap the light ones fails, and says why', 
   const r = blockingResult();
   r.blocks[0]!.heavyMs = 60; // a tiny --cost: heavy − offset is 10 ms
   r.blocks[0]!.lightMs = [2, 2, 2, 2];
-  assert.equal(classifyLight(2, 60, 50), 'heavy-too-short');
+  assert.equal(classifyLight(2, 60, 50, 2.5), 'heavy-too-short');
   assert.equal(holds(r), false);
   assert.match(caveats(r).join(' '), /too short .* larger --cost/);
   assert.deepEqual(caveats(blockingResult()), []);
@@ -84,7 +92,7 @@ test('render: the table without colour, exactly', () => {
       '│ light-4 (/books)     │           1,150 ms  waited │                     5.60 ms │',
       '│ event-loop delay max │           1,190 ms  waited │                     4.20 ms │',
       '└──────────────────────┴────────────────────────────┴─────────────────────────────┘',
-      'A light request waited when it took at least half of (heavy − 50 ms): it sat behind the heavy one.',
+      'A light request waited when it took at least half of (heavy − 50 ms): it sat behind the heavy one. It answered at once when it took at most 10× what the same requests took with nothing else running (2.50 ms).',
     ].join('\n'),
   );
   assert.doesNotMatch(text, /\x1b\[/, 'no ANSI codes without colour');

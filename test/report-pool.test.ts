@@ -3,7 +3,7 @@
 // reported as "not shown" rather than failed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { caveats, growthVerdict, plateauVerdict, render, shape } from '../measure/report/pool.ts';
+import { caveats, growthVerdict, notShown, plateauVerdict, render, shape } from '../measure/report/pool.ts';
 import { CANNOT_SHOW, compareShape } from '../measure/lib/shape.ts';
 import { poolResult, step } from './fixtures/results.ts';
 import { expectedShape, failedLines, failOnWarnings } from './helpers.ts';
@@ -26,10 +26,18 @@ test('fails when the small pooled task did not wait with 4 threads', () => {
 
 test('with 8 threads, a small task slowed by sharing the cores still counts as at once; a real wait does not', () => {
   const r = poolResult();
-  r.waits[1]!.lightMs = 0.2 * r.heavyReferenceMs; // 500 ms: far slower than its CPU, but no queue
+  r.waits[1]!.lightMs = 10 * r.waits[1]!.idleLightMs; // 40 ms: slower than idle, but no queue
   assert.deepEqual(failedKeys(r), []);
-  r.waits[1]!.lightMs = 0.3 * r.heavyReferenceMs;
+  r.waits[1]!.lightMs = 0.2 * r.heavyReferenceMs; // 500 ms: under a quarter of the heavy one, still no "at once"
   assert.deepEqual(failedKeys(r), ['pool-8-threads  verify-light  got-a-thread-at-once']);
+});
+
+test('a /books of 600 ms is not "at once" (it was, as a quarter of a 2.5 s heavy request)', () => {
+  const r = poolResult();
+  r.waits[1]!.booksMs = 600;
+  assert.deepEqual(failedKeys(r), ['pool-8-threads  books  answered-at-once']);
+  r.waits[1]!.booksMs = 12; // 10x its idle 1.2 ms
+  assert.deepEqual(failedKeys(r), []);
 });
 
 test('fails when the small pooled task waited with 8 threads', () => {
@@ -66,7 +74,7 @@ test('one core: growth is "not shown", with a sentence saying why, and the shape
   const cmp = compareShape(expected, shape(r));
   assert.equal(cmp.holds, true);
   assert.deepEqual(cmp.lines.filter((l) => l.status === 'not-shown').map((l) => l.expected), ['throughput  up-to-core-count  grows']);
-  assert.match(caveats(r).join(' '), /1 core/);
+  assert.match(notShown(r).join(' '), /1 core/);
 });
 
 test('sweep connections always reach past the core count', () => {

@@ -18,6 +18,9 @@ export interface PoolWaitBlock {
   booksMs: number;
   /** Durations of the heavy requests, ms; empty when they were abandoned once the light ones answered. */
   heavyMs: number[];
+  /** The same two requests sent together with nothing else running (median of three), ms: the yardsticks for "at once". */
+  idleLightMs: number;
+  idleBooksMs: number;
 }
 
 export interface SweepStep {
@@ -43,17 +46,20 @@ export interface PoolResult {
 }
 
 /**
- * "Waited" when at least this share of the yardstick (a heavy request's time with the pool full);
- * "at once" when at most AT_ONCE_SHARE of it. A task that waits for a thread takes about the whole
- * yardstick. One that gets a thread at once still shares the cores with the four heavy threads
- * (five runnable threads on two cores), so its 3 ms of CPU take tens of ms of wall time on a busy
- * laptop: measured here 20-80 ms against a yardstick of 0.7-2.5 s, hence a quarter, not a tenth.
+ * "Waited" when at least this share of a heavy request's time with the pool full: a task that
+ * waits for a thread takes about all of it.
  */
 export const WAITED_SHARE = 0.5;
-export const AT_ONCE_SHARE = 0.25;
-function classifyWait(ms: number, referenceMs: number, waited: string, atOnce: string): string {
+/**
+ * "At once" when within this factor of the same request's time with nothing else running: an
+ * order of magnitude. One that gets a thread at once still shares the cores with the four heavy
+ * threads (five runnable threads on two cores), so it takes a few times its idle time, not
+ * hundreds of times.
+ */
+export const AT_ONCE_FACTOR = 10;
+function classifyWait(ms: number, referenceMs: number, idleMs: number, waited: string, atOnce: string): string {
   if (ms >= WAITED_SHARE * referenceMs) return waited;
-  if (ms <= AT_ONCE_SHARE * referenceMs) return atOnce;
+  if (ms <= AT_ONCE_FACTOR * idleMs) return atOnce;
   return 'in-between';
 }
 
@@ -72,19 +78,25 @@ export function plateauVerdict(r: PoolResult): string {
 export function shape(r: PoolResult): string[] {
   const out: string[] = [];
   for (const w of r.waits) {
-    out.push(line(`pool-${w.threads}-threads`, 'verify-light', classifyWait(w.lightMs, r.heavyReferenceMs, 'waited-for-a-pool-thread', 'got-a-thread-at-once')));
-    out.push(line(`pool-${w.threads}-threads`, 'books', classifyWait(w.booksMs, r.heavyReferenceMs, 'waited', 'answered-at-once')));
+    out.push(line(`pool-${w.threads}-threads`, 'verify-light', classifyWait(w.lightMs, r.heavyReferenceMs, w.idleLightMs, 'waited-for-a-pool-thread', 'got-a-thread-at-once')));
+    out.push(line(`pool-${w.threads}-threads`, 'books', classifyWait(w.booksMs, r.heavyReferenceMs, w.idleBooksMs, 'waited', 'answered-at-once')));
   }
   out.push(line('throughput', 'up-to-core-count', growthVerdict(r)));
   out.push(line('throughput', 'past-core-count', plateauVerdict(r)));
   return out;
 }
 
-export function caveats(r: PoolResult): string[] {
+export function notShown(r: PoolResult): string[] {
   const out: string[] = [];
   if (growthVerdict(r) === CANNOT_SHOW) {
     out.push(`this machine has ${r.machine.cores} core(s), so throughput cannot grow between 1 connection and the core count; run it on a machine with 2 or more cores to see it.`);
   }
+  if (plateauVerdict(r) === CANNOT_SHOW) out.push(`the sweep had no step past this machine's ${r.machine.cores} cores, so it cannot show where throughput stops growing.`);
+  return out;
+}
+
+export function caveats(r: PoolResult): string[] {
+  const out: string[] = [];
   const busy = r.sweep.steps.filter((s) => s.generatorCpu > 0.5);
   if (busy.length) {
     out.push(`the load generator itself used more than half a core at ${busy.map((s) => s.connections).join(', ')} connection(s): it competed with the server for the cores.`);
@@ -96,23 +108,26 @@ export const hints: Record<string, string> = {
   'pool-4-threads  verify-light':
     'the small pooled task should queue behind the 4 heavy ones when the pool has 4 threads; did the server start with UV_THREADPOOL_SIZE=4?',
   'pool-8-threads  verify-light':
-    'with 8 threads 4 are free and the small task gets one at once, but it shares the cores with the heavy ones; ' +
-    'if the machine was busy (see the caption) that sharing slows it down',
+    'with 8 threads 4 are free and the small task gets one at once; a long wait means it queued: did the server start with UV_THREADPOOL_SIZE=8?',
   'pool-4-threads  books': '/books never touches the pool; a slow /books means the event loop itself was blocked',
   'pool-8-threads  books': '/books never touches the pool; a slow /books means the event loop itself was blocked',
   'throughput  up-to-core-count':
-    'pooled scrypt should use one core per connection up to the core count; is something else using the cores (load average), or was the load generator the bottleneck?',
-  'throughput  past-core-count': 'past the core count the threads share the cores, so throughput should stop growing; are there more cores than the script thinks?',
+    'pooled scrypt should use one core per connection up to the core count; was UV_THREADPOOL_SIZE at least the core count, or was the load generator the bottleneck (see the notes)?',
+  'throughput  past-core-count':
+    'past the core count the threads share the cores, so throughput should stop growing; growth there means this machine has more cores than os.availableParallelism() reported',
 };
 
 export function render(r: PoolResult, color: boolean): string {
   const c = makeChalk(color);
-  const wait = makeTable(['UV_THREADPOOL_SIZE', 'heavy in flight', '/member/verify-light\n(small pooled scrypt)', '/books\n(event loop only)', 'heavy requests took'], ['right', 'right', 'right', 'right', 'right']);
+  const wait = makeTable(
+    ['UV_THREADPOOL_SIZE', 'heavy in flight', '/member/verify-light\n(small pooled scrypt)', 'idle', '/books\n(event loop only)', 'idle', 'heavy requests took'],
+    ['right', 'right', 'right', 'right', 'right', 'right', 'right'],
+  );
   for (const w of r.waits) {
-    const lightV = classifyWait(w.lightMs, r.heavyReferenceMs, 'w', 'a');
+    const lightV = classifyWait(w.lightMs, r.heavyReferenceMs, w.idleLightMs, 'w', 'a');
     const light = lightV === 'w' ? c.red(`${fmtMs(w.lightMs)}  waited for a thread`) : lightV === 'a' ? c.green(fmtMs(w.lightMs)) : fmtMs(w.lightMs);
     const heavy = w.heavyMs.length ? w.heavyMs.map((m) => fmtMs(m)).join(', ') : c.dim('(stopped once the light ones answered)');
-    wait.push([String(w.threads), String(w.heavyInFlight), light, fmtMs(w.booksMs), heavy]);
+    wait.push([String(w.threads), String(w.heavyInFlight), light, c.dim(fmtMs(w.idleLightMs)), fmtMs(w.booksMs), c.dim(fmtMs(w.idleBooksMs)), heavy]);
   }
   const sweep = makeTable(['connections', 'throughput', 'p50', 'p95', 'p99', 'requests', 'errors'], ['right', 'right', 'right', 'right', 'right', 'right', 'right']);
   for (const s of r.sweep.steps) {
@@ -124,7 +139,7 @@ export function render(r: PoolResult, color: boolean): string {
     c.dim(`heavy cost ${r.heavyCost} · ${machineCaption(r.machine)}`),
     wait.toString(),
     `A request ${c.red('waited for a thread')} when it took at least half of a heavy request's time with the pool full ` +
-      `(${fmtMs(r.heavyReferenceMs)}); at once means under a quarter of it.`,
+      `(${fmtMs(r.heavyReferenceMs)}); at once means within ${AT_ONCE_FACTOR}× its own time with nothing else running (the idle columns).`,
     '',
     c.bold(`Lesson 3 · pool (b): throughput of /member/verify-pooled by connections (${r.sweep.stepS} s each)`),
     c.dim(`cost ${r.sweep.cost}, UV_THREADPOOL_SIZE=${r.sweep.threadPoolSize} so only the cores limit it · ${machineCaption(r.machine)}`),
