@@ -123,6 +123,9 @@ test('graceful: each rule fails on a result that breaks it', () => {
     'slow-500ms  abrupt-p99-vs-graceful  clearly-worse',
   ]);
   assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'fast', 'abrupt', { p99: 200 }))), ['fast  abrupt-p99-vs-graceful  within-noise']);
+  // twice the graceful p99 is no longer noise (it passed when the factor was 3)
+  assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'fast', 'abrupt', { p99: 20 }))), ['fast  abrupt-p99-vs-graceful  within-noise']);
+  assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'fast', 'abrupt', { p99: 15 }))), [], '1.5x still is');
   assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'fast', 'graceful', { clientErrors: 3 }))), ['all-stops  client-errors  none']);
 });
 

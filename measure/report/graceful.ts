@@ -44,8 +44,12 @@ export interface GracefulResult {
 
 /** "Clearly worse": abrupt's p99 (median over runs) at least this many times graceful's, for long requests. */
 export const CLEARLY_WORSE = 1.25;
-/** "Within noise" for short requests: neither p99 more than this many times the other's. */
-export const NOISE_FACTOR = 3;
+/**
+ * "Within noise" for short requests: neither p99 more than this many times the other's. A /fast
+ * stop has nothing in flight to cut or drain, so the two stops' p99s differ by run-to-run noise
+ * alone: measured here, abrupt / graceful 0.83-1.12 over 5 runs.
+ */
+export const NOISE_FACTOR = 1.5;
 
 const medianOf = (c: StopCase, f: (r: StopRun) => number) => median(c.runs.map(f));
 const sumOf = (c: StopCase, f: (r: StopRun) => number) => c.runs.reduce((n, r) => n + f(r), 0);
