@@ -4,14 +4,26 @@
 // growing past the core count).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { evenness, render as renderDistribution, shape as distributionShape, type DistributionResult } from '../measure/report/distribution.ts';
+import { evenness, orderVerdict, render as renderDistribution, shape as distributionShape, type DistributionResult } from '../measure/report/distribution.ts';
 import { render as renderDegraded, shape as degradedShape, type DegradedResult, type PolicyRun } from '../measure/report/degraded.ts';
-import { caveats as scaleCaveats, render as renderScale, shape as scaleShape, type ScaleOutResult, type ScaleStep } from '../measure/report/scale-out.ts';
+import { notShown as scaleNotShown, render as renderScale, shape as scaleShape, type ScaleOutResult, type ScaleStep } from '../measure/report/scale-out.ts';
 import { CANNOT_SHOW } from '../measure/lib/shape.ts';
 import { MACHINE } from './fixtures/results.ts';
 import { expectedShape, failedLines, failOnWarnings } from './helpers.ts';
 
 failOnWarnings();
+
+/** An order of `n` answers with the given counts per replica, shuffled by a fixed permutation (not in turn). */
+const mixed = (counts: Record<string, number>): string[] => {
+  const flat = Object.entries(counts).flatMap(([r, n]) => Array.from({ length: n }, () => r));
+  return flat.map((_, i) => flat[(i * 7) % flat.length]!);
+};
+const inTurn = (n: number, names = ['app1', 'app2', 'app3']) => Array.from({ length: n }, (_, i) => names[i % names.length]!);
+/** 30 answers avoiding `busy` (least connections, two choices). */
+const avoiding = (busy: string) => {
+  const [a, b] = ['app1', 'app2', 'app3'].filter((r) => r !== busy);
+  return mixed({ [a!]: 15, [b!]: 15 });
+};
 
 const distribution = (): DistributionResult => ({
   machine: MACHINE,
@@ -19,10 +31,11 @@ const distribution = (): DistributionResult => ({
   replicas: ['app1', 'app2', 'app3'],
   requests: 30,
   byPolicy: {
-    'round-robin': { app1: 10, app2: 10, app3: 10 },
-    'least-connections': { app1: 12, app2: 9, app3: 9 },
-    random: { app1: 10, app2: 10, app3: 10 },
-    'power-of-two-choices': { app1: 6, app2: 13, app3: 11 },
+    'round-robin': { order: inTurn(30), busy: 'app2', withBusy: inTurn(30), heldThroughout: true },
+    'least-connections': { order: mixed({ app1: 12, app2: 9, app3: 9 }), busy: 'app3', withBusy: avoiding('app3'), heldThroughout: true },
+    // Exactly even by luck, but not in turn: still random.
+    random: { order: mixed({ app1: 10, app2: 10, app3: 10 }), busy: 'app1', withBusy: mixed({ app1: 9, app2: 11, app3: 10 }), heldThroughout: true },
+    'power-of-two-choices': { order: mixed({ app1: 6, app2: 13, app3: 11 }), busy: 'app1', withBusy: avoiding('app1'), heldThroughout: true },
   },
 });
 
@@ -46,7 +59,17 @@ const degraded = (): DegradedResult => ({
   policies: [run('round-robin', 120, 5, 156, 100), run('least-connections', 2500, 1.1, 4.4, 3), run('random', 115, 5, 170, 100), run('power-of-two-choices', 5000, 0.4, 1.2, 2)],
 });
 
-const step = (replicas: number, throughput: number): ScaleStep => ({ replicas, throughput, mean: 20, p95: 40, failedChecks: 0, requests: throughput, generatorCpu: 0.1 });
+const step = (replicas: number, throughput: number): ScaleStep => ({
+  replicas,
+  throughput,
+  mean: 20,
+  p95: 40,
+  failedChecks: 0,
+  requests: throughput,
+  generatorCpu: 0.1,
+  busyCores: 1.8,
+  perReplica: Object.fromEntries(Array.from({ length: replicas }, (_, i) => [`app${i + 1}`, Math.round(throughput / replicas)])),
+});
 const scale = (): ScaleOutResult => ({
   machine: MACHINE,
   balancer: 'builtin',
@@ -61,14 +84,51 @@ test('distribution: healthy runs match; round robin must be exact; a replica lef
   const expected = expectedShape('distribution');
   assert.deepEqual(distributionShape(distribution()), expected);
   const offByOne = distribution();
-  offByOne.byPolicy['round-robin'] = { app1: 11, app2: 10, app3: 9 };
-  assert.deepEqual(failedLines(expected, distributionShape(offByOne)), ['round-robin  30-requests  10/10/10']);
+  offByOne.byPolicy['round-robin']!.order = [...inTurn(29), 'app1'];
+  assert.deepEqual(failedLines(expected, distributionShape(offByOne)), ['round-robin  30-requests  10/10/10', 'round-robin  order  in-turn']);
   const leftOut = distribution();
-  leftOut.byPolicy.random = { app1: 15, app2: 15 };
+  leftOut.byPolicy.random!.order = mixed({ app1: 15, app2: 15 });
   assert.deepEqual(failedLines(expected, distributionShape(leftOut)), ['random  30-requests  roughly-even']);
   assert.equal(evenness({ a: 1, b: 14, c: 15 }, ['a', 'b', 'c'], 30), 'uneven');
   assert.equal(evenness({ a: 2, b: 14, c: 14 }, ['a', 'b', 'c'], 30), 'roughly-even');
   assert.match(renderDistribution(distribution(), false), /exactly-even/);
+});
+
+test('distribution: a policy that degenerated into another fails its order or busy-replica line', () => {
+  const expected = expectedShape('distribution');
+  const names = ['app1', 'app2', 'app3'];
+  assert.equal(orderVerdict(inTurn(30), names), 'in-turn');
+  assert.equal(orderVerdict(inTurn(30, ['app2', 'app3', 'app1']), names), 'in-turn');
+  assert.equal(orderVerdict(mixed({ app1: 10, app2: 10, app3: 10 }), names), 'not-in-turn');
+  assert.equal(orderVerdict(inTurn(30, ['app1', 'app1', 'app2']), names), 'not-in-turn', 'a cycle that leaves a replica out is not round robin');
+  // random that became round robin: exact and in turn
+  const rrRandom = distribution();
+  rrRandom.byPolicy.random = { order: inTurn(30), busy: 'app1', withBusy: inTurn(30), heldThroughout: true };
+  assert.deepEqual(failedLines(expected, distributionShape(rrRandom)), ['random  order  not-in-turn']);
+  // round robin that became random
+  const randomRr = distribution();
+  randomRr.byPolicy['round-robin'] = { order: mixed({ app1: 10, app2: 10, app3: 10 }), busy: 'app1', withBusy: mixed({ app1: 12, app2: 9, app3: 9 }), heldThroughout: true };
+  assert.deepEqual(failedLines(expected, distributionShape(randomRr)), ['round-robin  order  in-turn']);
+  // round robin that reads load (least connections with its ties in turn, as nginx breaks them)
+  const lcRr = distribution();
+  lcRr.byPolicy['round-robin']!.withBusy = avoiding('app2');
+  assert.deepEqual(failedLines(expected, distributionShape(lcRr)), ['round-robin  30-requests-with-one-replica-busy  some-to-the-busy-one']);
+  // least connections or two choices that stopped reading load
+  const blind = distribution();
+  blind.byPolicy['least-connections']!.withBusy = inTurn(30);
+  blind.byPolicy['power-of-two-choices']!.withBusy = mixed({ app1: 1, app2: 15, app3: 14 });
+  assert.deepEqual(failedLines(expected, distributionShape(blind)), [
+    'least-connections  30-requests-with-one-replica-busy  none-to-the-busy-one',
+    'power-of-two-choices  30-requests-with-one-replica-busy  none-to-the-busy-one',
+  ]);
+  // random that never picks the busy one is reading load: not random
+  const aware = distribution();
+  aware.byPolicy.random!.withBusy = avoiding('app1');
+  assert.deepEqual(failedLines(expected, distributionShape(aware)), ['random  30-requests-with-one-replica-busy  some-to-the-busy-one']);
+  // a long request that ended before the sequence did proves nothing
+  const short = distribution();
+  short.byPolicy['least-connections']!.heldThroughout = false;
+  assert.deepEqual(failedLines(expected, distributionShape(short)), ['least-connections  30-requests-with-one-replica-busy  none-to-the-busy-one']);
 });
 
 test('degraded: a healthy run matches; each finding fails when broken', () => {
@@ -82,7 +142,27 @@ test('degraded: a healthy run matches; each finding fails when broken', () => {
     'round-robin  throughput-vs-load-aware-policies  much-lower',
     'random  p95-vs-load-aware-policies  order-of-magnitude-higher',
     'random  throughput-vs-load-aware-policies  much-lower',
+    'power-of-two-choices  p95-vs-own-p50  close',
+    'power-of-two-choices  blocked-replica-share  under-5-percent',
   ]);
+
+  // least connections that stopped reading load: the blocked replica gets its third, the tail follows
+  const lcBlind = degraded();
+  lcBlind.policies[1] = run('least-connections', 2500, 1.1, 30, 100);
+  assert.deepEqual(failedLines(expected, degradedShape(lcBlind)), [
+    'round-robin  p95-vs-load-aware-policies  order-of-magnitude-higher',
+    'random  p95-vs-load-aware-policies  order-of-magnitude-higher',
+    'least-connections  p95-vs-own-p50  close',
+    'least-connections  blocked-replica-share  under-5-percent',
+  ]);
+  // round robin that skips the blocked replica (it reads load after all)
+  const rrAware = degraded();
+  rrAware.policies[0] = run('round-robin', 120, 5, 156, 4);
+  assert.deepEqual(failedLines(expected, degradedShape(rrAware)), ['round-robin  blocked-replica-share  about-a-third']);
+  // random that sends the blocked replica more than half
+  const heavy = degraded();
+  heavy.policies[2] = run('random', 115, 5, 170, 250);
+  assert.deepEqual(failedLines(expected, degradedShape(heavy)), ['random  blocked-replica-share  about-a-third']);
 
   const noTail = degraded(); // round robin slow everywhere, not only in its tail
   noTail.policies[0] = run('round-robin', 120, 60, 156, 100);
@@ -113,9 +193,16 @@ test('scale-out: a healthy run matches; growth past the cores, no growth, failed
   failing.workloads[0]!.steps[2]!.failedChecks = 4;
   assert.deepEqual(failedLines(expected, scaleShape(failing)), ['user-scenario  failed-checks  none']);
 
+  const idle = scale(); // replicas that add nothing because the balancer sends them nothing
+  idle.workloads[0]!.steps[3]!.perReplica = { app1: 900, app2: 40, app3: 0, app4: 0, app5: 0 };
+  assert.deepEqual(failedLines(expected, scaleShape(idle)), ['user-scenario  requests-spread  every-replica-served']);
+  const missing = scale(); // a replica that never answered is not in the counts at all
+  missing.workloads[0]!.steps[1]!.perReplica = { app1: 930 };
+  assert.deepEqual(failedLines(expected, scaleShape(missing)), ['user-scenario  requests-spread  every-replica-served']);
+
   const oneCore = scale();
   oneCore.machine = { ...MACHINE, cores: 1 };
-  assert.match(scaleShape(oneCore)[0]!, new RegExp(CANNOT_SHOW));
-  assert.match(scaleCaveats(oneCore).join(' '), /1 core/);
+  assert.match(scaleShape(oneCore).find((l) => l.startsWith('cpu-bound  up-to-core-count'))!, new RegExp(CANNOT_SHOW));
+  assert.match(scaleNotShown(oneCore).join(' '), /1 core/);
   assert.match(renderScale(scale(), false), /2 ← core count/);
 });

@@ -162,7 +162,7 @@ export function shape(r: AutoscaleResult): string[] {
 
 export const hints: Record<string, string> = {
   'autoscale  fixed-1w-40u  steady-p95-vs-10-users':
-    'with four times the users on the same CPU quota, requests should queue; check that the quota is enforced (the "cpu quota:" line) and that the machine was idle',
+    'with four times the users on the same CPU quota, requests should queue; check that the quota is enforced (the "cpu quota:" line)',
   'autoscale  auto-40u  first-scale-up':
     'the worker was at its quota but the controller did not act: check that workers report their CPU (every 250 ms) and that the start-up period (2 s) is over',
   'autoscale  auto-80u  first-scale-up': 'see auto-40u',

@@ -7,6 +7,17 @@ import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, type MachineInfo 
 import { growthVerdict, plateauVerdict } from '../lib/scaling.ts';
 import { CANNOT_SHOW, line } from '../lib/shape.ts';
 
+/** Cores' worth of CPU by role during one step (Linux /proc; absent elsewhere). */
+export interface RoleCpu {
+  balancer: number;
+  /** Every replica together. */
+  replicas: number;
+  /** The load generator (the experiment's own process). */
+  generator: number;
+  /** The single busiest process: one event loop cannot use more than one core. */
+  busiest: { role: 'balancer' | 'replica' | 'load generator'; cores: number };
+}
+
 export interface ScaleStep {
   replicas: number;
   throughput: number;
@@ -16,6 +27,11 @@ export interface ScaleStep {
   failedChecks: number;
   requests: number;
   generatorCpu: number;
+  /** Cores' worth of CPU the whole machine used during the step (replicas, balancer, load generator, anything else). */
+  busyCores?: number;
+  cpu?: RoleCpu;
+  /** User scenario: requests (create and read) each replica of the step served. */
+  perReplica?: Record<string, number>;
 }
 
 export interface ScaleOutResult {
@@ -34,8 +50,26 @@ const points = (steps: ScaleStep[]) => steps.map((s) => ({ n: s.replicas, throug
  */
 export const CPU_GROWS_FACTOR = 1.3;
 
+/**
+ * Whether every replica of every user-scenario step served at least a fifth of its even share: a
+ * balancer that leaves replicas idle fails it. (The scenario's throughput is not a shape here: on
+ * two cores its plateau comes from the shared SQLite file's writer lock and the balancer, and moved
+ * between 760 and 2,100 req/s from run to run.)
+ */
+export function spreadVerdict(w: ScaleOutResult['workloads'][number]): string {
+  const ok = w.steps.every((s) => {
+    if (!s.perReplica) return true;
+    const counts = Object.values(s.perReplica);
+    const fair = counts.reduce((a, b) => a + b, 0) / Math.max(counts.length, 1);
+    return counts.length === s.replicas && counts.every((n) => n >= 0.2 * fair);
+  });
+  return ok ? 'every-replica-served' : 'some-replica-idle';
+}
+
 export function shape(r: ScaleOutResult): string[] {
   const out: string[] = [];
+  const user = r.workloads.find((w) => w.name === 'user-scenario');
+  if (user) out.push(line('user-scenario', 'requests-spread', spreadVerdict(user)));
   const cpu = r.workloads.find((w) => w.name === 'cpu-bound');
   if (cpu) {
     out.push(line('cpu-bound', 'up-to-core-count', growthVerdict(points(cpu.steps), r.machine.cores, CPU_GROWS_FACTOR)));
@@ -45,12 +79,19 @@ export function shape(r: ScaleOutResult): string[] {
   return out;
 }
 
-export function caveats(r: ScaleOutResult): string[] {
-  const out: string[] = [];
+export function notShown(r: ScaleOutResult): string[] {
   const cpu = r.workloads.find((w) => w.name === 'cpu-bound');
   if (cpu && growthVerdict(points(cpu.steps), r.machine.cores, CPU_GROWS_FACTOR) === CANNOT_SHOW) {
-    out.push(`this machine has ${r.machine.cores} core(s): more replicas cannot add CPU here.`);
+    return [`this machine has ${r.machine.cores} core(s): more replicas cannot add CPU here.`];
   }
+  if (cpu && plateauVerdict(points(cpu.steps), r.machine.cores) === CANNOT_SHOW) {
+    return [`this machine has ${r.machine.cores} cores, more than the 5 replicas: it cannot show where CPU-bound throughput stops growing.`];
+  }
+  return [];
+}
+
+export function caveats(r: ScaleOutResult): string[] {
+  const out: string[] = [];
   const busy = r.workloads.flatMap((w) => w.steps.filter((s) => s.generatorCpu > 0.5).map((s) => `${w.name} × ${s.replicas}`));
   if (busy.length) out.push(`the load generator used over half a core (${busy.join(', ')}): it shares the cores with the replicas and the balancer.`);
   return out;
@@ -59,7 +100,8 @@ export function caveats(r: ScaleOutResult): string[] {
 export const hints: Record<string, string> = {
   'cpu-bound  up-to-core-count': 'a second replica adds a core\'s worth of CPU on a 2-core machine; if throughput did not grow, something else held the cores',
   'cpu-bound  past-core-count': 'past the core count replicas only share the same cores; more throughput there means the machine has more cores than it reports',
-  'user-scenario': 'every create should answer 201 and every read 200 through any replica; a failure suggests the database is not shared or was locked',
+  'user-scenario  failed-checks': 'every create should answer 201 and every read 200 through any replica; a failure suggests the database is not shared or was locked',
+  'user-scenario  requests-spread': 'round robin should send each replica its share of the creates and reads; an idle replica was not in the balancer\'s list, or was marked down',
   'cpu-bound  failed-checks': 'every /work request should answer 200',
 };
 
@@ -70,16 +112,31 @@ export function render(r: ScaleOutResult, color: boolean): string {
     c.dim(`${r.load.connections} connections, ${r.load.durationS} s per step · ${machineCaption(r.machine)}`),
   ];
   for (const w of r.workloads) {
-    const table = makeTable(['replicas', 'throughput', 'mean', 'p95', 'failed checks', 'requests'], ['right', 'right', 'right', 'right', 'right', 'right']);
+    const table = makeTable(
+      ['replicas', 'throughput', 'mean', 'p95', 'failed checks', 'requests', 'cores busy', 'balancer', 'replicas\n(together)', 'load\ngenerator'],
+      ['right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
+    );
     for (const s of w.steps) {
       const mark = s.replicas === r.machine.cores ? c.bold(' ← core count') : '';
-      table.push([`${s.replicas}${mark}`, fmtRate(s.throughput), fmtMs(s.mean), fmtMs(s.p95), s.failedChecks ? c.red(String(s.failedChecks)) : '0', String(s.requests)]);
+      const cores = (x: number | undefined) => (x === undefined ? '—' : x.toFixed(2));
+      table.push([
+        `${s.replicas}${mark}`,
+        fmtRate(s.throughput),
+        fmtMs(s.mean),
+        fmtMs(s.p95),
+        s.failedChecks ? c.red(String(s.failedChecks)) : '0',
+        String(s.requests),
+        s.busyCores === undefined ? '—' : `${s.busyCores.toFixed(2)} of ${r.machine.cores}`,
+        cores(s.cpu?.balancer),
+        cores(s.cpu?.replicas),
+        cores(s.cpu?.generator),
+      ]);
     }
     parts.push('', c.bold(`${w.name}: ${w.description}`), table.toString());
   }
   parts.push(
     '',
-    `The replicas, the balancer and the load generator all share these ${r.machine.cores} cores: ` +
+    `The replicas, the balancer and the load generator all share these ${r.machine.cores} cores (the last four columns: cores' worth of CPU each used): ` +
       'a replica added past the core count gets no CPU of its own.',
   );
   return parts.join('\n');

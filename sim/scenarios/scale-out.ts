@@ -29,7 +29,16 @@ export const scaleOut: Scenario = {
       steps: COUNTS.map((n): ScaleStep => {
         const s = simulate({ seed: o.seed, loop: o.loop ?? DEFAULT_LOOP, replicas: n, policy: 'round-robin', clients: { kind: 'closed', count: 8 }, service: w.service, durationMs: 2500, warmupMs: 500 });
         sims.push(s);
-        return { replicas: n, throughput: s.throughput, mean: s.latency.mean, p95: s.latency.p95, failedChecks: s.counts.failed, requests: s.counts.completed, generatorCpu: 0 };
+        return {
+          replicas: n,
+          throughput: s.throughput,
+          mean: s.latency.mean,
+          p95: s.latency.p95,
+          failedChecks: s.counts.failed,
+          requests: s.counts.completed,
+          generatorCpu: 0,
+          ...(w.name === 'user-scenario' ? { perReplica: Object.fromEntries(s.replicas.map((r) => [r.name, r.served])) } : {}),
+        };
       }),
     }));
     const result: ScaleOutResult = { machine: SIM_MACHINE, balancer: 'the simulated balancer', load: { connections: 8, durationS: 2 }, workloads };
