@@ -44,7 +44,7 @@ import { failStartup, serve, serverFlags } from './lib/main.ts';
 import { formatCost, hashOnEventLoop, HEAVY_COST, heavyCostFrom } from './lib/scrypt-cost.ts';
 import { openStateStore, stateFlags, stateOptions, stateRoutes, type StateOptions } from './lib/state-routes.ts';
 import { CPU_SAMPLE_MS, limitProcess, MAX_PAUSE_MS, probeCgroup, QUOTA_MODES, releaseCgroup, removeGroup, reportCpu, startThrottle, utilizationFrom, wallMs, type CgroupSupport, type CpuSample, type PauseRequest, type QuotaMode } from './lib/cpu-quota.ts';
-import { decide, DEFAULT_HPA, DEFAULT_SYNC_MS, initialHpaState, validateHpaConfig, type HpaConfig, type WorkerSample } from './lib/hpa.ts';
+import { decide, DEFAULT_HPA, DEFAULT_SYNC_MS, initialHpaState, METRIC_WINDOW_SYNCS, validateHpaConfig, type HpaConfig, type WorkerSample } from './lib/hpa.ts';
 import { parseCost } from './lib/scrypt-cost.ts';
 import { SIGNUP_COST, workloadRoutes } from './lib/workload-routes.ts';
 import { randomBytes } from 'node:crypto';
@@ -259,7 +259,7 @@ function runPrimary(): void {
       const m = meta.get(worker.id);
       if (!m) return;
       m.samples.push(msg);
-      while (m.samples.length > 0 && msg.at - m.samples[0]!.at > 4 * scaling.syncMs) m.samples.shift();
+      while (m.samples.length > 0 && msg.at - m.samples[0]!.at > (METRIC_WINDOW_SYNCS + 1) * scaling.syncMs) m.samples.shift();
       return;
     }
     if (msg?.type === 'pause') {
@@ -428,7 +428,7 @@ function runPrimary(): void {
       const active = living().filter((w) => !retiring.has(w.id));
       const samples: (WorkerSample & { id: number })[] = active.map((w) => {
         const m = meta.get(w.id);
-        const utilization = m ? utilizationFrom(m.samples, scaling.syncMs, quotaFraction) : undefined;
+        const utilization = m ? utilizationFrom(m.samples, METRIC_WINDOW_SYNCS * scaling.syncMs, quotaFraction, m.readyAt) : undefined;
         return { id: w.id, pid: w.process.pid!, ...(m?.readyAt !== undefined ? { readyAt: m.readyAt } : {}), ...(utilization !== undefined ? { utilization } : {}) };
       });
       const d = decide(config, hpaState, now, samples);

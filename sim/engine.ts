@@ -32,7 +32,7 @@
 import TinyQueue from 'tinyqueue';
 import { chooseReplica, type Candidate } from '../servers/lib/choose.ts';
 import { FAILOVER_DEFAULTS, failureStatus, mayRetry, newHealth, recordFailure, recordSuccess, type FailureKind, type HealthRules } from '../servers/lib/failover.ts';
-import { decide, initialHpaState, validateHpaConfig, type HpaConfig, type HpaReason, type HpaState } from '../servers/lib/hpa.ts';
+import { decide, initialHpaState, METRIC_WINDOW_SYNCS, validateHpaConfig, type HpaConfig, type HpaReason, type HpaState } from '../servers/lib/hpa.ts';
 import { PICKERS, type Policy } from '../servers/lib/policies.ts';
 import { createLatencyHistogram, recordMs, summarize, type LatencyHistogram, type LatencySummary } from '../measure/lib/latency.ts';
 import { sampler, type Dist } from './dist.ts';
@@ -660,13 +660,16 @@ export function simulate(config: SimConfig): SimResult {
   const sync = () => {
     const a = config.autoscale!;
     const live = replicas.filter((r) => r.state === 'up' || r.state === 'starting' || (r.state === 'frozen' && !r.down));
-    const b0 = Math.floor((now - a.syncMs) / bucketMs);
     const b1 = Math.floor(now / bucketMs);
     const samples = live.map((r, i) => {
+      const ready = r.readyAt !== undefined && r.readyAt <= now - a.syncMs;
+      // As the lab's primary reads it: busy time over the last METRIC_WINDOW_SYNCS periods, none from before the replica was ready.
+      const from = Math.max(now - METRIC_WINDOW_SYNCS * a.syncMs, r.readyAt ?? now);
+      const b0 = Math.ceil(from / bucketMs);
       let busy = 0;
       for (let b = b0; b < b1; b++) busy += r.busy[b] ?? 0;
-      const ready = r.readyAt !== undefined && r.readyAt <= now - a.syncMs;
-      return { pid: i, readyAt: r.readyAt, utilization: ready ? Math.min(1, busy / a.syncMs) : undefined };
+      const span = (b1 - b0) * bucketMs;
+      return { pid: i, readyAt: r.readyAt, utilization: ready && span > 0 ? Math.min(1, busy / span) : undefined };
     });
     const d = decide(a.hpa, hpaState, now, samples);
     hpaState = d.state;

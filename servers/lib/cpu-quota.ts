@@ -238,12 +238,13 @@ export function releaseCgroup(support: CgroupSupport): void {
 /**
  * A worker's utilization over the last `spanMs`: CPU time / wall time / quota (1 = its whole
  * quota), from its reports (oldest first). Uses the newest report and the oldest one no more than
- * `spanMs` before it; undefined with fewer than two such reports or less than half a span covered.
+ * `spanMs` before it and not before `sinceMs` (when it began listening: its start-up CPU says
+ * nothing about the load); undefined with fewer than two such reports or less than half a span covered.
  */
-export function utilizationFrom(samples: readonly CpuSample[], spanMs: number, quota: number): number | undefined {
+export function utilizationFrom(samples: readonly CpuSample[], spanMs: number, quota: number, sinceMs = -Infinity): number | undefined {
   const last = samples.at(-1);
   if (!last) return undefined;
-  const first = samples.find((s) => last.at - s.at <= spanMs);
+  const first = samples.find((s) => last.at - s.at <= spanMs && s.at >= sinceMs);
   if (!first || first === last || last.at - first.at < spanMs / 2) return undefined;
   return (last.cpuUs - first.cpuUs) / 1000 / (last.at - first.at) / quota;
 }
