@@ -13,7 +13,7 @@ import { compareText, loadExpected } from '../measure/lib/compare.ts';
 import { NOT_SHOWN_PREFIX } from '../measure/lib/shape.ts';
 import { defineCommand } from '../lib/cli.ts';
 import { hints, notShown, render, shape, type RateLimitResult } from '../measure/report/rate-limit.ts';
-import { MACHINE } from './fixtures/results.ts';
+import { rateLimitResult } from './fixtures/results.ts';
 import { expectedShape, failOnWarnings, runScript } from './helpers.ts';
 
 failOnWarnings();
@@ -26,24 +26,24 @@ const file = (name: string, text: string) => {
 };
 
 /** A rate-limit run on a machine without redis-server, as the experiment reports it. */
-const noRedis = (): RateLimitResult => ({
-  machine: MACHINE,
-  workers: 4,
-  limit: 10,
-  windowS: 60,
-  runs: [
-    { store: 'memory', attempts: 60, allowed: 40, refused: 20, allowedByWorker: { 1: 10, 2: 10, 3: 10, 4: 10 } },
-    { store: 'sqlite', attempts: 60, allowed: 10, refused: 50, allowedByWorker: { 1: 3, 2: 2, 3: 3, 4: 2 } },
-  ],
-  notRun: { redis: 'redis-server was not found (looked on PATH and in /usr/bin)' },
-});
+const noRedis = (): RateLimitResult => {
+  const r = rateLimitResult();
+  return { ...r, runs: r.runs.filter((x) => x.store !== 'redis'), notRun: { redis: 'redis-server was not found (looked on PATH and in /usr/bin)' } };
+};
 
-/** What `npx tsx measure/rate-limit.ts --shape` prints for that run: the experiment's own output code, with the run stubbed. */
-async function shapeOutput(result: RateLimitResult): Promise<{ code: number; stdout: string }> {
+/**
+ * What `npx tsx measure/rate-limit.ts --shape` prints for that run: the experiment's own output
+ * code, with the run stubbed (`busyAtStart`: other programs' load as the run began, in cores).
+ */
+async function shapeOutput(result: RateLimitResult, busyAtStart?: number): Promise<{ code: number; stdout: string }> {
   let stdout = '';
   const sink = { write: (s: string) => ((stdout += s), true) };
+  const run = async (ctx: { machine: RateLimitResult['machine'] }) => {
+    if (busyAtStart !== undefined) ctx.machine.busyCoresAtStart = busyAtStart;
+    return { ...result, machine: ctx.machine };
+  };
   const code = await runExperiment(
-    { name: 'rate-limit', command: defineCommand({ usage: 'x', summary: 'x', flags: { ...COMMON_FLAGS } }), options: () => ({}), run: async () => result, report: { render, shape, hints, notShown } },
+    { name: 'rate-limit', command: defineCommand({ usage: 'x', summary: 'x', flags: { ...COMMON_FLAGS } }), options: () => ({}), run, report: { render, shape, hints, notShown } },
     ['--shape'],
     { stdout: sink, stderr: { write: () => true } },
   );
@@ -75,6 +75,13 @@ test('a line that did not hold: exit 1, and the line named with what the file ha
   assert.equal(r.code, 1, r.stdout + r.stderr);
   assert.match(r.stdout, /bob\.txt: the shape does not hold/);
   assert.match(r.stdout, /✗ memory {2}allowed-vs-limit {2}one-limit-per-worker {3}\(the file has: memory {2}allowed-vs-limit {2}no-limit\)/);
+});
+
+test('a run on a busy machine says so in its --shape file, and the comparison passes it on', async () => {
+  const f = file('dave.txt', (await shapeOutput(noRedis(), 1.2)).stdout);
+  const r = await runScript('measure/compare.ts', [f]);
+  assert.equal(r.code, 0);
+  assert.match(r.stdout, /note from the run: other programs kept about 1\.2 of the \d+ cores busy when the run began/);
 });
 
 test('a whole lesson in one file is split by experiment; a missing line does not hold', () => {

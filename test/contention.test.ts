@@ -5,9 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
-import { otherCpu, takeSnapshot, type CpuSnapshot } from '../measure/lib/contention.ts';
+import { ContentionMonitor, otherCpu, takeSnapshot, type CpuSnapshot } from '../measure/lib/contention.ts';
 import { readStat, type ProcStat } from '../measure/lib/proc.ts';
-import { busyMachineCaveat, machineCaption } from '../measure/lib/output.ts';
+import { busyMachineCaveat, machineCaption, machineWasBusy } from '../measure/lib/output.ts';
 import { renderComparison } from '../measure/lib/experiment.ts';
 import { compareShape } from '../measure/lib/shape.ts';
 import { MACHINE } from './fixtures/results.ts';
@@ -49,6 +49,18 @@ test('a busy program outside the kit counts; the same loop in a child of ours do
   await new Promise((r) => child.once('exit', r));
 });
 
+test('a burst of a second or two shows as the peak, where the run\'s average hides it', { skip: linux }, async () => {
+  const monitor = new ContentionMonitor();
+  monitor.start(250);
+  await delay(1000);
+  await busyOrphan(1500);
+  await delay(4000); // the burst is done, and it is a fifth of the run
+  const seen = monitor.stop()!;
+  assert.ok(seen.averageCores < 0.5, `the average hides it: ${seen.averageCores}`);
+  assert.ok(seen.peakCores > 0.75, `the peak shows it: ${seen.peakCores}`);
+  assert.equal(machineWasBusy({ ...MACHINE, busyCoresDuringRun: seen.averageCores, busiestSecondDuringRun: seen.peakCores }), true);
+});
+
 const st = (pid: number, ppid: number, own: number, reaped = 0): ProcStat => ({ pid, ppid, pgid: pid, state: 'S', ownTicks: own, reapedChildrenTicks: reaped });
 const snap = (atMs: number, stats: ProcStat[], kit: number[], steal = 0, ancestors: number[] = []): CpuSnapshot => ({
   atMs,
@@ -84,6 +96,10 @@ test('the caption and the caveat say how busy other programs were during the run
   assert.match(machineCaption({ ...MACHINE, busyCoresDuringRun: 0.02 }), /0\.05 busy before the run, 0\.02 during it/);
   assert.equal(busyMachineCaveat({ ...MACHINE, busyCoresDuringRun: 0.1 }), undefined);
   assert.match(busyMachineCaveat({ ...MACHINE, busyCoresDuringRun: 0.9 }) ?? '', /0\.9 of the 2 cores busy while the run went on/);
+  assert.equal(busyMachineCaveat({ ...MACHINE, busyCoresDuringRun: 0.1, busiestSecondDuringRun: 0.4 }), undefined, 'an idle machine\'s blips');
+  const burst = { ...MACHINE, busyCoresDuringRun: 0.25, busiestSecondDuringRun: 1.02 };
+  assert.match(busyMachineCaveat(burst) ?? '', /up to 1\.0 of the 2 cores busy for a second or more while the run went on \(0\.25 on average/);
+  assert.match(machineCaption(burst), /0\.25 during it, up to 1\.02/);
 });
 
 test('a line that did not hold blames the machine only when other programs kept it busy', () => {

@@ -5,10 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { countVerdict, render as renderCounter, shape as counterShape, type CounterResult, type CounterRun } from '../measure/report/counter.ts';
-import { render as renderLimit, shape as limitShape, type RateLimitResult } from '../measure/report/rate-limit.ts';
+import { render as renderLimit, shape as limitShape } from '../measure/report/rate-limit.ts';
 import { render as renderSessions, shape as sessionsShape, type SessionRun, type SessionsResult } from '../measure/report/sessions.ts';
 import { compareShape, CANNOT_SHOW } from '../measure/lib/shape.ts';
-import { MACHINE } from './fixtures/results.ts';
+import { MACHINE, rateLimitResult } from './fixtures/results.ts';
 import { expectedShape, failedLines, failOnWarnings } from './helpers.ts';
 
 failOnWarnings();
@@ -76,18 +76,7 @@ test('counter: without Redis its lines are not shown, and the shape still holds'
   assert.equal(compareShape(expectedShape('counter'), lines).holds, true);
 });
 
-const limit = (): RateLimitResult => ({
-  machine: MACHINE,
-  workers: 4,
-  limit: 10,
-  windowS: 60,
-  runs: [
-    { store: 'memory', attempts: 60, allowed: 40, refused: 20, allowedByWorker: { 1: 10, 2: 10, 3: 10, 4: 10 } },
-    { store: 'sqlite', attempts: 60, allowed: 10, refused: 50, allowedByWorker: { 1: 3, 2: 2, 3: 3, 4: 2 } },
-    { store: 'redis', attempts: 60, allowed: 10, refused: 50, allowedByWorker: { 1: 3, 2: 2, 3: 3, 4: 2 } },
-  ],
-  notRun: {},
-});
+const limit = rateLimitResult;
 
 test('rate limit: a healthy result matches expected-output/rate-limit.txt; each rule can fail', () => {
   assert.deepEqual(limitShape(limit()), expectedShape('rate-limit'));

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { makeChalk } from './output.ts';
 import { ROOT } from './paths.ts';
-import { compareShape, NOT_SHOWN_PREFIX, parseExpected, splitLine, type Comparison } from './shape.ts';
+import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, parseExpected, splitLine, type Comparison } from './shape.ts';
 
 /** Every experiment's expected lines, by name. */
 export function loadExpected(dir = path.join(ROOT, 'expected-output')): Map<string, string[]> {
@@ -24,6 +24,8 @@ export interface FileVerdict {
   foreign: string[];
   /** Reasons the run gave for lines it could not show. */
   notShown: string[];
+  /** Notes the run wrote (other programs kept the cores busy). */
+  notes: string[];
   holds: boolean;
 }
 
@@ -31,6 +33,7 @@ export interface FileVerdict {
 export function compareText(file: string, text: string, expected: Map<string, string[]>, only?: string): FileVerdict {
   const lines = text.split('\n').map((l) => l.trimEnd());
   const notShown = lines.filter((l) => l.startsWith(NOT_SHOWN_PREFIX)).map((l) => l.slice(NOT_SHOWN_PREFIX.length));
+  const notes = lines.filter((l) => l.startsWith(NOTE_PREFIX)).map((l) => l.slice(NOTE_PREFIX.length));
   const shapeLines = parseExpected(text);
   const owner = new Map<string, string>();
   for (const [name, exp] of expected) for (const l of exp) owner.set(splitLine(l).key, name);
@@ -47,7 +50,7 @@ export function compareText(file: string, text: string, expected: Map<string, st
   const experiments = new Map<string, Comparison>();
   for (const [name, actual] of byExperiment) experiments.set(name, compareShape(expected.get(name)!, actual));
   const holds = experiments.size > 0 && foreign.length === 0 && [...experiments.values()].every((c) => c.holds);
-  return { file, experiments, foreign, notShown, holds };
+  return { file, experiments, foreign, notShown, notes, holds };
 }
 
 /** The verdict for people (one block per file). Pure. */
@@ -70,6 +73,7 @@ export function renderVerdict(v: FileVerdict, color: boolean): string {
     out.push('    not shown: the file gives no reason (it was made before the kit wrote them, or the comments were cut)');
   }
   for (const l of v.foreign) out.push(`  ${c.red('✗')} not a line of any experiment: ${l}`);
+  for (const n of v.notes) out.push(`  note from the run: ${n}`);
   return out.join('\n') + '\n';
 }
 

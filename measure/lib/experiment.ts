@@ -13,11 +13,11 @@ export const EXIT = { holds: 0, doesNotHold: 1, usage: 2, failed: 3, sigint: 130
 import { assertNodeVersion, describeError, exitCodeFor, KitError } from '../../lib/errors.ts';
 import { helpText, intFlag, parseFlags, type CommandSpec, type FlagSpecs } from '../../lib/cli.ts';
 import { Lab } from './lab.ts';
-import { otherCpu, takeSnapshot } from './contention.ts';
+import { ContentionMonitor } from './contention.ts';
 import { busyMachineCaveat, colorEnabled, machineInfo, machineWasBusy, makeChalk, type MachineInfo } from './output.ts';
 import { expectedFile } from './paths.ts';
 import { Progress } from './progress.ts';
-import { compareShape, NOT_SHOWN_PREFIX, readExpected, type Comparison } from './shape.ts';
+import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, readExpected, type Comparison } from './shape.ts';
 
 /** Flags every experiment has, besides --help. Spread into each experiment's own flags. */
 export const COMMON_FLAGS = {
@@ -136,13 +136,14 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     const machine = await machineInfo();
     lab = new Lab();
     lab.log = (l) => progress.note(l);
-    const before = takeSnapshot();
+    const contention = new ContentionMonitor();
+    contention.start();
     const result = await exp.run({ lab, progress, options, quick: Boolean(flags.quick), port, machine });
     // Before the servers stop: a cluster's workers killed with their primary are nobody's to reap.
-    const after = takeSnapshot();
-    if (before && after) {
-      const other = otherCpu(before, after);
-      machine.busyCoresDuringRun = Math.round((other.otherCores + other.stealCores) * 100) / 100;
+    const other = contention.stop();
+    if (other) {
+      machine.busyCoresDuringRun = other.averageCores;
+      machine.busiestSecondDuringRun = other.peakCores;
     }
     progress.step('stopping servers');
     await lab.close();
@@ -155,7 +156,9 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     if (flags.json) {
       io.stdout.write(JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats, notShown }, null, 2) + '\n');
     } else if (flags.shape) {
-      io.stdout.write([...shape, ...notShown.map((why) => NOT_SHOWN_PREFIX + why)].join('\n') + '\n');
+      // A busy machine goes with the lines too: an instructor comparing files should see it.
+      const busy = busyMachineCaveat(machine);
+      io.stdout.write([...shape, ...notShown.map((why) => NOT_SHOWN_PREFIX + why), ...(busy ? [NOTE_PREFIX + busy] : [])].join('\n') + '\n');
       for (const c of caveats) io.stderr.write(`Note: ${c}\n`);
       if (!cmp.holds) io.stderr.write(`The shape does not hold: diff it with expected-output/${exp.name}.txt\n`);
     } else {

@@ -48,6 +48,8 @@ export interface MachineInfo {
    * run; undefined where it cannot be measured (no /proc) and in fixtures.
    */
   busyCoresDuringRun?: number;
+  /** The same in the run's busiest second: a burst an average over the run hides. */
+  busiestSecondDuringRun?: number;
   node: string;
   platform: string;
 }
@@ -99,26 +101,32 @@ export async function machineInfo(): Promise<MachineInfo> {
 
 /** `2 cores (0.05 busy before the run, 0.02 during it), load average 0.41, Node 20.20.2` */
 export function machineCaption(m: MachineInfo): string {
-  const during = m.busyCoresDuringRun === undefined ? '' : `, ${m.busyCoresDuringRun.toFixed(2)} during it`;
+  const peak = m.busiestSecondDuringRun !== undefined && m.busiestSecondDuringRun >= BUSY_BURST_CORES ? `, up to ${m.busiestSecondDuringRun.toFixed(2)}` : '';
+  const during = m.busyCoresDuringRun === undefined ? '' : `, ${m.busyCoresDuringRun.toFixed(2)} during it${peak}`;
   return `${m.cores} core${m.cores === 1 ? '' : 's'} (${m.busyCoresAtStart.toFixed(2)} busy before the run${during}), load average ${m.loadavg1.toFixed(2)}, Node ${m.node}`;
 }
 
 /** Other programs busier than this many cores' worth, before or during a run, make its findings unsafe. */
 export const BUSY_CORES = 0.5;
+/** Or this many in one second of the run: a measured step lasts a second or two. */
+export const BUSY_BURST_CORES = 0.75;
 
-/** Whether other programs kept at least BUSY_CORES busy before or during the run. */
+/** Whether other programs kept the cores busy before or during the run (see BUSY_CORES, BUSY_BURST_CORES). */
 export function machineWasBusy(m: MachineInfo): boolean {
-  return m.busyCoresAtStart >= BUSY_CORES || (m.busyCoresDuringRun ?? 0) >= BUSY_CORES;
+  return m.busyCoresAtStart >= BUSY_CORES || (m.busyCoresDuringRun ?? 0) >= BUSY_CORES || (m.busiestSecondDuringRun ?? 0) >= BUSY_BURST_CORES;
 }
 
-/** A sentence when other programs kept at least half a core busy before or during the run, else undefined. */
+/** A sentence when other programs kept the cores busy before or during the run, else undefined. */
 export function busyMachineCaveat(m: MachineInfo): string | undefined {
   if (!machineWasBusy(m)) return undefined;
   const during = m.busyCoresDuringRun ?? 0;
+  const peak = m.busiestSecondDuringRun ?? 0;
   const when =
     during >= BUSY_CORES
       ? `about ${during.toFixed(1)} of the ${m.cores} cores busy while the run went on (measured: every process but the kit's own)`
-      : `about ${m.busyCoresAtStart.toFixed(1)} of the ${m.cores} cores busy when the run began`;
+      : peak >= BUSY_BURST_CORES
+        ? `up to ${peak.toFixed(1)} of the ${m.cores} cores busy for a second or more while the run went on (${during.toFixed(2)} on average; measured: every process but the kit's own)`
+        : `about ${m.busyCoresAtStart.toFixed(1)} of the ${m.cores} cores busy when the run began`;
   return `other programs kept ${when}; the findings assume idle cores, so a line that does not hold may be their doing. Close them and run again.`;
 }
 

@@ -15,6 +15,8 @@ export const CANNOT_SHOW = 'cannot-show-on-this-machine';
 
 /** The comment that carries a reason a line was not shown, in --shape output (parseExpected skips it). */
 export const NOT_SHOWN_PREFIX = '# not shown here: ';
+/** The comment that carries a note on the run (other programs kept the cores busy), in --shape output. */
+export const NOTE_PREFIX = '# note: ';
 
 /** Joins tokens into one shape line (two spaces between tokens). */
 export function line(...tokens: (string | number)[]): string {
