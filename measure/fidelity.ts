@@ -7,7 +7,7 @@
  * run's JSON is kept in `--out` for a closer look; `summary.json` there holds the tally.
  * Exit 0 when every run held, 1 when one did not, 2 on a usage error, 130 when interrupted.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +19,7 @@ import { BALANCED_EXPERIMENTS, LESSONS } from './lib/lessons.ts';
 import { colorEnabled, makeChalk, makeTable } from './lib/output.ts';
 import { expectedFile, ROOT } from './lib/paths.ts';
 import { Progress } from './lib/progress.ts';
+import { SignalRelay } from './lib/relay.ts';
 import { readExpected } from './lib/shape.ts';
 import { newTally, tallyRun, type Outcome, type Tally } from './lib/fidelity.ts';
 
@@ -39,21 +40,20 @@ const command = defineCommand({
   epilogue: 'Example: npx tsx measure/fidelity.ts --runs 5 --only blocking,pool   (make fidelity ARGS="--runs 5")',
 });
 
-function runOnce(name: string, args: string[], running: Set<ChildProcess>): Promise<Outcome> {
+function runOnce(name: string, args: string[], relay: SignalRelay): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'measure', `${name}.ts`), ...args], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NO_COLOR: '1' },
     });
-    running.add(child);
+    relay.track(child);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.once('error', reject);
     child.once('close', (code, signal) => {
-      running.delete(child);
       resolve({ code: code ?? (signal === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint), stdout, stderr });
     });
   });
@@ -82,28 +82,21 @@ async function main(argv: string[]): Promise<number> {
   const expected = new Map<string, string[]>();
   for (const n of names) expected.set(n, await readExpected(expectedFile(n)));
 
-  let interrupted = false;
-  const running = new Set<ChildProcess>();
-  const onSignal = (signal: NodeJS.Signals) => {
-    interrupted = true;
-    for (const child of running) child.kill(signal);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const relay = new SignalRelay();
 
   const progress = new Progress(process.stderr);
   const tallies = new Map<string, Tally>(names.map((n) => [n, newTally()]));
   process.stderr.write(`${runs} ${full ? 'full' : '--quick'} run(s) of ${names.length} experiment(s); each run's JSON goes to ${dir}\n`);
   const started = performance.now();
-  for (let round = 1; round <= runs && !interrupted; round++) {
+  for (let round = 1; round <= runs && !relay.interrupted; round++) {
     for (const name of names) {
-      if (interrupted) break;
+      if (relay.interrupted) break;
       const t = tallies.get(name)!;
       progress.step(`round ${round}/${runs} · ${name} (held so far: ${t.held}/${t.runs})`);
       const args = ['--json', ...(full ? [] : ['--quick']), ...(lb && BALANCED_EXPERIMENTS.has(name) ? ['--lb', lb] : [])];
       const t0 = performance.now();
-      const outcome = await runOnce(name, args, running);
-      if (interrupted || outcome.code === EXIT.sigint || outcome.code === EXIT.sigterm) break;
+      const outcome = await runOnce(name, args, relay);
+      if (relay.interrupted || outcome.code === EXIT.sigint || outcome.code === EXIT.sigterm) break;
       const secs = (performance.now() - t0) / 1000;
       writeFileSync(path.join(dir, `${name}-${String(round).padStart(2, '0')}.json`), outcome.stdout);
       if (outcome.stdout.trim() === '') writeFileSync(path.join(dir, `${name}-${String(round).padStart(2, '0')}.stderr.txt`), outcome.stderr);
@@ -113,21 +106,20 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   progress.done();
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
+  relay.dispose();
 
   const c = makeChalk(colorEnabled(process.stdout));
-  const table = makeTable(['experiment', 'held', 'median run', 'lines that did not hold (runs)'], ['left', 'right', 'right', 'left']);
+  const table = makeTable(['experiment', 'held', 'median run', 'busy machine\n(did not hold)', 'lines that did not hold (runs)'], ['left', 'right', 'right', 'right', 'left']);
   for (const [name, t] of tallies) {
     const lines = Object.entries(t.failed).map(([l, f]) => `${l}  ×${f.count} (last: ${f.last})`).join('\n');
     const held = `${t.held}/${t.runs}`;
-    table.push([name, t.held === t.runs ? c.green(held) : c.red(held), `${median(t.seconds).toFixed(1)} s`, lines || '']);
+    table.push([name, t.held === t.runs ? c.green(held) : c.red(held), `${median(t.seconds).toFixed(1)} s`, t.busy ? `${t.busy} (${t.busyNotHeld})` : '0', lines || '']);
   }
   const mins = ((performance.now() - started) / 60_000).toFixed(1);
   process.stdout.write(`${c.bold(`Fidelity: ${full ? 'full' : '--quick'} runs, ${os.availableParallelism()} cores, Node ${process.versions.node}, ${mins} min`)}\n${table.toString()}\n`);
   writeFileSync(path.join(dir, 'summary.json'), JSON.stringify({ full: Boolean(full), runs, node: process.versions.node, tallies: Object.fromEntries(tallies) }, null, 2) + '\n');
-  process.stdout.write(`Each run's JSON: ${dir}\n`);
-  if (interrupted) return EXIT.sigint;
+  process.stdout.write(`busy machine: runs during which other programs kept the cores busy (each says so in its caveats).\nEach run's JSON: ${dir}\n`);
+  if (relay.interrupted) return EXIT.sigint;
   return [...tallies.values()].every((t) => t.held === t.runs && t.runs === runs) ? EXIT.holds : EXIT.doesNotHold;
 }
 

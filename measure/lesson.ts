@@ -4,7 +4,7 @@
  * experiment; with --shape, headers and the summary go to stderr so stdout holds only shape lines.
  * Exit 0 when every shape held, 1 when one did not, 2 on a usage error, 3 when a run failed.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { describeError, KitError } from '../lib/errors.ts';
@@ -13,6 +13,7 @@ import { BALANCED_EXPERIMENTS, LESSONS } from './lib/lessons.ts';
 import { EXIT } from './lib/experiment.ts';
 import { ROOT } from './lib/paths.ts';
 import { colorEnabled, makeChalk } from './lib/output.ts';
+import { SignalRelay } from './lib/relay.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/lesson.ts <lesson number | all> [--quick] [--shape] [--port <n>] [--lb builtin|nginx]',
@@ -33,15 +34,12 @@ const VERDICT: Record<number, string> = {
   [EXIT.failed]: 'run failed (see its error above)',
 };
 
-function runOne(name: string, flags: string[], running: Set<ChildProcess>): Promise<number> {
+function runOne(name: string, flags: string[], relay: SignalRelay): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'measure', `${name}.ts`), ...flags], { cwd: ROOT, stdio: 'inherit' });
-    running.add(child);
+    relay.track(child);
     child.once('error', reject);
-    child.once('exit', (code, signal) => {
-      running.delete(child);
-      resolve(code ?? (signal === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint));
-    });
+    child.once('exit', (code, signal) => resolve(code ?? (signal === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint)));
   });
 }
 
@@ -71,16 +69,7 @@ async function main(argv: string[]): Promise<number> {
     ...(lb && BALANCED_EXPERIMENTS.has(experiment) ? ['--lb', lb] : []),
   ];
 
-  // Pass a stop signal on to the running experiment, which stops its servers and exits (a
-  // terminal's Ctrl-C reaches it directly as well; it ignores the repeat), and start no more.
-  let interrupted = false;
-  const running = new Set<ChildProcess>();
-  const onSignal = (signal: NodeJS.Signals) => {
-    interrupted = true;
-    for (const child of running) child.kill(signal);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const relay = new SignalRelay();
 
   const out = shape ? process.stderr : process.stdout;
   const c = makeChalk(colorEnabled(out));
@@ -91,9 +80,9 @@ async function main(argv: string[]): Promise<number> {
     if (lessons.length > 1) out.write(c.bold(`\n=== Lesson ${lesson.id}: ${lesson.title} ===`) + '\n');
     for (const name of lesson.experiments) {
       out.write(c.bold.underline(`\n[${results.length + 1}/${total}] ${name}`) + '\n\n');
-      const code = await runOne(name, flagsFor(name), running);
+      const code = await runOne(name, flagsFor(name), relay);
       results.push({ lesson: lesson.id, name, code });
-      if (interrupted || code === EXIT.sigint || code === EXIT.sigterm) return EXIT.sigint;
+      if (relay.interrupted || code === EXIT.sigint || code === EXIT.sigterm) return EXIT.sigint;
     }
   }
   const secs = ((performance.now() - started) / 1000).toFixed(1);

@@ -2,6 +2,7 @@
  * The tally behind measure/fidelity.ts: per experiment, how many runs held their shape and which
  * expected lines failed how often. Pure, apart from the tally each call fills.
  */
+import { machineWasBusy, type MachineInfo } from './output.ts';
 import { compareShape } from './shape.ts';
 
 export interface Tally {
@@ -12,6 +13,9 @@ export interface Tally {
   /** Expected line → how many runs did not hold it, with the last value seen instead. */
   failed: Record<string, { count: number; last: string }>;
   seconds: number[];
+  /** Runs during which other programs kept the cores busy (the run's own caveat), and how many of them did not hold. */
+  busy: number;
+  busyNotHeld: number;
 }
 
 export interface Outcome {
@@ -22,16 +26,16 @@ export interface Outcome {
 
 /** A tally with nothing counted yet. */
 export function newTally(): Tally {
-  return { runs: 0, held: 0, errors: 0, failed: {}, seconds: [] };
+  return { runs: 0, held: 0, errors: 0, failed: {}, seconds: [], busy: 0, busyNotHeld: 0 };
 }
 
 /** Turns one run's output into the tally (pure, apart from the tally it fills). */
 export function tallyRun(t: Tally, expected: string[], outcome: Outcome, seconds: number): void {
   t.runs++;
   t.seconds.push(seconds);
-  let parsed: { shape?: string[] } | undefined;
+  let parsed: { shape?: string[]; result?: { machine?: MachineInfo } } | undefined;
   try {
-    parsed = JSON.parse(outcome.stdout) as { shape?: string[] };
+    parsed = JSON.parse(outcome.stdout) as typeof parsed;
   } catch {
     parsed = undefined;
   }
@@ -45,6 +49,11 @@ export function tallyRun(t: Tally, expected: string[], outcome: Outcome, seconds
   }
   const cmp = compareShape(expected, parsed.shape);
   if (cmp.holds) t.held++;
+  const machine = parsed.result?.machine;
+  if (machine && machineWasBusy(machine)) {
+    t.busy++;
+    if (!cmp.holds) t.busyNotHeld++;
+  }
   for (const l of cmp.lines) {
     if (l.status === 'held' || l.status === 'not-shown') continue;
     const key = l.expected ?? `(unexpected) ${l.actual}`;
