@@ -100,6 +100,9 @@ test('the caption and the caveat say how busy other programs were during the run
   const burst = { ...MACHINE, busyCoresDuringRun: 0.25, busiestSecondDuringRun: 1.02 };
   assert.match(busyMachineCaveat(burst) ?? '', /up to 1\.0 of the 2 cores busy for a second or more while the run went on \(0\.25 on average/);
   assert.match(machineCaption(burst), /0\.25 during it, up to 1\.02/);
+  const host = { ...MACHINE, busyCoresDuringRun: 0.6, busiestSecondDuringRun: 0.9, stealCoresDuringRun: 0.5 };
+  assert.match(busyMachineCaveat(host) ?? '', /other virtual machines on this host took about 0\.5 of this machine's 2 cores .*steal time/);
+  assert.match(machineCaption(host), /0\.60 during it, up to 0\.90, 0\.50 of it taken by other virtual machines/);
 });
 
 test('a line that did not hold blames the machine only when other programs kept it busy', () => {

@@ -78,6 +78,8 @@ export interface RunContention {
   averageCores: number;
   /** Cores' worth in the busiest interval (a second by default): a burst that an average hides. */
   peakCores: number;
+  /** Of the average, what other virtual machines on the same host took (steal). */
+  stealCores: number;
 }
 
 /**
@@ -115,6 +117,6 @@ export class ContentionMonitor {
     if (!this.first || !end) return undefined;
     const all = otherCpu(this.first, end);
     const round = (x: number) => Math.round(x * 100) / 100;
-    return { averageCores: round(all.otherCores + all.stealCores), peakCores: round(this.peak) };
+    return { averageCores: round(all.otherCores + all.stealCores), peakCores: round(this.peak), stealCores: round(all.stealCores) };
   }
 }

@@ -144,6 +144,7 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     if (other) {
       machine.busyCoresDuringRun = other.averageCores;
       machine.busiestSecondDuringRun = other.peakCores;
+      machine.stealCoresDuringRun = other.stealCores;
     }
     progress.step('stopping servers');
     await lab.close();

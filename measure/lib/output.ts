@@ -50,6 +50,8 @@ export interface MachineInfo {
   busyCoresDuringRun?: number;
   /** The same in the run's busiest second: a burst an average over the run hides. */
   busiestSecondDuringRun?: number;
+  /** Of busyCoresDuringRun, the time a hypervisor gave other virtual machines on the same host (steal). */
+  stealCoresDuringRun?: number;
   node: string;
   platform: string;
 }
@@ -102,7 +104,8 @@ export async function machineInfo(): Promise<MachineInfo> {
 /** `2 cores (0.05 busy before the run, 0.02 during it), load average 0.41, Node 20.20.2` */
 export function machineCaption(m: MachineInfo): string {
   const peak = m.busiestSecondDuringRun !== undefined && m.busiestSecondDuringRun >= BUSY_BURST_CORES ? `, up to ${m.busiestSecondDuringRun.toFixed(2)}` : '';
-  const during = m.busyCoresDuringRun === undefined ? '' : `, ${m.busyCoresDuringRun.toFixed(2)} during it${peak}`;
+  const steal = (m.stealCoresDuringRun ?? 0) >= 0.1 ? `, ${m.stealCoresDuringRun!.toFixed(2)} of it taken by other virtual machines` : '';
+  const during = m.busyCoresDuringRun === undefined ? '' : `, ${m.busyCoresDuringRun.toFixed(2)} during it${peak}${steal}`;
   return `${m.cores} core${m.cores === 1 ? '' : 's'} (${m.busyCoresAtStart.toFixed(2)} busy before the run${during}), load average ${m.loadavg1.toFixed(2)}, Node ${m.node}`;
 }
 
@@ -121,6 +124,14 @@ export function busyMachineCaveat(m: MachineInfo): string | undefined {
   if (!machineWasBusy(m)) return undefined;
   const during = m.busyCoresDuringRun ?? 0;
   const peak = m.busiestSecondDuringRun ?? 0;
+  const steal = m.stealCoresDuringRun ?? 0;
+  // On a virtual machine the competition may be the host's other machines, which no process list shows.
+  if (during >= BUSY_CORES && steal >= during / 2) {
+    return (
+      `other virtual machines on this host took about ${steal.toFixed(1)} of this machine's ${m.cores} cores while the run went on (steal time, from /proc/stat), ` +
+      'so the kit had less CPU than the caption says; the findings assume idle cores, so a line that does not hold may be their doing. Run again later.'
+    );
+  }
   const when =
     during >= BUSY_CORES
       ? `about ${during.toFixed(1)} of the ${m.cores} cores busy while the run went on (measured: every process but the kit's own)`
