@@ -22,6 +22,7 @@ import { KitError } from '../lib/errors.ts';
 import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
 import { HOG_MS, HOG_CONNECTIONS, CONNECTIONS, ROUNDS, runDegraded, type DegradedOptions } from './lib/degraded-run.ts';
 import { runLoad } from './lib/load.ts';
+import { probeOk } from './lib/probe.ts';
 import type { Replica } from './lib/topology.ts';
 import { caveats, hints, render, shape, type Calibration, type SimVsLabResult } from './report/sim-vs-lab.ts';
 import { exp, fixed, type Dist } from '../sim/dist.ts';
@@ -52,12 +53,23 @@ async function run(ctx: RunContext<Options>): Promise<SimVsLabResult> {
   const { progress, options } = ctx;
   const calibrate = async (replicas: Replica[]) => {
     progress.step('calibration: /fast straight to app1 over 1 connection');
-    return runLoad({ url: `${replicas[0]!.url}/fast`, connections: 1, durationS: 1, quantiles: QUANTILES });
+    const stats = async () => (await probeOk(`${replicas[0]!.url}/__replica/stats`)).body as { cpuUs: number; served: Record<string, number> };
+    const before = await stats();
+    const load = await runLoad({ url: `${replicas[0]!.url}/fast`, connections: 1, durationS: 1, quantiles: QUANTILES });
+    const after = await stats();
+    const served = (after.served['/fast'] ?? 0) - (before.served['/fast'] ?? 0);
+    return { load, replicaCpuMs: served > 0 ? (after.cpuUs - before.cpuUs) / 1000 / served : undefined };
   };
-  const { result: labResult, path, calibration: direct } = await runDegraded(ctx, { path: true, calibrate });
+  const { result: labResult, path, calibration } = await runDegraded(ctx, { path: true, calibrate });
+  const direct = calibration!.load;
   progress.step('simulating the same scenario with the measured service times');
   const began = performance.now();
-  const fast: Dist = { kind: 'empirical', valuesMs: direct!.quantilesMs! };
+  // A request's time on a replica: the shape of the direct round trip, scaled to the replica's own
+  // CPU per request. The round trip also holds the load generator's and the kernel's time, which
+  // the model puts in the path queue (measured here: a 0.12-0.38 ms round trip, 0.05-0.1 ms of it the replica's).
+  const directMean = direct.quantilesMs!.reduce((a, b) => a + b, 0) / direct.quantilesMs!.length;
+  const scale = calibration!.replicaCpuMs !== undefined && calibration!.replicaCpuMs < directMean ? calibration!.replicaCpuMs / directMean : 1;
+  const fast: Dist = { kind: 'empirical', valuesMs: direct.quantilesMs!.map((ms) => ms * scale) };
   const scenario = { seed: options.seed, loop: options.loop };
   // The path outside the replicas as a queue, not a delay: the balancer, the load generator and
   // the kernel share the cores, so with some connections stuck on the blocked replica the rest get
@@ -69,7 +81,8 @@ async function run(ctx: RunContext<Options>): Promise<SimVsLabResult> {
   );
   const simWallMs = performance.now() - began;
   const cal: Calibration = {
-    direct: { p50: direct!.latency.p50, p95: direct!.latency.p95, samples: direct!.counts.completed },
+    direct: { p50: direct.latency.p50, p95: direct.latency.p95, samples: direct.counts.completed },
+    replicaCpuMs: Math.round(directMean * scale * 1000) / 1000,
     path: { p50: path!.latency.p50, p95: path!.latency.p95, throughput: path!.throughput, connections: CONNECTIONS },
     pathQueueMs: Math.round(pathQueueMs * 1000) / 1000,
     hogMs: HOG_MS,

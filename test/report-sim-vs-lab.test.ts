@@ -45,7 +45,7 @@ const healthy = (): SimVsLabResult => ({
     run('random', 159, 5.5, 152, 468),
     run('power-of-two-choices', 981, 3.6, 10.8, 166),
   ]),
-  calibration: { direct: { p50: 0.18, p95: 0.57, samples: 3369 }, path: { p50: 3.4, p95: 9.2, throughput: 1429, connections: 6 }, hogMs: 30, pathQueueMs: 0.62 },
+  calibration: { direct: { p50: 0.18, p95: 0.57, samples: 3369 }, replicaCpuMs: 0.07, path: { p50: 3.4, p95: 9.2, throughput: 1429, connections: 6 }, hogMs: 30, pathQueueMs: 0.62 },
   seed: 1,
   loop: 'turns',
   simRequests: 100_000,
@@ -106,7 +106,7 @@ test('render puts lab and simulation side by side, with the ratios and what was 
   const text = render(healthy(), false);
   assert.match(text, /req\/s lab .* req\/s sim/);
   assert.match(text, /round robin p95 \/ least connections p95: lab 27\.0×, simulation 14\.8×/);
-  assert.match(text, /straight to app1 over one connection/);
+  assert.match(text, /its round trip over one connection/);
   assert.match(text, /served in turns/);
   assert.doesNotMatch(text, /\u001b\[/);
 });

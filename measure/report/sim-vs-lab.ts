@@ -8,8 +8,10 @@ import type { DegradedResult, PolicyRun } from './degraded.ts';
 
 /** What the simulation was fed, measured in the lab run (ms). */
 export interface Calibration {
-  /** /fast straight to a healthy replica over one connection: the replica's service time (an upper bound). */
+  /** /fast straight to a healthy replica over one connection: the round trip, client and kernel included. */
   direct: { p50: number; p95: number; samples: number };
+  /** The model's mean service time on a replica, ms: the replica's own CPU per request during that load. */
+  replicaCpuMs: number;
   /** /fast through the balancer to the two healthy replicas, the experiment's connections: the whole path when nothing is blocked. */
   path: { p50: number; p95: number; throughput: number; connections: number };
   /** The hog's requests on the blocked replica, ms (the route's own parameter). */
@@ -124,15 +126,17 @@ export function render(r: SimVsLabResult, color: boolean): string {
   return [
     c.bold(`Lesson 4 · the simulator against the lab: one blocked replica (${r.lab.degraded}), four policies, through ${r.lab.balancer === 'builtin' ? 'the kit\'s balancer' : r.lab.balancer}`),
     c.dim(
-      `lab: ${r.lab.load.connections} connections, ${r.lab.load.repetitions} slices of ${r.lab.load.durationS} s per policy, interleaved; sim: the same topology, event loops ${r.loop === 'turns' ? 'served in turns' : 'first come, first served'}, ` +
+      `lab: ${r.lab.load.connections} connections, ${r.lab.load.repetitions} slice${r.lab.load.repetitions === 1 ? '' : 's'} of ${r.lab.load.durationS} s per policy, interleaved; sim: the same topology, event loops ${r.loop === 'turns' ? 'served in turns' : 'first come, first served'}, ` +
         `${r.simRequests.toLocaleString('en-US')} simulated requests in ${(r.simWallMs / 1000).toFixed(2)} s (seed ${r.seed}) · ${machineCaption(r.machine)}`,
     ),
     table.toString(),
     `round robin p95 / least connections p95: lab ${labRatio?.toFixed(1) ?? '-'}×, simulation ${simRatio?.toFixed(1) ?? '-'}×.`,
-    `Fed to the simulation, measured in this run: /fast on a replica ${fmtMs(cal.direct.p50)} (p50, straight to app1 over one connection); ` +
+    `Fed to the simulation, measured in this run: /fast on a replica ${fmtMs(cal.replicaCpuMs)} on average (app1's own CPU per request; its round trip over one connection: p50 ${fmtMs(cal.direct.p50)}); ` +
       `the path through the balancer to app1 and app2 alone with ${cal.path.connections} connections (p50 ${fmtMs(cal.path.p50)}, p95 ${fmtMs(cal.path.p95)}, ${fmtRate(cal.path.throughput)}); ` +
       `the hog's requests ${cal.hogMs} ms.`,
-    `The model gives each replica a core of its own, and the path outside the replicas (balancer, load generator, kernel, sharing the cores) one queue ` +
-      `of ${fmtMs(cal.pathQueueMs)} a request on average, fitted so that it carries the measured path's ${fmtRate(cal.path.throughput)} (lessons/04-scaling-out.md, experiment 7, says where else they differ).`,
+    cal.pathQueueMs > 0
+      ? `The model gives each replica a core of its own, and the path outside the replicas (balancer, load generator, kernel, sharing the cores) one queue ` +
+        `of ${fmtMs(cal.pathQueueMs)} a request on average, fitted so that it carries the measured path's ${fmtRate(cal.path.throughput)} (lessons/04-scaling-out.md, experiment 7, says where else they differ).`
+      : `The model gives each replica a core of its own; its replicas alone carried no more than the measured path's ${fmtRate(cal.path.throughput)}, so it has no path queue (the replicas were the bottleneck).`,
   ].join('\n');
 }
