@@ -3,68 +3,85 @@
 
 NODE_RUN := node --import tsx
 STAMP := node_modules/.package-lock.json
+# The running Node's own headers (its prefix, with include/node), for compiling better-sqlite3:
+# npm's nodedir setting may name another Node's, and a module built against those does not load.
+NODEDIR := $(shell node -p "const p = require('path'), d = p.dirname(p.dirname(process.execPath)); require('fs').existsSync(p.join(d, 'include/node/node_version.h')) ? d : ''" 2>/dev/null)
+NPM_ENV := $(if $(NODEDIR),npm_config_nodedir=$(NODEDIR))
 
-.PHONY: test typecheck lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 sim sim-bench fidelity compare check-node clean
+.PHONY: test typecheck lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 sim sim-bench fidelity compare test-unit check-node ready clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
 $(STAMP): package-lock.json | check-node
-	npm ci --no-audit --no-fund
+	@echo "Installing the kit's dependencies (npm ci): about 1 to 2 minutes; better-sqlite3 is compiled for Node.js $$(node --version) when npm finds no prebuilt binary for it."
+	@start=$$(date +%s); $(NPM_ENV) npm ci --no-audit --no-fund && echo "Installed in $$(( $$(date +%s) - start )) s."
+	@$(NODE_RUN) lib/native-cli.ts record
 	@touch $(STAMP)
+
+# node_modules built by another Node.js (nvm, fnm or Homebrew switched it since): rebuild
+# better-sqlite3 for this one, or say in one line what to run.
+ready: $(STAMP)
+	@$(NPM_ENV) $(NODE_RUN) lib/native-cli.ts check
 
 check-node:
 	@command -v node >/dev/null || { echo "error: node was not found; install Node.js 20 or newer (https://nodejs.org)" >&2; exit 1; }
 	@node -e 'if (Number(process.versions.node.split(".")[0]) < 20) { console.error("error KIT_ERR_NODE_TOO_OLD: this kit needs Node.js 20 or newer; this is Node.js " + process.versions.node + "; install a current LTS from https://nodejs.org"); process.exit(1) }'
 
-lesson-1: $(STAMP)
+lesson-1: ready
 	@$(NODE_RUN) measure/lesson.ts 1 $(ARGS)
 
 # Lesson 2 measures nginx too when it is installed (the nginx lines say so when it is not).
-lesson-2: $(STAMP)
+lesson-2: ready
 	@$(NODE_RUN) measure/lesson.ts 2 $(ARGS)
 
-lesson-3: $(STAMP)
+lesson-3: ready
 	@$(NODE_RUN) measure/lesson.ts 3 $(ARGS)
 
 # LB=nginx make lesson-4 runs it through real nginx (the experiments read LB themselves).
-lesson-4: $(STAMP)
+lesson-4: ready
 	@$(NODE_RUN) measure/lesson.ts 4 $(ARGS)
 
 # Lesson 5 keeps state in memory, SQLite and Redis; the Redis rows need redis-server (or REDIS_URL).
-lesson-5: $(STAMP)
+lesson-5: ready
 	@$(NODE_RUN) measure/lesson.ts 5 $(ARGS)
 
 # Lesson 6 gives each cluster worker a CPU quota: a cgroup when run as root, else an in-process throttle.
-lesson-6: $(STAMP)
+lesson-6: ready
 	@$(NODE_RUN) measure/lesson.ts 6 $(ARGS)
 
 # Every lesson in order, then which shapes held.
-lessons: $(STAMP)
+lessons: ready
 	@$(NODE_RUN) measure/lesson.ts all $(ARGS)
 
 # The simulator: `make sim SCENARIO=stale`; `npx tsx sim/run.ts --help` lists the scenarios.
 SCENARIO ?= degraded
-sim: $(STAMP)
+sim: ready
 	@$(NODE_RUN) sim/run.ts --scenario $(SCENARIO) $(ARGS)
 
-sim-bench: $(STAMP)
+sim-bench: ready
 	@node --expose-gc --import tsx sim/bench.ts $(ARGS)
 
 # Every experiment again and again (20 --quick runs each; ARGS="--full --runs 3" for full runs):
 # how many runs held their shape. A line that does not hold every time is a bug in the kit.
-fidelity: $(STAMP)
+fidelity: ready
 	@$(NODE_RUN) measure/fidelity.ts $(ARGS)
 
 # Students' --shape files against expected-output/: make compare FILES="alice.txt bob.txt".
 # In a script, call npx tsx measure/compare.ts directly: make turns any failure into exit code 2.
-compare: $(STAMP)
+compare: ready
 	@$(NODE_RUN) measure/compare.ts $(FILES) $(ARGS)
 
-typecheck: $(STAMP)
+typecheck: ready
 	npx tsc --noEmit
 
 test: typecheck
 	node --import tsx --test --test-concurrency=1 --test-reporter=spec test/*.test.ts
+
+# The tests that start no lesson server: shape rules, renderers, policies, the simulator, the
+# state stores (better-sqlite3 included), the docs. CI runs them on every Node it tests.
+UNIT_TESTS := $(wildcard test/report-*.test.ts test/*-rules.test.ts) test/policies.test.ts test/sim-engine.test.ts test/shape-compare.test.ts test/docs.test.ts test/contention.test.ts test/state-stores.test.ts
+test-unit: typecheck
+	node --import tsx --test --test-concurrency=1 --test-reporter=spec $(UNIT_TESTS)
 
 clean:
 	rm -rf node_modules

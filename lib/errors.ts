@@ -19,7 +19,8 @@ export type KitErrorCode =
   | 'KIT_ERR_NGINX_MISSING' // --lb nginx, but no nginx binary was found
   | 'KIT_ERR_NGINX_FAILED' // nginx did not start (its error log says why)
   | 'KIT_ERR_REDIS_MISSING' // a Redis run, but no redis-server binary was found
-  | 'KIT_ERR_STORE'; // the state store (SQLite file, Redis server) cannot be used
+  | 'KIT_ERR_STORE' // the state store (SQLite file, Redis server) cannot be used
+  | 'KIT_ERR_NATIVE_BUILD'; // better-sqlite3 was compiled for another Node.js and could not be rebuilt
 
 /** An error with a stable code. `hint` is an optional sentence telling the user what to do. */
 export class KitError extends Error {

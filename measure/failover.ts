@@ -7,7 +7,7 @@
  * --retries 0, and a kill while the clients create users with POST /users. The balancer's response
  * timeout is 1.5 s for these runs, so a frozen replica costs 1.5 s per request it holds.
  */
-import Database from 'better-sqlite3';
+import { openDatabase } from '../servers/lib/sqlite.ts';
 import { defineCommand } from '../lib/cli.ts';
 import { isPolicy, POLICIES, type Policy } from '../servers/lib/policies.ts';
 import { KitError } from '../lib/errors.ts';
@@ -141,7 +141,7 @@ async function runPlan(ctx: RunContext<Options>, plan: Plan, index: number): Pro
 
 /** Reads the users this run wrote (names starting with `prefix`) and checks them against the 201 answers. */
 function checkUsers(file: string, prefix: string, createdIds: number[]): PostCheck {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
+  const db = openDatabase(file, { readonly: true, fileMustExist: true });
   try {
     const rows = db.prepare('SELECT id, name FROM users WHERE name LIKE ?').all(`${prefix}%`) as { id: number; name: string }[];
     const byId = new Map<number, number>();

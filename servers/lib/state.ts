@@ -11,7 +11,7 @@
  * rate-limit windows expire in the store (SQLite: checked on read and swept; Redis: PX/PEXPIRE).
  * Signed tokens, the fourth way to keep a session (no store at all), are in session-token.ts.
  */
-import Database from 'better-sqlite3';
+import { openDatabase, type SqliteDatabase } from './sqlite.ts';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { KitError } from '../../lib/errors.ts';
@@ -95,10 +95,11 @@ export function memoryStore(clock: () => number = Date.now): StateStore {
  * with SQLITE_BUSY ("database is locked"). SQLite docs: WAL, busy_timeout, UPSERT, RETURNING (3.35).
  */
 export function sqliteStore(file: string, clock: () => number = Date.now): StateStore {
-  let db: Database.Database;
+  let db: SqliteDatabase;
   try {
-    db = new Database(file);
+    db = openDatabase(file);
   } catch (err) {
+    if (err instanceof KitError) throw err; // KIT_ERR_NATIVE_BUILD: the file is not the problem
     throw new KitError('KIT_ERR_STORE', `cannot open the SQLite file ${file}: ${(err as Error).message}`, 'does its folder exist, and may you write there?');
   }
   db.pragma('busy_timeout = 5000');

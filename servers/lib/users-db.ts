@@ -3,7 +3,7 @@
  * processes read while one writes, with a busy timeout so a writer waits for another's lock
  * instead of failing with "database is locked" (SQLite docs: "Write-Ahead Logging", "busy_timeout").
  */
-import Database from 'better-sqlite3';
+import { openDatabase } from './sqlite.ts';
 
 export interface User {
   id: number;
@@ -23,7 +23,7 @@ const BUSY_TIMEOUT_MS = 5000;
 
 /** Opens (and if needed creates) the users database at `file`. */
 export function openUsersDb(file: string): UsersDb {
-  const db = new Database(file);
+  const db = openDatabase(file);
   db.pragma('journal_mode = WAL');
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.exec('CREATE TABLE IF NOT EXISTS users (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, created_by TEXT NOT NULL)');
