@@ -5,8 +5,8 @@ NODE_RUN := node --import tsx
 STAMP := node_modules/.package-lock.json
 # The running Node's own headers (its prefix, with include/node), for compiling better-sqlite3:
 # npm's nodedir setting may name another Node's, and a module built against those does not load.
-NODEDIR := $(shell node -p "const p = require('path'), d = p.dirname(p.dirname(process.execPath)); require('fs').existsSync(p.join(d, 'include/node/node_version.h')) ? d : ''" 2>/dev/null)
-NPM_ENV := $(if $(NODEDIR),npm_config_nodedir=$(NODEDIR))
+NODEDIR = $(shell node -p "const p = require('path'), d = p.dirname(p.dirname(process.execPath)); require('fs').existsSync(p.join(d, 'include/node/node_version.h')) ? d : ''" 2>/dev/null)
+NPM_ENV = $(if $(NODEDIR),npm_config_nodedir=$(NODEDIR))
 
 .PHONY: test typecheck lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 sim sim-bench fidelity compare test-unit check-node ready clean
 
@@ -19,9 +19,10 @@ $(STAMP): package-lock.json | check-node
 	@touch $(STAMP)
 
 # node_modules built by another Node.js (nvm, fnm or Homebrew switched it since): rebuild
-# better-sqlite3 for this one, or say in one line what to run.
+# better-sqlite3 for this one, or say in one line what to run. The install's record is read first
+# (one plain node start); the check itself loads better-sqlite3, with the running Node's headers.
 ready: $(STAMP)
-	@$(NPM_ENV) $(NODE_RUN) lib/native-cli.ts check
+	@node -e 'try { process.exit(require("./node_modules/.nsl-native.json").modules === process.versions.modules ? 0 : 1) } catch { process.exit(1) }' || $(NODE_RUN) lib/native-cli.ts check
 
 check-node:
 	@command -v node >/dev/null || { echo "error: node was not found; install Node.js 20 or newer (https://nodejs.org)" >&2; exit 1; }
@@ -79,7 +80,7 @@ test: typecheck
 
 # The tests that start no lesson server: shape rules, renderers, policies, the simulator, the
 # state stores (better-sqlite3 included), the docs. CI runs them on every Node it tests.
-UNIT_TESTS := $(wildcard test/report-*.test.ts test/*-rules.test.ts) test/policies.test.ts test/sim-engine.test.ts test/shape-compare.test.ts test/docs.test.ts test/contention.test.ts test/state-stores.test.ts
+UNIT_TESTS := $(wildcard test/report-*.test.ts test/*-rules.test.ts) test/policies.test.ts test/sim-engine.test.ts test/shape-compare.test.ts test/docs.test.ts test/contention.test.ts test/state-stores.test.ts test/code-layout.test.ts
 test-unit: typecheck
 	node --import tsx --test --test-concurrency=1 --test-reporter=spec $(UNIT_TESTS)
 

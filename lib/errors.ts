@@ -1,26 +1,37 @@
 /**
  * Every coded error of the kit, in one place (the fastify/undici pattern): each has a stable
- * `code` that tests assert on, and a message that says what was expected and what was found.
- * Library code throws these; only entry scripts print them and exit.
+ * `code` that tests assert on, an exit code kept next to it, and a message that says what was
+ * expected and what was found. Library code throws these; only entry scripts print them and exit.
  */
 
-export type KitErrorCode =
-  | 'KIT_ERR_USAGE' // a flag or argument is wrong; entry scripts exit 2
-  | 'KIT_ERR_PORT_IN_USE' // the port a server was asked to listen on is taken
-  | 'KIT_ERR_BAD_COST' // a scrypt cost that is not a valid N,r,p or needs absurd memory
-  | 'KIT_ERR_NODE_TOO_OLD' // the kit needs Node >= 20
-  | 'KIT_ERR_READY_TIMEOUT' // a launched server did not print its ready line before the deadline
-  | 'KIT_ERR_EXITED_EARLY' // a launched server exited before it was ready
-  | 'KIT_ERR_REQUEST' // a probe request failed (connection refused, reset, timed out)
-  | 'KIT_ERR_UNEXPECTED_STATUS' // a probe got a status the experiment cannot work with
-  | 'KIT_ERR_EXPECTED_MISSING' // expected-output/<name>.txt is missing
-  | 'KIT_ERR_WAIT_TIMEOUT' // waiting for a condition (a line, a pid to be gone) ran past its deadline
-  | 'KIT_ERR_RESTART_BUDGET' // cluster workers kept dying; the primary gave up replacing them
-  | 'KIT_ERR_NGINX_MISSING' // --lb nginx, but no nginx binary was found
-  | 'KIT_ERR_NGINX_FAILED' // nginx did not start (its error log says why)
-  | 'KIT_ERR_REDIS_MISSING' // a Redis run, but no redis-server binary was found
-  | 'KIT_ERR_STORE' // the state store (SQLite file, Redis server) cannot be used
-  | 'KIT_ERR_NATIVE_BUILD'; // better-sqlite3 was compiled for another Node.js and could not be rebuilt
+/**
+ * Exit codes, one table for every script and server of the kit (README, "Exit codes"): an
+ * experiment's shape held (0) or did not (1), a usage mistake (2), a run (or a server's start)
+ * that failed (3), a stop by Ctrl-C (130) or SIGTERM (143).
+ */
+export const EXIT = { holds: 0, doesNotHold: 1, usage: 2, failed: 3, sigint: 130, sigterm: 143 } as const;
+
+/** Every error code, with the exit code an entry script ends with when it stops on one, and what it means. */
+export const ERROR_CODES = {
+  KIT_ERR_USAGE: { exit: EXIT.usage, what: 'a flag or argument is wrong' },
+  KIT_ERR_BAD_COST: { exit: EXIT.usage, what: 'a scrypt cost that is not a valid N,r,p or needs absurd memory' },
+  KIT_ERR_NODE_TOO_OLD: { exit: EXIT.failed, what: 'the kit needs Node.js 20 or newer' },
+  KIT_ERR_PORT_IN_USE: { exit: EXIT.failed, what: 'the port a server was asked to listen on is taken' },
+  KIT_ERR_READY_TIMEOUT: { exit: EXIT.failed, what: 'a launched server did not print its ready line before the deadline' },
+  KIT_ERR_EXITED_EARLY: { exit: EXIT.failed, what: 'a launched server exited before it was ready' },
+  KIT_ERR_REQUEST: { exit: EXIT.failed, what: 'a request failed (connection refused, reset, timed out)' },
+  KIT_ERR_UNEXPECTED_STATUS: { exit: EXIT.failed, what: 'a request got a status the experiment cannot work with' },
+  KIT_ERR_EXPECTED_MISSING: { exit: EXIT.failed, what: 'expected-output/<experiment>.txt is missing' },
+  KIT_ERR_WAIT_TIMEOUT: { exit: EXIT.failed, what: 'waiting for a condition (a line, a pid to be gone) ran past its deadline' },
+  KIT_ERR_RESTART_BUDGET: { exit: EXIT.failed, what: 'cluster workers kept dying; the primary gave up replacing them' },
+  KIT_ERR_NGINX_MISSING: { exit: EXIT.failed, what: '--lb nginx, but no nginx binary was found' },
+  KIT_ERR_NGINX_FAILED: { exit: EXIT.failed, what: 'nginx did not start (its error log says why)' },
+  KIT_ERR_REDIS_MISSING: { exit: EXIT.failed, what: 'a Redis run, but no redis-server binary was found' },
+  KIT_ERR_STORE: { exit: EXIT.failed, what: 'the state store (SQLite file, Redis server) cannot be used' },
+  KIT_ERR_NATIVE_BUILD: { exit: EXIT.failed, what: 'better-sqlite3 was compiled for another Node.js and could not be rebuilt' },
+} as const satisfies Record<string, { exit: number; what: string }>;
+
+export type KitErrorCode = keyof typeof ERROR_CODES;
 
 /** An error with a stable code. `hint` is an optional sentence telling the user what to do. */
 export class KitError extends Error {
@@ -35,9 +46,9 @@ export class KitError extends Error {
   }
 }
 
-/** Exit code an entry script uses for a given error: 2 for usage mistakes (a bad flag or cost), 1 otherwise. */
+/** The exit code an entry script (or a server that cannot start) ends with for `err`: its code's, or 3 for an error without one. */
 export function exitCodeFor(err: unknown): number {
-  return err instanceof KitError && (err.code === 'KIT_ERR_USAGE' || err.code === 'KIT_ERR_BAD_COST') ? 2 : 1;
+  return err instanceof KitError ? ERROR_CODES[err.code].exit : EXIT.failed;
 }
 
 /** One line for a person: `error CODE: message; what to do`. */

@@ -18,11 +18,12 @@ import { DEFAULT_HPA, DEFAULT_SYNC_MS } from '../servers/lib/hpa.ts';
 import { formatCost } from '../servers/lib/scrypt-cost.ts';
 import { SIGNUP_COST } from '../servers/lib/workload-routes.ts';
 import { QUOTA_MODES, wallMs, type QuotaMode } from '../servers/lib/cpu-quota.ts';
-import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { isEvent, type AutoscaleEvent } from '../servers/lib/cluster-messages.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import type { Lab } from './lib/lab.ts';
 import type { Progress } from './lib/progress.ts';
 import { startUsers } from './lib/users.ts';
-import { caveats, hints, render, shape, steadyWindow, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from './report/autoscale.ts';
+import { caveats, hints, render, shape, steadyWindow, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from '../results/autoscale.ts';
 
 /**
  * Mean think time after each iteration, ms. On this 2-core machine an iteration costs a 0.25-core
@@ -69,17 +70,7 @@ const DURATIONS = { full: { fixed: 20, auto: 36 }, quick: { fixed: 12, auto: 24 
 /** After the load: how long to wait for the workers to return to min, beyond the window, s. */
 const COOL_DOWN_SLACK_S = 10;
 
-type AutoscaleMessage = {
-  event: 'autoscale';
-  at: number;
-  current: number;
-  desired: number;
-  averageUtilization?: number;
-  reason: string;
-  workers: { pid: number; ready: boolean; utilization?: number }[];
-  retiring: number[];
-};
-const isAutoscale = (m: any): m is AutoscaleMessage => m?.event === 'autoscale';
+const isAutoscale = isEvent('autoscale');
 
 async function runScenario(
   lab: Lab,
@@ -125,7 +116,7 @@ async function runScenario(
     progress.step(`${s.name}: load over; waiting up to ${Math.round(deadlineS - loadEndS)} s for the workers to return to ${DEFAULT_HPA.min}`);
     try {
       await server.waitForMessage(
-        (m): m is AutoscaleMessage => isAutoscale(m) && (m.at - start) / 1000 > loadEndS && m.current + m.retiring.length <= DEFAULT_HPA.min && m.desired <= DEFAULT_HPA.min,
+        (m): m is AutoscaleEvent => isAutoscale(m) && (m.at - start) / 1000 > loadEndS && m.current + m.retiring.length <= DEFAULT_HPA.min && m.desired <= DEFAULT_HPA.min,
         (deadlineS - loadEndS) * 1000,
         from,
       );
@@ -179,7 +170,7 @@ async function run({ lab, progress, options, quick, port, machine }: RunContext<
   };
 }
 
-process.exitCode = await runExperiment({
+export const experiment = defineExperiment({
   name: 'autoscale',
   command,
   options: (flags): Options => {
@@ -190,10 +181,12 @@ process.exitCode = await runExperiment({
     return {
       quota,
       quotaMode,
-      thinkMs: intFlag('think-ms', flags['think-ms'] as string | undefined, 100, 10_000, THINK_MS),
-      windowS: intFlag('window-s', flags['window-s'] as string | undefined, 0, 60, DEFAULT_HPA.windowMs / 1000),
+      thinkMs: intFlag('think-ms', flags['think-ms'], 100, 10_000, THINK_MS),
+      windowS: intFlag('window-s', flags['window-s'], 0, 60, DEFAULT_HPA.windowMs / 1000),
     };
   },
   run,
   report: { render, shape, hints, caveats },
 });
+
+await runIfEntry(import.meta, experiment);

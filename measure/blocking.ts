@@ -7,12 +7,12 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
-import { median } from './lib/latency.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
+import { median } from '../results/latency.ts';
 import { probeOk } from './lib/probe.ts';
 import { formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
 import { COST_FLAG, heavyCost } from './lib/costs.ts';
-import { caveats, hints, render, shape, type BlockingBlock, type BlockingResult } from './report/blocking.ts';
+import { caveats, hints, render, shape, type BlockingBlock, type BlockingResult } from '../results/blocking.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/blocking.ts [flags]',
@@ -67,14 +67,16 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
   return { machine, heavyCost: formatCost(parseCost(options.cost)), offsetMs: options.offsetMs, idleLightMs: median(idle), blocks };
 }
 
-process.exitCode = await runExperiment({
+export const experiment = defineExperiment({
   name: 'blocking',
   command,
   options: (flags) => ({
     cost: heavyCost(flags.cost, flags.quick),
-    light: intFlag('light', flags.light as string, 1, 16, 4),
-    offsetMs: intFlag('offset', flags.offset as string, 0, 1000, 50),
+    light: intFlag('light', flags.light, 1, 16, 4),
+    offsetMs: intFlag('offset', flags.offset, 0, 1000, 50),
   }),
   run,
   report: { render, shape, hints, caveats },
 });
+
+await runIfEntry(import.meta, experiment);

@@ -7,10 +7,10 @@
  * loop is free meanwhile) and GET /work?ms=5 computes (CPU-bound: the event loop is busy).
  */
 import { defineCommand } from '../lib/cli.ts';
-import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { runLoad } from './lib/load.ts';
 import { startReplicas } from './lib/topology.ts';
-import { caveats, hints, render, shape, type CeilingResult, type RouteSweep } from './report/ceiling.ts';
+import { caveats, hints, render, shape, type CeilingResult, type RouteSweep } from '../results/ceiling.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/ceiling.ts [flags]',
@@ -62,10 +62,12 @@ async function run({ lab, progress, quick, machine, port }: RunContext<Record<st
   return { machine, stepS, ms: MS, routes };
 }
 
-process.exitCode = await runExperiment({
+export const experiment = defineExperiment({
   name: 'ceiling',
   command,
   options: () => ({}),
   run,
   report: { render, shape, hints, caveats },
 });
+
+await runIfEntry(import.meta, experiment);

@@ -9,9 +9,10 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { isEvent, type PrimaryEvent } from '../servers/lib/cluster-messages.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { probeOk } from './lib/probe.ts';
-import { hints, render, shape, type ClusterResult } from './report/cluster.ts';
+import { hints, render, shape, type ClusterResult } from '../results/cluster.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/cluster.ts [flags]',
@@ -61,7 +62,7 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
   const killedAt = performance.now();
   server.send({ cmd: 'kill-worker', pid: victim });
   const replaced = await server.waitForMessage(
-    (m): m is { event: 'worker-replaced'; old: number; pid: number } => m?.event === 'worker-replaced' && m.old === victim,
+    (m): m is Extract<PrimaryEvent, { event: 'worker-replaced' }> => isEvent('worker-replaced')(m) && m.old === victim,
     20_000,
     from,
   );
@@ -99,10 +100,12 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
   };
 }
 
-process.exitCode = await runExperiment({
+export const experiment = defineExperiment({
   name: 'cluster',
   command,
-  options: (flags) => ({ workers: intFlag('workers', flags.workers as string, 2, 16, 3) }),
+  options: (flags) => ({ workers: intFlag('workers', flags.workers, 2, 16, 3) }),
   run,
   report: { render, shape, hints },
 });
+
+await runIfEntry(import.meta, experiment);

@@ -9,10 +9,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { defineCommand, helpText, parseFlags } from '../lib/cli.ts';
-import { describeError, KitError } from '../lib/errors.ts';
+import { EXIT, KitError } from '../lib/errors.ts';
+import { runIfMain, type Io } from '../lib/entry.ts';
 import { compareText, loadExpected, renderVerdict } from './lib/compare.ts';
-import { EXIT } from './lib/experiment.ts';
-import { colorEnabled } from './lib/output.ts';
+import { colorEnabled } from '../results/format.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/compare.ts <file>... [--experiment <name>]',
@@ -26,10 +26,11 @@ const command = defineCommand({
   positionals: true,
 });
 
-async function main(argv: string[]): Promise<number> {
+/** The command: exit 0 when every file held, 1 when one did not; throws KIT_ERR_USAGE. */
+export async function main(argv: string[], io: Io): Promise<number> {
   const parsed = parseFlags(command, argv);
   if (parsed.help) {
-    process.stdout.write(helpText(command));
+    io.stdout.write(helpText(command));
     return EXIT.holds;
   }
   const only = parsed.flags.experiment;
@@ -37,7 +38,7 @@ async function main(argv: string[]): Promise<number> {
   if (only !== undefined && !expected.has(only)) throw new KitError('KIT_ERR_USAGE', `--experiment: no expected file for '${only}'; there are ${[...expected.keys()].join(', ')}`);
   const targets = parsed.positionals;
   if (targets.length === 0) throw new KitError('KIT_ERR_USAGE', 'name at least one --shape file to compare', 'run with --help');
-  const color = colorEnabled(process.stdout);
+  const color = colorEnabled(io.stdout);
   let allHold = true;
   for (const file of targets) {
     let text: string;
@@ -48,15 +49,10 @@ async function main(argv: string[]): Promise<number> {
     }
     const v = compareText(file, text, expected, only);
     if (v.experiments.size === 0) throw new KitError('KIT_ERR_USAGE', `${file} holds no shape line of the kit`, 'make it with --shape, e.g. npx tsx measure/cluster.ts --shape > alice.txt');
-    process.stdout.write(renderVerdict(v, color));
+    io.stdout.write(renderVerdict(v, color));
     allHold &&= v.holds;
   }
   return allHold ? EXIT.holds : EXIT.doesNotHold;
 }
 
-try {
-  process.exitCode = await main(process.argv.slice(2));
-} catch (err) {
-  process.stderr.write(describeError(err) + '\n');
-  process.exitCode = err instanceof KitError && err.code === 'KIT_ERR_USAGE' ? EXIT.usage : EXIT.failed;
-}
+await runIfMain(import.meta, main);

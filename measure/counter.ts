@@ -9,12 +9,14 @@
  */
 import { defineCommand } from '../lib/cli.ts';
 import type { StoreKind } from '../servers/lib/state.ts';
-import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { isEvent } from '../servers/lib/cluster-messages.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { startLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import { redisForRun, storeArgs } from './lib/stores.ts';
-import { balancerKind, LB_FLAG, startBalancer, startReplicas, type BalancerKind } from './lib/topology.ts';
-import { notShown, hints, render, shape, type CounterResult, type CounterRun } from './report/counter.ts';
+import { faultedLoad } from './lib/faulted-load.ts';
+import { balancerKind, LB_FLAG, type BalancerKind } from './lib/topology.ts';
+import { notShown, hints, render, shape, type CounterResult, type CounterRun } from '../results/counter.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/counter.ts [flags]',
@@ -55,8 +57,8 @@ async function countOnce({ lab, progress, quick, port }: RunContext<Options>, st
     },
   });
   const result = await load.result;
-  const killed = await cluster.waitForMessage((m): m is { event: 'worker-killed'; pid: number } => m?.event === 'worker-killed', 5000, from);
-  await cluster.waitForMessage((m): m is { event: 'worker-replaced' } => m?.event === 'worker-replaced', 20_000, from);
+  const killed = await cluster.waitForMessage(isEvent('worker-killed'), 5000, from);
+  await cluster.waitForMessage(isEvent('worker-replaced'), 20_000, from);
   const views: Record<string, number> = {};
   for (let i = 0; i < 4 * WORKERS; i++) {
     const r = await probeOk(`${cluster.url}/loans`);
@@ -78,26 +80,27 @@ async function countOnce({ lab, progress, quick, port }: RunContext<Options>, st
 /** The same count with 3 replicas behind the balancer; replica app3 is SIGKILLed halfway (and not replaced). */
 async function countOnReplicas({ lab, progress, quick, port, options }: RunContext<Options>, store: StoreKind, redisUrl: string | undefined): Promise<CounterRun> {
   const loans = quick ? 2000 : 6000;
-  progress.step(`${store}: starting ${WORKERS} replicas behind ${options.lb}`);
   const { args } = storeArgs(lab, store, redisUrl, `counter-replicas-${store}`);
-  const replicas = await startReplicas(lab, WORKERS, args);
-  const lb = await startBalancer(lab, options.lb, 'round-robin', replicas, port);
-  const victim = replicas.at(-1)!;
-  progress.step(`${store}: ${loans} POST /loan through ${options.lb}; ${victim.name} SIGKILLed halfway`);
-  const result = await startLoad({
-    url: `${lb.url}/loan`,
-    method: 'POST',
-    connections: CONNECTIONS,
-    amount: loans,
-    durationS: BOUND_S,
-    onResponse: (n) => {
-      if (n === loans / 2) victim.proc.signal('SIGKILL');
+  const { load: result, victim, extra: views } = await faultedLoad(
+    lab,
+    progress,
+    {
+      label: `${store}, ${WORKERS} replicas`,
+      replicas: WORKERS,
+      replicaArgs: args,
+      lb: options.lb,
+      policy: 'round-robin',
+      port,
+      // A count, not a duration: autocannon then waits for every answer (see countOnce).
+      load: { route: '/loan', method: 'POST', connections: CONNECTIONS, amount: loans, durationS: BOUND_S },
+      fault: { signal: 'SIGKILL', afterResponses: loans / 2 },
     },
-  }).result;
-  const views: Record<string, number> = {};
-  for (const r of replicas.slice(0, -1)) views[r.name] = (await probeOk(`${r.url}/loans`)).body.loans as number;
-  await lab.stop(lb);
-  await Promise.all(replicas.map((r) => lab.stop(r.proc)));
+    async (t) => {
+      const views: Record<string, number> = {};
+      for (const r of t.replicas.slice(0, -1)) views[r.name] = (await probeOk(`${r.url}/loans`)).body.loans as number;
+      return views;
+    },
+  );
   const values = Object.values(views);
   return {
     topology: 'replicas',
@@ -125,10 +128,12 @@ async function run(ctx: RunContext<Options>): Promise<CounterResult> {
   return { machine: ctx.machine, balancer: ctx.options.lb, workers: WORKERS, load: { connections: CONNECTIONS, loans: ctx.quick ? 2000 : 6000 }, runs, notRun };
 }
 
-process.exitCode = await runExperiment({
+export const experiment = defineExperiment({
   name: 'counter',
   command,
   options: (flags) => ({ lb: balancerKind(flags.lb) }),
   run,
   report: { render, shape, hints, notShown },
 });
+
+await runIfEntry(import.meta, experiment);

@@ -8,10 +8,10 @@
  */
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
-import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { ROUNDS, runDegraded, type DegradedOptions } from './lib/degraded-run.ts';
 import { balancerKind, LB_FLAG } from './lib/topology.ts';
-import { caveats, hints, render, shape } from './report/degraded.ts';
+import { caveats, hints, render, shape } from '../results/degraded.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/degraded.ts [flags]',
@@ -27,14 +27,16 @@ const command = defineCommand({
   epilogue: 'Example: npx tsx measure/degraded.ts --lb nginx',
 });
 
-process.exitCode = await runExperiment({
+export const experiment = defineExperiment({
   name: 'degraded',
   command,
   options: (flags) => {
     const hog = String(flags.hog);
     if (hog !== 'stall' && hog !== 'busy') throw new KitError('KIT_ERR_USAGE', `--hog is stall or busy; got '${hog}'`);
-    return { lb: balancerKind(flags.lb), runs: intFlag('runs', flags.runs as string | undefined, 1, 20, flags.quick ? ROUNDS.quick : ROUNDS.full), hog };
+    return { lb: balancerKind(flags.lb), runs: intFlag('runs', flags.runs, 1, 20, flags.quick ? ROUNDS.quick : ROUNDS.full), hog };
   },
   run: async (ctx: RunContext<DegradedOptions>) => (await runDegraded(ctx)).result,
   report: { render, shape, hints, caveats },
 });
+
+await runIfEntry(import.meta, experiment);

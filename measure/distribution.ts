@@ -9,11 +9,11 @@
  */
 import { defineCommand } from '../lib/cli.ts';
 import { POLICIES } from '../servers/lib/policies.ts';
-import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { probe, probeOk } from './lib/probe.ts';
 import { balancerKind, LB_FLAG, servedByReplica, startBalancer, startReplicas, type BalancerKind, type Replica } from './lib/topology.ts';
 import { pollUntil } from './lib/wait.ts';
-import { hints, render, shape, type DistributionResult, type PolicyDistribution } from './report/distribution.ts';
+import { hints, render, shape, type DistributionResult, type PolicyDistribution } from '../results/distribution.ts';
 import type { ServerProcess } from './lib/launch.ts';
 
 const command = defineCommand({
@@ -76,10 +76,12 @@ async function run({ lab, progress, options, machine, port }: RunContext<{ lb: B
   return { machine, balancer: options.lb, replicas: replicas.map((r) => r.name), requests: REQUESTS, byPolicy };
 }
 
-process.exitCode = await runExperiment({
+export const experiment = defineExperiment({
   name: 'distribution',
   command,
   options: (flags) => ({ lb: balancerKind(flags.lb) }),
   run,
   report: { render, shape, hints },
 });
+
+await runIfEntry(import.meta, experiment);

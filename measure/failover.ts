@@ -11,12 +11,11 @@ import { openDatabase } from '../servers/lib/sqlite.ts';
 import { defineCommand } from '../lib/cli.ts';
 import { isPolicy, POLICIES, type Policy } from '../servers/lib/policies.ts';
 import { KitError } from '../lib/errors.ts';
-import { FAILOVER_DEFAULTS } from '../servers/lib/upstreams.ts';
-import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
-import { median } from './lib/latency.ts';
-import { runLoad, startLoad } from './lib/load.ts';
-import { balancerKind, LB_FLAG, retriesOf, startBalancer, startReplicas, type BalancerKind } from './lib/topology.ts';
-import { caveats, hints, render, shape, type Fault, type FailoverResult, type FaultRun, type PostCheck } from './report/failover.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
+import { median } from '../results/latency.ts';
+import { faultedLoad } from './lib/faulted-load.ts';
+import { balancerKind, LB_FLAG, type BalancerKind } from './lib/topology.ts';
+import { caveats, FAILOVER_SPEC, hints, render, shape, type Fault, type FailoverResult, type FaultPlan, type FaultRun, type PostCheck } from '../results/failover.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/failover.ts [flags]',
@@ -37,90 +36,48 @@ interface Options {
   policy: Policy;
 }
 
-const REPLICAS = 3;
-const CONNECTIONS = 8;
-/** The balancer's response timeout in these runs, ms: what a frozen replica costs a request. */
-const RESPONSE_TIMEOUT_MS = 1500;
-/** "Slow": a request that took at least this long (the summary's ≥ 1 s column). */
-const SLOW_MS = 1000;
-
-interface Plan {
-  name: string;
-  fault: Fault;
-  method: 'GET' | 'POST';
-  retries: number;
-}
-
-const PLANS: Plan[] = [
-  { name: 'sigterm', fault: 'sigterm', method: 'GET', retries: FAILOVER_DEFAULTS.retries },
-  { name: 'sigkill', fault: 'sigkill', method: 'GET', retries: FAILOVER_DEFAULTS.retries },
-  { name: 'sigstop', fault: 'sigstop', method: 'GET', retries: FAILOVER_DEFAULTS.retries },
-  { name: 'sigkill-without-retries', fault: 'sigkill', method: 'GET', retries: 0 },
-  { name: 'post-during-kill', fault: 'sigkill', method: 'POST', retries: FAILOVER_DEFAULTS.retries },
-];
+const { replicas: REPLICAS, connections: CONNECTIONS, slowMs: SLOW_MS, plans: PLANS } = FAILOVER_SPEC;
 
 const SIGNAL: Record<Fault, NodeJS.Signals> = { sigterm: 'SIGTERM', sigkill: 'SIGKILL', sigstop: 'SIGSTOP' };
 
-async function runPlan(ctx: RunContext<Options>, plan: Plan, index: number): Promise<FaultRun> {
+async function runPlan(ctx: RunContext<Options>, plan: FaultPlan, index: number): Promise<FaultRun> {
   const { lab, progress, options, quick, port } = ctx;
-  const faultAtS = quick ? 2 : 5;
-  const durationS = quick ? 5 : 11;
-  const label = `${index + 1}/${PLANS.length} ${plan.name}`;
-  progress.step(`${label}: starting ${REPLICAS} replicas and ${options.lb}`);
-  const replicas = await startReplicas(lab, REPLICAS);
-  const victim = replicas.at(-1)!;
-  const lb = await startBalancer(lab, options.lb, options.policy, replicas, port, true, [
-    '--retries',
-    String(plan.retries),
-    '--response-timeout',
-    String(RESPONSE_TIMEOUT_MS),
-  ]);
-  // A short warm-up first, so the timeline shows the fault rather than the JIT compiler warming up.
-  progress.step(`${label}: warm-up`);
-  await runLoad({ url: `${lb.url}/fast`, connections: CONNECTIONS, durationS: 1 });
+  const faultAtS = FAILOVER_SPEC.faultAtS[quick ? 'quick' : 'full'];
+  const durationS = FAILOVER_SPEC.durationS[quick ? 'quick' : 'full'];
   const runTag = `${process.pid}-${index}-${Date.now()}`;
   const createdIds: number[] = [];
   let sent = 0;
-  progress.step(`${label}: ${plan.method} with ${CONNECTIONS} connections for ${durationS} s, ${SIGNAL[plan.fault]} to ${victim.name} at second ${faultAtS}`);
-  const load = startLoad({
-    url: `${lb.url}/fast`,
-    connections: CONNECTIONS,
-    durationS,
-    timeline: true,
-    slowMs: SLOW_MS,
-    timeoutS: 10,
-    ...(plan.method === 'POST'
-      ? {
-          requests: [
-            {
-              method: 'POST' as const,
-              path: '/users',
-              headers: { 'content-type': 'application/json' },
-              setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `failover-${runTag}-${++sent}` }) }),
-              onResponse: (status: number, body: string) => {
-                if (status === 201) createdIds.push((JSON.parse(body) as { id: number }).id);
-              },
-            },
-          ],
-        }
-      : {}),
-  });
-  const timer = setTimeout(() => victim.proc.signal(SIGNAL[plan.fault]), faultAtS * 1000);
-  let result;
-  try {
-    result = await load.result;
-  } finally {
-    clearTimeout(timer);
-    if (plan.fault === 'sigstop') victim.proc.signal('SIGCONT');
-  }
-  const retries = await retriesOf(lb);
-  let post: PostCheck | undefined;
-  if (plan.method === 'POST') {
-    post = checkUsers(replicas.dbFile!, `failover-${runTag}-`, createdIds);
-    post.retried = retries.requests.filter((r) => r.method === 'POST').length;
-  }
-  await lab.stop(lb);
-  await Promise.all(replicas.map((r) => lab.stop(r.proc)));
+  const posts = [
+    {
+      method: 'POST' as const,
+      path: '/users',
+      headers: { 'content-type': 'application/json' },
+      setupRequest: (req: Record<string, unknown>) => ({ ...req, body: JSON.stringify({ name: `failover-${runTag}-${++sent}` }) }),
+      onResponse: (status: number, body: string) => {
+        if (status === 201) createdIds.push((JSON.parse(body) as { id: number }).id);
+      },
+    },
+  ];
+  const { load: result, retries, extra: post } = await faultedLoad(
+    lab,
+    progress,
+    {
+      label: `${index + 1}/${PLANS.length} ${plan.name}`,
+      replicas: REPLICAS,
+      lb: options.lb,
+      policy: options.policy,
+      port,
+      lbArgs: ['--retries', String(plan.retries), '--response-timeout', String(FAILOVER_SPEC.settings.responseTimeoutMs)],
+      // So that the timeline shows the fault rather than the JIT compiler warming up.
+      warmup: { route: FAILOVER_SPEC.route, connections: CONNECTIONS, seconds: 1 },
+      load: { route: FAILOVER_SPEC.route, connections: CONNECTIONS, durationS, timeline: true, slowMs: SLOW_MS, timeoutS: 10, ...(plan.method === 'POST' ? { requests: posts as never } : {}) },
+      fault: { signal: SIGNAL[plan.fault], atS: faultAtS },
+    },
+    (t): PostCheck | undefined =>
+      plan.method === 'POST'
+        ? { ...checkUsers(t.replicas.dbFile!, `failover-${runTag}-`, createdIds), retried: t.retries.requests.filter((r) => r.method === 'POST').length }
+        : undefined,
+  );
   const slow = result.slow!;
   return {
     name: plan.name,
@@ -171,19 +128,14 @@ async function run(ctx: RunContext<Options>): Promise<FailoverResult> {
     balancer: ctx.options.lb,
     policy: ctx.options.policy,
     victim: `app${REPLICAS}`,
-    load: { connections: CONNECTIONS, durationS: ctx.quick ? 5 : 11, route: '/fast (POST /users in the last run)' },
-    settings: {
-      responseTimeoutMs: RESPONSE_TIMEOUT_MS,
-      maxFails: FAILOVER_DEFAULTS.maxFails,
-      failTimeoutS: FAILOVER_DEFAULTS.failTimeoutMs / 1000,
-      retries: FAILOVER_DEFAULTS.retries,
-    },
+    load: { connections: CONNECTIONS, durationS: FAILOVER_SPEC.durationS[ctx.quick ? 'quick' : 'full'], route: `${FAILOVER_SPEC.route} (POST /users in the last run)` },
+    settings: { ...FAILOVER_SPEC.settings },
     slowThresholdMs: SLOW_MS,
     runs,
   };
 }
 
-process.exitCode = await runExperiment({
+export const experiment = defineExperiment({
   name: 'failover',
   command,
   options: (flags) => {
@@ -194,3 +146,5 @@ process.exitCode = await runExperiment({
   run,
   report: { render, shape, hints, caveats },
 });
+
+await runIfEntry(import.meta, experiment);

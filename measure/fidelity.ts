@@ -13,14 +13,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
-import { describeError, KitError } from '../lib/errors.ts';
-import { EXIT } from './lib/experiment.ts';
+import { EXIT, KitError } from '../lib/errors.ts';
+import { runIfMain, type Io } from '../lib/entry.ts';
 import { BALANCED_EXPERIMENTS, LESSONS } from './lib/lessons.ts';
-import { colorEnabled, makeChalk, makeTable } from './lib/output.ts';
+import { colorEnabled, makeChalk, makeTable } from '../results/format.ts';
 import { expectedFile, ROOT } from './lib/paths.ts';
 import { Progress } from './lib/progress.ts';
 import { SignalRelay } from './lib/relay.ts';
-import { readExpected } from './lib/shape.ts';
+import { readExpected } from './lib/expected.ts';
 import { newTally, tallyRun, type Outcome, type Tally } from './lib/fidelity.ts';
 
 const ALL = LESSONS.flatMap((l) => l.experiments);
@@ -64,10 +64,11 @@ function median(xs: number[]): number {
   return s.length ? s[Math.floor(s.length / 2)]! : 0;
 }
 
-async function main(argv: string[]): Promise<number> {
+/** The command: exit 0 when every run of every experiment held, 1 otherwise; throws KIT_ERR_USAGE. */
+export async function main(argv: string[], io: Io): Promise<number> {
   const parsed = parseFlags(command, argv);
   if (parsed.help) {
-    process.stdout.write(helpText(command));
+    io.stdout.write(helpText(command));
     return EXIT.holds;
   }
   const { full, only, lb, out } = parsed.flags;
@@ -84,9 +85,9 @@ async function main(argv: string[]): Promise<number> {
 
   const relay = new SignalRelay();
 
-  const progress = new Progress(process.stderr);
+  const progress = new Progress(io.stderr);
   const tallies = new Map<string, Tally>(names.map((n) => [n, newTally()]));
-  process.stderr.write(`${runs} ${full ? 'full' : '--quick'} run(s) of ${names.length} experiment(s); each run's JSON goes to ${dir}\n`);
+  io.stderr.write(`${runs} ${full ? 'full' : '--quick'} run(s) of ${names.length} experiment(s); each run's JSON goes to ${dir}\n`);
   const started = performance.now();
   for (let round = 1; round <= runs && !relay.interrupted; round++) {
     for (const name of names) {
@@ -108,7 +109,7 @@ async function main(argv: string[]): Promise<number> {
   progress.done();
   relay.dispose();
 
-  const c = makeChalk(colorEnabled(process.stdout));
+  const c = makeChalk(colorEnabled(io.stdout));
   const table = makeTable(['experiment', 'held', 'median run', 'busy machine\n(did not hold)', 'lines that did not hold (runs)'], ['left', 'right', 'right', 'right', 'left']);
   for (const [name, t] of tallies) {
     const lines = Object.entries(t.failed).map(([l, f]) => `${l}  ×${f.count} (last: ${f.last})`).join('\n');
@@ -116,16 +117,11 @@ async function main(argv: string[]): Promise<number> {
     table.push([name, t.held === t.runs ? c.green(held) : c.red(held), `${median(t.seconds).toFixed(1)} s`, t.busy ? `${t.busy} (${t.busyNotHeld})` : '0', lines || '']);
   }
   const mins = ((performance.now() - started) / 60_000).toFixed(1);
-  process.stdout.write(`${c.bold(`Fidelity: ${full ? 'full' : '--quick'} runs, ${os.availableParallelism()} cores, Node ${process.versions.node}, ${mins} min`)}\n${table.toString()}\n`);
+  io.stdout.write(`${c.bold(`Fidelity: ${full ? 'full' : '--quick'} runs, ${os.availableParallelism()} cores, Node ${process.versions.node}, ${mins} min`)}\n${table.toString()}\n`);
   writeFileSync(path.join(dir, 'summary.json'), JSON.stringify({ full: Boolean(full), runs, node: process.versions.node, tallies: Object.fromEntries(tallies) }, null, 2) + '\n');
-  process.stdout.write(`busy machine: runs during which other programs kept the cores busy (each says so in its caveats).\nEach run's JSON: ${dir}\n`);
+  io.stdout.write(`busy machine: runs during which other programs kept the cores busy (each says so in its caveats).\nEach run's JSON: ${dir}\n`);
   if (relay.interrupted) return EXIT.sigint;
   return [...tallies.values()].every((t) => t.held === t.runs && t.runs === runs) ? EXIT.holds : EXIT.doesNotHold;
 }
 
-try {
-  process.exitCode = await main(process.argv.slice(2));
-} catch (err) {
-  process.stderr.write(describeError(err) + '\n');
-  process.exitCode = err instanceof KitError && err.code === 'KIT_ERR_USAGE' ? EXIT.usage : EXIT.failed;
-}
+await runIfMain(import.meta, main);

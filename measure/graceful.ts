@@ -11,10 +11,10 @@
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { STOP_LINE, stopFields } from '../servers/lib/main.ts';
-import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
-import { runLoad, startLoad } from './lib/load.ts';
-import { balancerKind, LB_FLAG, retriesOf, startBalancer, startReplicas, type BalancerKind } from './lib/topology.ts';
-import { hints, render, shape, type GracefulResult, type StopCase, type StopMode, type StopRun } from './report/graceful.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
+import { faultedLoad } from './lib/faulted-load.ts';
+import { balancerKind, LB_FLAG, type BalancerKind, type Replica } from './lib/topology.ts';
+import { GRACEFUL_SPEC, hints, render, shape, type GracefulResult, type StopCase, type StopMode, type StopRun } from '../results/graceful.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/graceful.ts [flags]',
@@ -34,51 +34,46 @@ interface Options {
   runs: number;
 }
 
-const REPLICAS = 3;
-const CASES: { key: string; route: string; connections: number }[] = [
-  { key: 'fast', route: '/fast', connections: 8 },
-  { key: 'slow-500ms', route: '/slow-async?ms=500', connections: 24 },
-];
-const MODES: StopMode[] = ['graceful', 'abrupt'];
+const { replicas: REPLICAS, cases: CASES, modes: MODES } = GRACEFUL_SPEC;
 /** Longest a stopped replica may take to exit (its drain deadline is 5 s), ms. */
 const EXIT_WAIT_MS = 10_000;
 
-async function stopOnce(ctx: RunContext<Options>, route: string, connections: number, mode: StopMode, label: string): Promise<StopRun> {
-  const { lab, progress, options, quick, port } = ctx;
-  const durationS = quick ? 3 : 4;
-  const stopAtS = 1;
-  progress.step(`${label}: starting ${REPLICAS} replicas${mode === 'abrupt' ? ' (--abrupt)' : ''} and ${options.lb}`);
-  const replicas = await startReplicas(lab, REPLICAS, mode === 'abrupt' ? ['--abrupt'] : []);
-  const victim = replicas.at(-1)!;
-  const lb = await startBalancer(lab, options.lb, 'round-robin', replicas, port);
-  progress.step(`${label}: warm-up`);
-  await runLoad({ url: `${lb.url}/fast`, connections: 8, durationS: 1 });
-  progress.step(`${label}: ${route} with ${connections} connections for ${durationS} s, SIGTERM to ${victim.name} at second ${stopAtS}`);
-  const load = startLoad({ url: `${lb.url}${route}`, connections, durationS });
-  const timer = setTimeout(() => victim.proc.signal('SIGTERM'), stopAtS * 1000);
-  let result;
-  try {
-    result = await load.result;
-  } finally {
-    clearTimeout(timer);
-  }
+/** The stopped replica's own account of its stop: requests in flight at SIGTERM, and cut (its `stop:` lines). */
+async function stopLines(victim: Replica): Promise<{ inFlight: number; cut: number }> {
   const exited = await Promise.race([victim.proc.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), EXIT_WAIT_MS).unref())]);
   if (!exited) throw new KitError('KIT_ERR_WAIT_TIMEOUT', `${victim.name} did not exit within ${EXIT_WAIT_MS} ms of SIGTERM`);
   const fields = victim.proc.lines.map((l) => STOP_LINE.exec(l)).filter((m) => m !== null).map((m) => ({ kind: m[1]!, n: stopFields(m[2]!) }));
   const first = fields.find((f) => f.kind === 'graceful' || f.kind === 'abrupt');
   const end = fields.find((f) => f.kind === 'drained' || f.kind === 'abrupt');
   if (!first || !end) throw new KitError('KIT_ERR_REQUEST', `${victim.name} printed no stop lines; it said: ${victim.proc.lines.slice(-3).join(' | ')}`);
-  const retries = await retriesOf(lb);
-  await lab.stop(lb);
-  await Promise.all(replicas.map((r) => lab.stop(r.proc)));
+  return { inFlight: first.n['in-flight'] ?? 0, cut: end.n.cut ?? 0 };
+}
+
+async function stopOnce(ctx: RunContext<Options>, route: string, connections: number, mode: StopMode, label: string): Promise<StopRun> {
+  const { lab, progress, options, quick, port } = ctx;
+  const { load, retries, extra } = await faultedLoad(
+    lab,
+    progress,
+    {
+      label: `${label}${mode === 'abrupt' ? ' (--abrupt)' : ''}`,
+      replicas: REPLICAS,
+      replicaArgs: mode === 'abrupt' ? ['--abrupt'] : [],
+      lb: options.lb,
+      policy: 'round-robin',
+      port,
+      warmup: { route: '/fast', connections: 8, seconds: 1 },
+      load: { route, connections, durationS: GRACEFUL_SPEC.durationS[quick ? 'quick' : 'full'] },
+      fault: { signal: 'SIGTERM', atS: GRACEFUL_SPEC.stopAtS },
+    },
+    (t) => stopLines(t.victim),
+  );
   return {
-    inFlight: first.n['in-flight'] ?? 0,
-    cut: end.n.cut ?? 0,
+    ...extra,
     retried: retries.total,
-    clientErrors: result.counts.non2xx + result.counts.errors,
-    p99: result.latency.p99,
-    max: result.latency.max,
-    requests: result.counts.completed,
+    clientErrors: load.counts.non2xx + load.counts.errors,
+    p99: load.latency.p99,
+    max: load.latency.max,
+    requests: load.counts.completed,
   };
 }
 
@@ -93,13 +88,15 @@ async function run(ctx: RunContext<Options>): Promise<GracefulResult> {
       cases.push({ ...c, mode, runs });
     }
   }
-  return { machine: ctx.machine, balancer: ctx.options.lb, victim: `app${REPLICAS}`, durationS: ctx.quick ? 3 : 4, stopAtS: 1, cases };
+  return { machine: ctx.machine, balancer: ctx.options.lb, victim: `app${REPLICAS}`, durationS: GRACEFUL_SPEC.durationS[ctx.quick ? 'quick' : 'full'], stopAtS: GRACEFUL_SPEC.stopAtS, cases };
 }
 
-process.exitCode = await runExperiment({
+export const experiment = defineExperiment({
   name: 'graceful',
   command,
-  options: (flags) => ({ lb: balancerKind(flags.lb), runs: intFlag('runs', flags.runs as string | undefined, 1, 9, flags.quick ? 1 : 3) }),
+  options: (flags) => ({ lb: balancerKind(flags.lb), runs: intFlag('runs', flags.runs, 1, 9, GRACEFUL_SPEC.runs[flags.quick ? 'quick' : 'full']) }),
   run,
   report: { render, shape, hints },
 });
+
+await runIfEntry(import.meta, experiment);

@@ -1,19 +1,19 @@
 /**
- * Runs a lesson's experiments in order (`npx tsx measure/lesson.ts 3`), each as its own process
- * with the terminal, then prints which shapes held. --quick, --shape and --port go to every
- * experiment; with --shape, headers and the summary go to stderr so stdout holds only shape lines.
- * Exit 0 when every shape held, 1 when one did not, 2 on a usage error, 3 when a run failed.
+ * Runs a lesson's experiments in order (`npx tsx measure/lesson.ts 3`), one after another in this
+ * process (each experiment is data: measure/lib/experiments.ts), then prints which shapes held.
+ * --quick, --shape and --port go to every experiment; with --shape, headers and the summary go to
+ * stderr so stdout holds only shape lines.
+ * Exit 0 when every shape held, 1 when one did not, 3 when a run failed, 2 on a usage error (the
+ * lesson's own or an experiment's), as every script of the kit (lib/errors.ts EXIT).
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { describeError, KitError } from '../lib/errors.ts';
+import { EXIT, KitError } from '../lib/errors.ts';
+import { runIfMain, type Io } from '../lib/entry.ts';
 import { intFlag, parseFlags, defineCommand, helpText } from '../lib/cli.ts';
+import { runExperiment } from './lib/experiment.ts';
+import { loadExperiment } from './lib/experiments.ts';
 import { BALANCED_EXPERIMENTS, LESSONS } from './lib/lessons.ts';
-import { EXIT } from './lib/experiment.ts';
-import { ROOT } from './lib/paths.ts';
-import { colorEnabled, makeChalk } from './lib/output.ts';
-import { SignalRelay } from './lib/relay.ts';
+import { colorEnabled, makeChalk } from '../results/format.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/lesson.ts <lesson number | all> [--quick] [--shape] [--port <n>] [--lb builtin|nginx]',
@@ -34,26 +34,19 @@ const VERDICT: Record<number, string> = {
   [EXIT.failed]: 'run failed (see its error above)',
 };
 
-function runOne(name: string, flags: string[], relay: SignalRelay): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'measure', `${name}.ts`), ...flags], { cwd: ROOT, stdio: 'inherit' });
-    relay.track(child);
-    child.once('error', reject);
-    child.once('exit', (code, signal) => resolve(code ?? (signal === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint)));
-  });
-}
 
-async function main(argv: string[]): Promise<number> {
+/** The command; throws KIT_ERR_USAGE for a bad lesson or flag before running anything. */
+export async function main(argv: string[], io: Io): Promise<number> {
   const [id, ...rest] = argv;
   if (id === undefined || id === '--help' || id === '-h') {
-    process.stdout.write(helpText(command));
+    io.stdout.write(helpText(command));
     return id === undefined ? EXIT.usage : EXIT.holds;
   }
   const lessons = id === 'all' ? LESSONS : LESSONS.filter((l) => String(l.id) === id);
   if (lessons.length === 0) throw new KitError('KIT_ERR_USAGE', `no lesson '${id}'; the lessons are ${LESSONS.map((l) => l.id).join(', ')}, or all`, 'run with --help');
   const parsed = parseFlags(command, rest);
   if (parsed.help) {
-    process.stdout.write(helpText(command));
+    io.stdout.write(helpText(command));
     return EXIT.holds;
   }
   const { quick, shape, lb } = parsed.flags;
@@ -69,9 +62,7 @@ async function main(argv: string[]): Promise<number> {
     ...(lb && BALANCED_EXPERIMENTS.has(experiment) ? ['--lb', lb] : []),
   ];
 
-  const relay = new SignalRelay();
-
-  const out = shape ? process.stderr : process.stdout;
+  const out = shape ? io.stderr : io.stdout;
   const c = makeChalk(colorEnabled(out));
   const started = performance.now();
   const results: { lesson: number; name: string; code: number }[] = [];
@@ -80,9 +71,10 @@ async function main(argv: string[]): Promise<number> {
     if (lessons.length > 1) out.write(c.bold(`\n=== Lesson ${lesson.id}: ${lesson.title} ===`) + '\n');
     for (const name of lesson.experiments) {
       out.write(c.bold.underline(`\n[${results.length + 1}/${total}] ${name}`) + '\n\n');
-      const code = await runOne(name, flagsFor(name), relay);
+      // In this process: the experiment stops its own servers, and exits 130 on Ctrl-C.
+      const code = await runExperiment(await loadExperiment(name), flagsFor(name), io);
       results.push({ lesson: lesson.id, name, code });
-      if (relay.interrupted || code === EXIT.sigint || code === EXIT.sigterm) return EXIT.sigint;
+      if (code === EXIT.sigint || code === EXIT.sigterm) return code;
     }
   }
   const secs = ((performance.now() - started) / 1000).toFixed(1);
@@ -97,13 +89,9 @@ async function main(argv: string[]): Promise<number> {
     const held = results.filter((r) => r.code === EXIT.holds).length;
     out.write(`  ${held} of ${results.length} shapes held\n`);
   }
-  if (results.some((r) => r.code === EXIT.failed)) return EXIT.failed;
-  return results.every((r) => r.code === EXIT.holds) ? EXIT.holds : EXIT.doesNotHold;
+  // The most telling code of the experiments': a usage mistake, then a run that failed, then a shape that did not hold.
+  for (const code of [EXIT.usage, EXIT.failed, EXIT.doesNotHold]) if (results.some((r) => r.code === code)) return code;
+  return results.every((r) => r.code === EXIT.holds) ? EXIT.holds : EXIT.failed;
 }
 
-try {
-  process.exitCode = await main(process.argv.slice(2));
-} catch (err) {
-  process.stderr.write(describeError(err) + '\n');
-  process.exitCode = err instanceof KitError && err.code === 'KIT_ERR_USAGE' ? EXIT.usage : EXIT.failed;
-}
+await runIfMain(import.meta, main);

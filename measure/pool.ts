@@ -3,19 +3,19 @@
  *
  * (a) With 4 heavy pooled scrypts in flight, time a small pooled task (/member/verify-light) and
  *     an event-loop-only request (/books): with UV_THREADPOOL_SIZE=4 the small task waits for a
- *     thread; with 8 it does not. (b) Throughput of /member/verify-pooled at 1, 2, 4, 8
- *     connections: it stops growing near the core count.
+ *     thread; with 8 it does not. (b) Throughput of /member/verify-pooled at 1 and 2 connections,
+ *     the core count and twice it: it stops growing near the core count.
  */
 import { defineCommand } from '../lib/cli.ts';
-import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
-import { median } from './lib/latency.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
+import { median } from '../results/latency.ts';
 import { runLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import { pollUntil } from './lib/wait.ts';
 import { sweepConnections } from './lib/sweep.ts';
 import { formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
 import { COST_FLAG, heavyCost, SWEEP_COST } from './lib/costs.ts';
-import { caveats, hints, notShown, render, shape, type PoolResult, type PoolWaitBlock, type SweepStep } from './report/pool.ts';
+import { caveats, hints, notShown, render, shape, type PoolResult, type PoolWaitBlock, type SweepStep } from '../results/pool.ts';
 
 const HEAVY_IN_FLIGHT = 4;
 
@@ -24,7 +24,7 @@ const command = defineCommand({
   summary:
     '(a) Keeps 4 heavy scrypt checks busy on the thread pool and times a small pooled task and a /books ' +
     'request, with UV_THREADPOOL_SIZE=4 and then 8. (b) Measures the throughput of /member/verify-pooled at ' +
-    '1, 2, 4 and 8 connections, and where it stops growing.',
+    '1 and 2 connections, the core count and twice it, and where it stops growing.',
   flags: {
     ...COMMON_FLAGS,
     cost: COST_FLAG,
@@ -108,7 +108,7 @@ async function run(ctx: RunContext<Options>): Promise<PoolResult> {
   };
 }
 
-process.exitCode = await runExperiment({
+export const experiment = defineExperiment({
   name: 'pool',
   command,
   options: (flags) => ({
@@ -118,3 +118,5 @@ process.exitCode = await runExperiment({
   run,
   report: { render, shape, hints, caveats, notShown },
 });
+
+await runIfEntry(import.meta, experiment);

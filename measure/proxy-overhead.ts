@@ -9,11 +9,11 @@
  */
 import { defineCommand } from '../lib/cli.ts';
 import { findNginx } from '../servers/lib/nginx-config.ts';
-import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { runLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import { startBalancer, startReplicas, type Replica } from './lib/topology.ts';
-import { notShown, hints, render, shape, type ProxyConfig, type ProxyOverheadResult, type ProxyRun } from './report/proxy-overhead.ts';
+import { notShown, hints, render, shape, type ProxyConfig, type ProxyOverheadResult, type ProxyRun } from '../results/proxy-overhead.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/proxy-overhead.ts [flags]',
@@ -92,10 +92,12 @@ async function run({ lab, progress, quick, machine, port }: RunContext<Record<st
   return { machine, stepS, route: ROUTE, connections: { latency: LATENCY_CONNECTIONS, throughput: THROUGHPUT_CONNECTIONS }, runs, ...(nginxMissing ? { nginxMissing } : {}) };
 }
 
-process.exitCode = await runExperiment({
+export const experiment = defineExperiment({
   name: 'proxy-overhead',
   command,
   options: () => ({}),
   run,
   report: { render, shape, hints, notShown },
 });
+
+await runIfEntry(import.meta, experiment);

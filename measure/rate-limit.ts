@@ -7,10 +7,10 @@
  */
 import { defineCommand } from '../lib/cli.ts';
 import type { StoreKind } from '../servers/lib/state.ts';
-import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { probe } from './lib/probe.ts';
 import { redisForRun, storeArgs } from './lib/stores.ts';
-import { hints, notShown, render, shape, type LimitRun, type RateLimitResult } from './report/rate-limit.ts';
+import { hints, notShown, render, shape, type LimitRun, type RateLimitResult } from '../results/rate-limit.ts';
 import { KitError } from '../lib/errors.ts';
 
 const command = defineCommand({
@@ -67,10 +67,12 @@ async function run(ctx: RunContext<object>): Promise<RateLimitResult> {
   return { machine: ctx.machine, workers: WORKERS, limit: LIMIT, windowS: WINDOW_MS / 1000, runs, notRun };
 }
 
-process.exitCode = await runExperiment({
+export const experiment = defineExperiment({
   name: 'rate-limit',
   command,
   options: () => ({}),
   run,
   report: { render, shape, hints, notShown },
 });
+
+await runIfEntry(import.meta, experiment);

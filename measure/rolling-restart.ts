@@ -9,10 +9,11 @@
  */
 import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { isEvent, type PrimaryEvent } from '../servers/lib/cluster-messages.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { startLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
-import { hints, render, shape, type RollingRestartResult } from './report/rolling-restart.ts';
+import { hints, render, shape, type RollingRestartResult } from '../results/rolling-restart.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/rolling-restart.ts [flags]',
@@ -35,9 +36,8 @@ const ROUTE = '/status';
 /** Upper bound on the load's length, s: the restart normally takes well under a second per worker. */
 const LOAD_BOUND_S = 60;
 
-type Step = { event: 'rolling-restart-step'; old: number; pid: number };
-type Done = { event: 'rolling-restart-done'; replaced: { old: number; pid: number }[] };
-type Failed = { event: 'rolling-restart-failed'; reason: string };
+const isFailed = isEvent('rolling-restart-failed');
+const isStep = isEvent('rolling-restart-step');
 
 /** The worker pids that answer `count` requests, each on a fresh connection. */
 async function answeringPids(url: string, count: number): Promise<number[]> {
@@ -65,7 +65,7 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
     let last = performance.now();
     for (let i = 0; i < options.workers; i++) {
       const m = await server.waitForMessage(
-        (x): x is Step | Failed => x?.event === 'rolling-restart-failed' || (x?.event === 'rolling-restart-step' && !steps.some((s) => s.old === x.old)),
+        (x): x is Extract<PrimaryEvent, { event: 'rolling-restart-step' | 'rolling-restart-failed' }> => isFailed(x) || (isStep(x) && !steps.some((s) => s.old === x.old)),
         20_000,
         from,
       );
@@ -75,7 +75,7 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
       last = now;
       progress.step(`rolling restart: ${steps.length} of ${options.workers} workers replaced`);
     }
-    await server.waitForMessage((x): x is Done => x?.event === 'rolling-restart-done', 20_000, from);
+    await server.waitForMessage(isEvent('rolling-restart-done'), 20_000, from);
     doneAtS = (performance.now() - started) / 1000;
     await new Promise((r) => setTimeout(r, 1000));
   } finally {
@@ -100,10 +100,12 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
   };
 }
 
-process.exitCode = await runExperiment({
+export const experiment = defineExperiment({
   name: 'rolling-restart',
   command,
-  options: (flags) => ({ workers: intFlag('workers', flags.workers as string | undefined, 2, 8, 3) }),
+  options: (flags) => ({ workers: intFlag('workers', flags.workers, 2, 8, 3) }),
   run,
   report: { render, shape, hints },
 });
+
+await runIfEntry(import.meta, experiment);

@@ -6,15 +6,15 @@
  * user, read it back, check 201 then 200 — and (b) the CPU-bound /work?ms=5.
  */
 import { defineCommand } from '../lib/cli.ts';
-import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { performance } from 'node:perf_hooks';
 import type { ServerProcess } from './lib/launch.ts';
 import { runLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import { allStats, TICKS_PER_S, type ProcStat } from './lib/proc.ts';
-import { busyCoresBetween, cpuTimes } from './lib/output.ts';
+import { busyCoresBetween, cpuTimes } from './lib/machine.ts';
 import { balancerKind, LB_FLAG, servedByReplica, startBalancer, startReplicas, type BalancerKind, type Replica } from './lib/topology.ts';
-import { caveats, hints, notShown, render, shape, type RoleCpu, type ScaleOutResult, type ScaleStep } from './report/scale-out.ts';
+import { caveats, hints, notShown, render, SCALE_OUT_SPEC, shape, type RoleCpu, type ScaleOutResult, type ScaleStep } from '../results/scale-out.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/scale-out.ts [flags]',
@@ -23,10 +23,8 @@ const command = defineCommand({
   epilogue: 'Example: npx tsx measure/scale-out.ts --lb nginx',
 });
 
-const COUNTS = [1, 2, 3, 5];
+const { counts: COUNTS, connections: CONNECTIONS, workMs: WORK_MS } = SCALE_OUT_SPEC;
 const WARMUP_S = 2;
-const CONNECTIONS = 8;
-const WORK_MS = 5;
 
 /**
  * The user scenario, as autocannon's request sequence: create a user, then read it back, with a
@@ -87,7 +85,7 @@ function usage(a: Map<number, ProcStat>, b: Map<number, ProcStat>, seconds: numb
 }
 
 async function run({ lab, progress, options, quick, machine, port }: RunContext<{ lb: BalancerKind }>): Promise<ScaleOutResult> {
-  const durationS = quick ? 1 : 2;
+  const durationS = SCALE_OUT_SPEC.stepS[quick ? 'quick' : 'full'];
   const most = Math.max(...COUNTS);
   progress.step(`starting ${most} replicas`);
   const all = await startReplicas(lab, most);
@@ -139,10 +137,12 @@ async function run({ lab, progress, options, quick, machine, port }: RunContext<
   return { machine, balancer: options.lb, load: { connections: CONNECTIONS, durationS }, workloads };
 }
 
-process.exitCode = await runExperiment({
+export const experiment = defineExperiment({
   name: 'scale-out',
   command,
   options: (flags) => ({ lb: balancerKind(flags.lb) }),
   run,
   report: { render, shape, hints, caveats, notShown },
 });
+
+await runIfEntry(import.meta, experiment);

@@ -12,12 +12,12 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { defineCommand } from '../lib/cli.ts';
 import type { BalancerPolicy } from '../servers/lib/policies.ts';
-import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
-import { createLatencyHistogram, recordMs, summarize } from './lib/latency.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
+import { createLatencyHistogram, recordMs, summarize } from '../results/latency.ts';
 import { probe } from './lib/probe.ts';
 import { redisForRun } from './lib/stores.ts';
 import { balancerKind, LB_FLAG, startBalancer, startReplicas, type BalancerKind } from './lib/topology.ts';
-import { notShown, CONFIGS, hints, render, shape, type PhaseCount, type SessionRun, type SessionsResult } from './report/sessions.ts';
+import { notShown, CONFIGS, hints, render, shape, type PhaseCount, type SessionRun, type SessionsResult } from '../results/sessions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/sessions.ts [flags]',
@@ -147,10 +147,12 @@ async function run(ctx: RunContext<Options>): Promise<SessionsResult> {
   return { machine: ctx.machine, balancer: ctx.options.lb, members: membersFor(ctx.quick), reads: READS, runs, notRun };
 }
 
-process.exitCode = await runExperiment({
+export const experiment = defineExperiment({
   name: 'sessions',
   command,
   options: (flags) => ({ lb: balancerKind(flags.lb) }),
   run,
   report: { render, shape, hints, notShown },
 });
+
+await runIfEntry(import.meta, experiment);

@@ -19,13 +19,13 @@
 import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
-import { COMMON_FLAGS, runExperiment, type RunContext } from './lib/experiment.ts';
-import { HOG_MS, HOG_CONNECTIONS, CONNECTIONS, ROUNDS, runDegraded, type DegradedOptions } from './lib/degraded-run.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
+import { CONNECTIONS, HOG_MS, ROUNDS, runDegraded, type DegradedOptions } from './lib/degraded-run.ts';
 import { runLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import type { Replica } from './lib/topology.ts';
-import { caveats, hints, render, shape, type Calibration, type SimVsLabResult } from './report/sim-vs-lab.ts';
-import { exp, fixed, type Dist } from '../sim/dist.ts';
+import { caveats, hints, render, shape, type Calibration, type SimVsLabResult } from '../results/sim-vs-lab.ts';
+import { exp, type Dist } from '../sim/dist.ts';
 import { DEGRADED_DEFAULTS, fitPathQueue, simulateDegraded } from '../sim/scenarios/degraded.ts';
 
 const command = defineCommand({
@@ -76,7 +76,7 @@ async function run(ctx: RunContext<Options>): Promise<SimVsLabResult> {
   // through sooner. Its one number is fitted so the model's healthy path carries what the lab's did.
   const pathQueueMs = fitPathQueue(fast, path!.throughput, CONNECTIONS, scenario);
   const { result: simResult, sims } = simulateDegraded(
-    { ...DEGRADED_DEFAULTS, fast, pathQueue: exp(pathQueueMs), hog: fixed(HOG_MS), connections: CONNECTIONS, hogConnections: HOG_CONNECTIONS },
+    { ...DEGRADED_DEFAULTS, fast, pathQueue: exp(pathQueueMs) },
     scenario,
   );
   const simWallMs = performance.now() - began;
@@ -99,7 +99,7 @@ async function run(ctx: RunContext<Options>): Promise<SimVsLabResult> {
   };
 }
 
-process.exitCode = await runExperiment({
+export const experiment = defineExperiment({
   name: 'sim-vs-lab',
   command,
   options: (flags) => {
@@ -109,12 +109,14 @@ process.exitCode = await runExperiment({
       // Always the kit's balancer: the model runs its code (policies.ts, choose.ts, failover.ts).
       // nginx balances with its own code, which the model does not run; LB=nginx is ignored here.
       lb: 'builtin' as const,
-      runs: intFlag('runs', flags.runs as string | undefined, 1, 20, flags.quick ? ROUNDS.quick : ROUNDS.full),
+      runs: intFlag('runs', flags.runs, 1, 20, flags.quick ? ROUNDS.quick : ROUNDS.full),
       hog: 'stall' as const,
-      seed: intFlag('seed', flags.seed as string | undefined, 0, 2 ** 31 - 1, 1),
+      seed: intFlag('seed', flags.seed, 0, 2 ** 31 - 1, 1),
       loop: loop as Options['loop'],
     };
   },
   run,
   report: { render, shape, hints, caveats },
 });
+
+await runIfEntry(import.meta, experiment);

@@ -18,7 +18,7 @@ import { failStartup, serve, serverFlags } from './lib/main.ts';
 import { formatCost, hashOnEventLoop, hashOnThreadPool, HEAVY_COST, heavyCostFrom, LIGHT_COST, type ScryptCost } from './lib/scrypt-cost.ts';
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/loan.ts [--port <n>] [--cost N=2^16,r=8,p=8]',
+  usage: 'npx tsx servers/loan.ts [--port <n>] [--cost N=2^16,r=8,p=4]',
   summary:
     'The library loan service of lesson 3. Its password check runs scrypt either on the event loop ' +
     '(/member/verify-blocking) or on the thread pool (/member/verify-pooled). Listens on 127.0.0.1 and ' +

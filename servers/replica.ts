@@ -80,6 +80,75 @@ function sleepBlocking(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
+/** What the routes need from the process: the replica's name, its database, its drain flag. */
+interface ReplicaContext {
+  name: string;
+  db: UsersDb | undefined;
+  isDraining: () => boolean;
+}
+
+/** The lesson routes (the shared-state ones come from stateRoutes). */
+function replicaRoutes(ctx: ReplicaContext): Routes {
+  const { name } = ctx;
+  const reply = (res: http.ServerResponse, status: number, body: object) => sendJson(res, status, { replica: name, ...body });
+  const needDb = (): UsersDb => {
+    if (!ctx.db) throw new HttpError(503, 'no database: start the replica with --db <file>');
+    return ctx.db;
+  };
+  return {
+    '/fast': { GET: (_req, res) => reply(res, 200, { ok: true }) },
+    '/slow-sync': {
+      GET: (_req, res, url) => {
+        const ms = msParam(url);
+        busyWait(ms);
+        reply(res, 200, { ms, blocked: 'event-loop' });
+      },
+    },
+    '/stall': {
+      GET: (_req, res, url) => {
+        const ms = msParam(url);
+        sleepBlocking(ms);
+        reply(res, 200, { ms, blocked: 'event-loop', cpu: false });
+      },
+    },
+    '/slow-async': {
+      GET: async (_req, res, url) => {
+        const ms = msParam(url);
+        await new Promise((r) => setTimeout(r, ms));
+        reply(res, 200, { ms, blocked: 'nothing' });
+      },
+    },
+    '/work': {
+      GET: (_req, res, url) => {
+        const ms = msParam(url);
+        burnCpu(ms);
+        reply(res, 200, { ms, cpu: true });
+      },
+    },
+    '/whoami': { GET: (_req, res) => reply(res, 200, { pid: process.pid }) },
+    '/health': { GET: (_req, res) => reply(res, ctx.isDraining() ? 503 : 200, { status: ctx.isDraining() ? 'draining' : 'ok' }) },
+    '/users': {
+      POST: async (req, res) => {
+        const body = (await readJsonBody(req, BODY_LIMIT)) as { name?: unknown } | null;
+        const userName = body && typeof body === 'object' ? body.name : undefined;
+        if (typeof userName !== 'string' || userName.length === 0 || userName.length > 200) {
+          throw new HttpError(400, 'body must be {"name": "<1 to 200 characters>"}');
+        }
+        const user = needDb().create(userName, name);
+        reply(res, 201, { id: user.id });
+      },
+    },
+    '/users/:id': {
+      GET: (_req, res, _url, params) => {
+        if (!/^\d{1,15}$/.test(params.id ?? '')) throw new HttpError(400, 'a user id is a whole number');
+        const user = needDb().get(Number(params.id));
+        if (!user) throw new HttpError(404, `no user ${params.id}`);
+        reply(res, 200, { user });
+      },
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const flags = serverFlags(spec);
   const state = stateOptions(flags);
@@ -92,67 +161,10 @@ async function main(): Promise<void> {
   let draining = false;
   /** Requests served per route (the path without its query), for experiments to read. */
   const served: Record<string, number> = {};
-
-  const reply = (res: http.ServerResponse, status: number, body: object) => sendJson(res, status, { replica: name, ...body });
-  const needDb = (): UsersDb => {
-    if (!db) throw new HttpError(503, 'no database: start the replica with --db <file>');
-    return db;
-  };
-
-  const routes: Routes = {
-        ...stateRoutes(store, state, () => ({ replica: name })),
-        '/fast': { GET: (_req, res) => reply(res, 200, { ok: true }) },
-        '/slow-sync': {
-          GET: (_req, res, url) => {
-            const ms = msParam(url);
-            busyWait(ms);
-            reply(res, 200, { ms, blocked: 'event-loop' });
-          },
-        },
-        '/stall': {
-          GET: (_req, res, url) => {
-            const ms = msParam(url);
-            sleepBlocking(ms);
-            reply(res, 200, { ms, blocked: 'event-loop', cpu: false });
-          },
-        },
-        '/slow-async': {
-          GET: async (_req, res, url) => {
-            const ms = msParam(url);
-            await new Promise((r) => setTimeout(r, ms));
-            reply(res, 200, { ms, blocked: 'nothing' });
-          },
-        },
-        '/work': {
-          GET: (_req, res, url) => {
-            const ms = msParam(url);
-            burnCpu(ms);
-            reply(res, 200, { ms, cpu: true });
-          },
-        },
-        '/whoami': { GET: (_req, res) => reply(res, 200, { pid: process.pid }) },
-        '/health': { GET: (_req, res) => reply(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ok' }) },
-        '/users': {
-          POST: async (req, res) => {
-            const body = (await readJsonBody(req, BODY_LIMIT)) as { name?: unknown } | null;
-            const userName = body && typeof body === 'object' ? body.name : undefined;
-            if (typeof userName !== 'string' || userName.length === 0 || userName.length > 200) {
-              throw new HttpError(400, 'body must be {"name": "<1 to 200 characters>"}');
-            }
-            const user = needDb().create(userName, name);
-            reply(res, 201, { id: user.id });
-          },
-        },
-        '/users/:id': {
-          GET: (_req, res, _url, params) => {
-            if (!/^\d{1,15}$/.test(params.id ?? '')) throw new HttpError(400, 'a user id is a whole number');
-            const user = needDb().get(Number(params.id));
-            if (!user) throw new HttpError(404, `no user ${params.id}`);
-            reply(res, 200, { user });
-          },
-        },
-  };
+  const routes: Routes = { ...stateRoutes(store, state, () => ({ replica: name })), ...replicaRoutes({ name, db, isDraining: () => draining }) };
   const route = router(routes, () => ({ replica: name }));
+  // Connections accepted so far (lesson 2: how many a proxy opens), this stats request's own included.
+  let connections = 0;
   // Every answer, errors included, names the replica in a header too.
   const server = http.createServer((req, res) => {
     res.setHeader('x-replica', name);
@@ -165,8 +177,6 @@ async function main(): Promise<void> {
     if (routes[pathOnly]) served[pathOnly] = (served[pathOnly] ?? 0) + 1; // known routes only: junk paths must not grow memory
     route(req, res);
   });
-  // Connections accepted so far (lesson 2: how many a proxy opens), this stats request's own included.
-  let connections = 0;
   server.on('connection', () => connections++);
   await serve(`replica-${name}`, server, port, { onStop: () => (draining = true), drainDeadlineMs, abrupt: Boolean(flags.abrupt) });
 }

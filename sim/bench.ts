@@ -5,8 +5,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
-import { describeError, KitError } from '../lib/errors.ts';
-import { colorEnabled, makeChalk, makeTable, textThenNumbers } from '../measure/lib/output.ts';
+import { EXIT } from '../lib/errors.ts';
+import { runIfMain, type Io } from '../lib/entry.ts';
+import { colorEnabled, makeChalk, makeTable, textThenNumbers } from '../results/format.ts';
 import { exp, fixed } from './dist.ts';
 import { simulate, type SimConfig } from './engine.ts';
 
@@ -41,21 +42,22 @@ function workloads(n: number): { name: string; config: SimConfig }[] {
   ];
 }
 
-async function main(argv: string[]): Promise<number> {
+/** The command; throws KIT_ERR_USAGE. */
+export async function main(argv: string[], io: Io): Promise<number> {
   const parsed = parseFlags(command, argv);
   if (parsed.help) {
-    process.stdout.write(helpText(command));
+    io.stdout.write(helpText(command));
     return 0;
   }
   const n = intFlag('requests', parsed.flags.requests as string, 10_000, 50_000_000, 2_000_000);
-  const color = colorEnabled(process.stdout);
+  const color = colorEnabled(io.stdout);
   const c = makeChalk(color);
   const gc = (globalThis as { gc?: () => void }).gc;
   const table = makeTable(['workload', 'requests', 'wall', 'simulated req/s', 'heap after'], textThenNumbers(1, 5));
-  process.once('SIGINT', () => process.exit(130));
-  process.once('SIGTERM', () => process.exit(143));
+  process.once('SIGINT', () => process.exit(EXIT.sigint));
+  process.once('SIGTERM', () => process.exit(EXIT.sigterm));
   for (const w of workloads(n)) {
-    process.stderr.write(`${w.name} …\n`);
+    io.stderr.write(`${w.name} …\n`);
     await new Promise((resolve) => setTimeout(resolve, 0)); // a signal stops it between workloads
     const began = performance.now();
     const r = simulate(w.config);
@@ -63,13 +65,8 @@ async function main(argv: string[]): Promise<number> {
     gc?.();
     table.push([w.name, r.counts.sent.toLocaleString('en-US'), `${(wallMs / 1000).toFixed(2)} s`, Math.round((r.counts.sent * 1000) / wallMs).toLocaleString('en-US'), `${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB`]);
   }
-  process.stdout.write(c.bold(`Simulator speed: ${n.toLocaleString('en-US')} requests per workload`) + '\n' + table.toString() + '\n');
+  io.stdout.write(c.bold(`Simulator speed: ${n.toLocaleString('en-US')} requests per workload`) + '\n' + table.toString() + '\n');
   return 0;
 }
 
-try {
-  process.exitCode = await main(process.argv.slice(2));
-} catch (err) {
-  process.stderr.write(describeError(err) + '\n');
-  process.exitCode = err instanceof KitError && err.code === 'KIT_ERR_USAGE' ? 2 : 1;
-}
+await runIfMain(import.meta, main);

@@ -6,8 +6,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
-import { describeError, KitError } from '../lib/errors.ts';
-import { colorEnabled, makeChalk } from '../measure/lib/output.ts';
+import { EXIT, KitError } from '../lib/errors.ts';
+import { runIfMain, type Io } from '../lib/entry.ts';
+import { colorEnabled, makeChalk } from '../results/format.ts';
 import { SCENARIOS, scenarioNamed } from './scenarios/index.ts';
 
 const command = defineCommand({
@@ -26,10 +27,11 @@ const command = defineCommand({
   epilogue: 'Example: npx tsx sim/run.ts --scenario degraded\n         npx tsx sim/run.ts --scenario stale --requests 200000\nCompare with the lab: npx tsx measure/sim-vs-lab.ts',
 });
 
-async function main(argv: string[]): Promise<number> {
+/** The command; throws KIT_ERR_USAGE. */
+export async function main(argv: string[], io: Io): Promise<number> {
   const parsed = parseFlags(command, argv);
   if (parsed.help) {
-    process.stdout.write(helpText(command));
+    io.stdout.write(helpText(command));
     return 0;
   }
   const name = parsed.flags.scenario as string | undefined;
@@ -41,29 +43,24 @@ async function main(argv: string[]): Promise<number> {
   const loop = String(parsed.flags.loop);
   if (loop !== 'turns' && loop !== 'fifo') throw new KitError('KIT_ERR_USAGE', `--loop is turns or fifo; got '${loop}'`);
   const began = performance.now();
-  const progress = (step: string) => process.stderr.write(`${step}\n`);
+  const progress = (step: string) => io.stderr.write(`${step}\n`);
   // A long scenario yields between its simulations: stop there on a signal sent to this process.
-  process.once('SIGINT', () => process.exit(130));
-  process.once('SIGTERM', () => process.exit(143));
+  process.once('SIGINT', () => process.exit(EXIT.sigint));
+  process.once('SIGTERM', () => process.exit(EXIT.sigterm));
   const run = await scenario.run({ seed, loop, progress, ...(requests !== undefined ? { requests } : {}) });
   await new Promise((resolve) => setTimeout(resolve, 0)); // a signal that came during the last simulation ends it here, before any output
   const wallMs = performance.now() - began;
   if (parsed.flags.json) {
-    process.stdout.write(JSON.stringify({ scenario: scenario.name, mirrors: scenario.mirrors ?? null, seed, loop, totals: run.totals, result: run.result }, null, 2) + '\n');
+    io.stdout.write(JSON.stringify({ scenario: scenario.name, mirrors: scenario.mirrors ?? null, seed, loop, totals: run.totals, result: run.result }, null, 2) + '\n');
     return 0;
   }
-  const c = makeChalk(colorEnabled(process.stdout));
-  process.stdout.write(run.render(colorEnabled(process.stdout)) + '\n');
+  const c = makeChalk(colorEnabled(io.stdout));
+  io.stdout.write(run.render(colorEnabled(io.stdout)) + '\n');
   const { requests: n, runs } = run.totals;
-  process.stdout.write(
+  io.stdout.write(
     c.dim(`simulated ${n.toLocaleString('en-US')} requests in ${runs} run(s) in ${(wallMs / 1000).toFixed(2)} s of wall time` + (scenario.mirrors ? `; the lab: npx tsx measure/${scenario.mirrors}.ts` : '')) + '\n',
   );
   return 0;
 }
 
-try {
-  process.exitCode = await main(process.argv.slice(2));
-} catch (err) {
-  process.stderr.write(describeError(err) + '\n');
-  process.exitCode = err instanceof KitError && err.code === 'KIT_ERR_USAGE' ? 2 : 1;
-}
+await runIfMain(import.meta, main);

@@ -13,13 +13,14 @@ import { startLoad } from '../measure/lib/load.ts';
 import { probe } from '../measure/lib/probe.ts';
 import { probeCgroup, releaseCgroup } from '../servers/lib/cpu-quota.ts';
 import { cpuTicks, failOnWarnings, runScript } from './helpers.ts';
+import { isEvent, type AutoscaleEvent } from '../servers/lib/cluster-messages.ts';
 
 failOnWarnings();
 const lab = new Lab();
 after(() => lab.close());
 
-type Sync = { event: 'autoscale'; at: number; current: number; desired: number; retiring: number[]; workers: { pid: number; utilization?: number }[] };
-const isSync = (m: any): m is Sync => m?.event === 'autoscale';
+type Sync = AutoscaleEvent;
+const isSync = isEvent('autoscale');
 const cgroupSupport = probeCgroup(`nsl-test-${process.pid}`);
 releaseCgroup(cgroupSupport);
 const cgroupSkip = cgroupSupport.ok ? false : `no cgroup here: ${cgroupSupport.reason}`;

@@ -49,8 +49,9 @@ test('helpText lists every flag with its default', () => {
 });
 
 test('parseCost: accepted forms', () => {
-  assert.deepEqual(parseCost('N=2^16,r=8,p=8'), HEAVY_COST);
-  assert.deepEqual(parseCost('N=65536,r=8,p=8'), HEAVY_COST);
+  assert.deepEqual(parseCost('N=2^16,r=8,p=4'), HEAVY_COST);
+  assert.deepEqual(parseCost('N=65536,r=8,p=4'), HEAVY_COST);
+  assert.deepEqual(parseCost('N=2^16'), HEAVY_COST, 'what is left out comes from the default');
   assert.deepEqual(parseCost('p=1, N=2^10'), { N: 1024, r: 8, p: 1 });
   assert.equal(formatCost(parseCost('N=16384,r=8,p=2')), 'N=2^14,r=8,p=2');
 });
@@ -74,10 +75,11 @@ test('describeError: one line with the code and the hint', () => {
   assert.equal(describeError(new Error('boom')), 'error: boom');
 });
 
-test('exitCodeFor: 2 for usage mistakes, 1 for the rest', () => {
+test('exitCodeFor: the exit code kept with each error code: 2 for usage mistakes, 3 for a failed run or start', () => {
   assert.equal(exitCodeFor(new KitError('KIT_ERR_USAGE', 'x')), 2);
-  assert.equal(exitCodeFor(new KitError('KIT_ERR_READY_TIMEOUT', 'x')), 1);
-  assert.equal(exitCodeFor(new Error('x')), 1);
+  assert.equal(exitCodeFor(new KitError('KIT_ERR_BAD_COST', 'x')), 2);
+  assert.equal(exitCodeFor(new KitError('KIT_ERR_READY_TIMEOUT', 'x')), 3);
+  assert.equal(exitCodeFor(new Error('x')), 3);
 });
 
 test('assertNodeVersion: Node 18 is too old, 20 and 22 are fine', () => {

@@ -2,6 +2,7 @@
 // counters, one replacement per killed worker (also one stuck in scryptSync), no fork loop for a
 // worker that crashes at start-up, and no worker left alive after the primary is stopped or
 // SIGKILLed.
+import { isEvent, type PrimaryEvent } from '../servers/lib/cluster-messages.ts';
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
@@ -17,7 +18,7 @@ const lab = new Lab();
 after(() => lab.close());
 
 const startCluster = (args: string[] = []) => lab.start({ server: 'cluster', args: ['--port', '0', ...args], ipc: true });
-const replacedMsg = (old: number) => (m: any): m is { event: 'worker-replaced'; old: number; pid: number } => m?.event === 'worker-replaced' && m.old === old;
+const replacedMsg = (old: number) => (m: unknown): m is Extract<PrimaryEvent, { event: 'worker-replaced' }> => isEvent('worker-replaced')(m) && m.old === old;
 
 async function workerPids(s: ServerProcess, workers: number): Promise<number[]> {
   const pids = new Set<number>();
@@ -101,7 +102,7 @@ test('a worker stuck in scryptSync is killed at once (SIGKILL), not after its wo
 
 test('workers that crash at start-up do not fork-loop: the primary gives up within its budget', async () => {
   const r = await runScript('servers/cluster.ts', ['--port', '0', '--workers', '2', '--restart-budget', '3', '--crash-at-start']);
-  assert.equal(r.code, 1);
+  assert.equal(r.code, 3);
   assert.match(r.stderr, /error KIT_ERR_RESTART_BUDGET: 4 worker deaths/);
   assert.doesNotMatch(r.stdout, /^ready: /m);
   const replacements = r.stdout.split('\n').filter((l) => /starting a replacement in \d+ ms/.test(l));
@@ -129,11 +130,11 @@ test('SIGTERM to the primary stops every worker and exits 0', async () => {
   await assertAllGone(children, 10_000);
 });
 
-test('port in use: one line, exit 1, nothing left running', async () => {
+test('port in use: one line, exit 3, nothing left running', async () => {
   const held = await holdPort();
   try {
     const r = await runScript('servers/cluster.ts', ['--port', String(held.port), '--workers', '3']);
-    assert.equal(r.code, 1);
+    assert.equal(r.code, 3);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.match(r.stderr, new RegExp(`^error KIT_ERR_PORT_IN_USE: port ${held.port} `));
   } finally {

@@ -10,13 +10,16 @@ import path from 'node:path';
 import { after } from 'node:test';
 import { COMMON_FLAGS, runExperiment } from '../measure/lib/experiment.ts';
 import { compareText, loadExpected } from '../measure/lib/compare.ts';
-import { NOT_SHOWN_PREFIX } from '../measure/lib/shape.ts';
+import { NOT_SHOWN_PREFIX } from '../results/shape.ts';
 import { defineCommand } from '../lib/cli.ts';
-import { hints, notShown, render, shape, type RateLimitResult } from '../measure/report/rate-limit.ts';
+import { hints, notShown, render, shape, type RateLimitResult } from '../results/rate-limit.ts';
 import { rateLimitResult } from './fixtures/results.ts';
-import { expectedShape, failOnWarnings, runScript } from './helpers.ts';
+import { expectedShape, failOnWarnings, runMainInProcess, runScript } from './helpers.ts';
+import { main as compareMain } from '../measure/compare.ts';
 
 failOnWarnings();
+// The script runs once as a process (the first comparison below); the rest run its main here.
+const compare = (args: string[]) => runMainInProcess(compareMain, args);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'nsl-compare-test-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const file = (name: string, text: string) => {
@@ -71,7 +74,7 @@ test('a line that did not hold: exit 1, and the line named with what the file ha
   const broken = noRedis();
   broken.runs[0] = { ...broken.runs[0]!, allowed: 60, refused: 0, allowedByWorker: { 1: 15, 2: 15, 3: 15, 4: 15 } };
   const f = file('bob.txt', (await shapeOutput(broken)).stdout);
-  const r = await runScript('measure/compare.ts', [f]);
+  const r = await compare([f]);
   assert.equal(r.code, 1, r.stdout + r.stderr);
   assert.match(r.stdout, /bob\.txt: the shape does not hold/);
   assert.match(r.stdout, /✗ memory {2}allowed-vs-limit {2}one-limit-per-worker {3}\(the file has: memory {2}allowed-vs-limit {2}no-limit\)/);
@@ -79,7 +82,7 @@ test('a line that did not hold: exit 1, and the line named with what the file ha
 
 test('a run on a busy machine says so in its --shape file, and the comparison passes it on', async () => {
   const f = file('dave.txt', (await shapeOutput(noRedis(), 1.2)).stdout);
-  const r = await runScript('measure/compare.ts', [f]);
+  const r = await compare([f]);
   assert.equal(r.code, 0);
   assert.match(r.stdout, /note from the run: other programs kept about 1\.2 of the \d+ cores busy when the run began/);
 });
@@ -97,19 +100,19 @@ test('a whole lesson in one file is split by experiment; a missing line does not
 test('several files: exit 1 if any did not hold; not a shape file, or no file: exit 2', async () => {
   const good = file('good.txt', expectedShape('cluster').join('\n') + '\n');
   const bad = file('bad.txt', expectedShape('cluster').map((l) => l.replace('all-answered', 'some-failed')).join('\n') + '\n');
-  const both = await runScript('measure/compare.ts', [good, bad]);
+  const both = await compare([good, bad]);
   assert.equal(both.code, 1);
   assert.match(both.stdout, /good\.txt: the shape holds[\s\S]*bad\.txt: the shape does not hold/);
-  const foreign = await runScript('measure/compare.ts', [file('notes.txt', 'remember to bring snacks\n')]);
+  const foreign = await compare([file('notes.txt', 'remember to bring snacks\n')]);
   assert.equal(foreign.code, 2);
   assert.match(foreign.stderr, /holds no shape line of the kit/);
-  const mixed = await runScript('measure/compare.ts', [file('mixed.txt', `${expectedShape('cluster').join('\n')}\nsomething  else  entirely\n`)]);
+  const mixed = await compare([file('mixed.txt', `${expectedShape('cluster').join('\n')}\nsomething  else  entirely\n`)]);
   assert.equal(mixed.code, 1);
   assert.match(mixed.stdout, /not a line of any experiment: something {2}else {2}entirely/);
-  assert.equal((await runScript('measure/compare.ts', [])).code, 2);
-  assert.equal((await runScript('measure/compare.ts', [path.join(dir, 'nope.txt')])).code, 2);
-  assert.equal((await runScript('measure/compare.ts', ['--experiment', 'bogus', good])).code, 2);
-  const help = await runScript('measure/compare.ts', ['--help']);
+  assert.equal((await compare([])).code, 2);
+  assert.equal((await compare([path.join(dir, 'nope.txt')])).code, 2);
+  assert.equal((await compare(['--experiment', 'bogus', good])).code, 2);
+  const help = await compare(['--help']);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /Usage: npx tsx measure\/compare\.ts/);
 });

@@ -7,9 +7,9 @@ import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ContentionMonitor, otherCpu, takeSnapshot, type CpuSnapshot } from '../measure/lib/contention.ts';
 import { readStat, type ProcStat } from '../measure/lib/proc.ts';
-import { busyMachineCaveat, machineCaption, machineWasBusy } from '../measure/lib/output.ts';
+import { busyMachineCaveat, machineCaption, machineWasBusy } from '../results/format.ts';
 import { renderComparison } from '../measure/lib/experiment.ts';
-import { compareShape } from '../measure/lib/shape.ts';
+import { compareShape } from '../results/shape.ts';
 import { MACHINE } from './fixtures/results.ts';
 import { failOnWarnings } from './helpers.ts';
 
@@ -83,6 +83,8 @@ test('otherCpu: a child reaped meanwhile counts through its parent; a new proces
   const b = snap(2000, [st(1, 0, 0), st(100, 1, 50, 70), st(500, 1, 60), st(400, 1, 10)], [], 0);
   // 100 grew by 70 (reaped), 500 by 60, 400 counts whole (10): 140 ticks over 2 s
   assert.deepEqual(otherCpu(a, b), { otherCores: 0.7, stealCores: 0 });
+  // For a short interval, reaped children are left out: 101's whole life would land in it at once.
+  assert.deepEqual(otherCpu(a, b, { reaped: false }), { otherCores: 0.35, stealCores: 0 });
 });
 
 test('otherCpu: a kit process reaped by init or another ancestor is not someone else\'s CPU', () => {
@@ -96,7 +98,8 @@ test('the caption and the caveat say how busy other programs were during the run
   assert.match(machineCaption({ ...MACHINE, busyCoresDuringRun: 0.02 }), /0\.05 busy before the run, 0\.02 during it/);
   assert.equal(busyMachineCaveat({ ...MACHINE, busyCoresDuringRun: 0.1 }), undefined);
   assert.match(busyMachineCaveat({ ...MACHINE, busyCoresDuringRun: 0.9 }) ?? '', /0\.9 of the 2 cores busy while the run went on/);
-  assert.equal(busyMachineCaveat({ ...MACHINE, busyCoresDuringRun: 0.1, busiestSecondDuringRun: 0.4 }), undefined, 'an idle machine\'s blips');
+  assert.equal(busyMachineCaveat({ ...MACHINE, busyCoresDuringRun: 0.1, busiestSecondDuringRun: 0.4, stealCoresDuringRun: 0.05 }), undefined, 'an idle machine\'s blips');
+  assert.match(busyMachineCaveat({ ...MACHINE, busyCoresDuringRun: 0.3, busiestSecondDuringRun: 0.6, stealCoresDuringRun: 0.29 }) ?? '', /other virtual machines on this host took about 0\.3/, 'a busy host');
   const burst = { ...MACHINE, busyCoresDuringRun: 0.25, busiestSecondDuringRun: 1.02 };
   assert.match(busyMachineCaveat(burst) ?? '', /up to 1\.0 of the 2 cores busy for a second or more while the run went on \(0\.25 on average/);
   assert.match(machineCaption(burst), /0\.25 during it, up to 1\.02/);

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { LESSONS } from '../measure/lib/lessons.ts';
+import { ERROR_CODES, EXIT } from '../lib/errors.ts';
 import { failOnWarnings, ROOT } from './helpers.ts';
 
 failOnWarnings();
@@ -64,4 +65,11 @@ test('the README puts the two commands first', () => {
   const firstBlock = readme.split('```')[1] ?? '';
   assert.match(firstBlock, /make lesson-3/);
   assert.match(firstBlock, /make test/);
+});
+
+test('every error code is in the README\'s table with the exit code lib/errors.ts keeps next to it, and no other', () => {
+  const rows = new Map([...readme.matchAll(/^\| `(KIT_ERR_[A-Z_]+)` \| (\d+) \|/gm)].map((m) => [m[1]!, Number(m[2])]));
+  for (const [code, { exit }] of Object.entries(ERROR_CODES)) assert.equal(rows.get(code), exit, `README row for ${code}`);
+  assert.deepEqual([...rows.keys()].sort(), Object.keys(ERROR_CODES).sort(), 'no README row for a code that does not exist');
+  for (const exit of new Set(Object.values(ERROR_CODES).map((e) => e.exit))) assert.ok(Object.values(EXIT).includes(exit as never), `exit ${exit} is one of EXIT`);
 });

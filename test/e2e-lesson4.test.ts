@@ -3,9 +3,8 @@
 // and its temporary prefix removed afterwards; a missing nginx is a clear error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import os from 'node:os';
-import { expectedFile } from '../measure/lib/paths.ts';
 import { BALANCED_EXPERIMENTS, LESSONS } from '../measure/lib/lessons.ts';
 import { readStat } from '../measure/lib/proc.ts';
 import { findNginx } from '../servers/lib/nginx-config.ts';
@@ -13,7 +12,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { pollUntil } from '../measure/lib/wait.ts';
-import { assertAllGone, childrenOf, failOnWarnings, skipUnless, holdPort, ROOT, runScript } from './helpers.ts';
+import { assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, skipUnless, holdPort, ROOT, runInProcess, runScript } from './helpers.ts';
 
 failOnWarnings();
 const EXPERIMENTS = LESSONS.find((l) => l.id === 4)!.experiments;
@@ -26,7 +25,7 @@ for (const lb of ['builtin', 'nginx'] as const) {
     test(`${name} ${['--quick', ...lbArgs].join(' ')} prints exactly expected-output/${name}.txt`, { skip: lb === 'nginx' ? nginxSkip : false }, async () => {
       const before = prefixes();
       const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', ...lbArgs]);
-      assert.equal(r.stdout, readFileSync(expectedFile(name), 'utf8'), r.stderr);
+      assertShapeOutput(r.stdout, name, r.stderr);
       assert.equal(r.code, 0);
       assert.doesNotMatch(r.stderr, /Warning:/);
       assert.deepEqual(prefixes().filter((p) => !before.includes(p)), [], 'nginx prefixes removed');
@@ -38,7 +37,7 @@ test('LB=nginx in the environment picks nginx; a bad --lb is a usage error', { s
   const r = await runScript('measure/distribution.ts', ['--json'], { LB: 'nginx' });
   assert.equal(r.code, 0, r.stderr);
   assert.equal(JSON.parse(r.stdout).result.balancer, 'nginx');
-  const bad = await runScript('measure/distribution.ts', ['--lb', 'haproxy']);
+  const bad = await runInProcess('distribution', ['--lb', 'haproxy']);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--lb is builtin or nginx/);
 });
@@ -102,7 +101,7 @@ test('Ctrl-C while failover has a replica frozen (SIGSTOP): every process is gon
 test('--port is the balancer\'s port: a taken one is a one-line port-in-use error (exit 3)', async () => {
   const held = await holdPort();
   try {
-    const r = await runScript('measure/distribution.ts', ['--port', String(held.port)]);
+    const r = await runInProcess('distribution', ['--port', String(held.port)]);
     assert.equal(r.code, 3);
     assert.match(r.stderr, new RegExp(`error KIT_ERR_PORT_IN_USE: balancer could not start: port ${held.port} `));
   } finally {

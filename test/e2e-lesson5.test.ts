@@ -5,13 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { expectedFile } from '../measure/lib/paths.ts';
 import { findRedis } from '../servers/lib/redis-binary.ts';
-import { assertAllGone, childrenOf, failOnWarnings, skipUnless, ROOT, runScript } from './helpers.ts';
+import { assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, skipUnless, ROOT, runScript } from './helpers.ts';
 
 failOnWarnings();
 const nginxSkip = skipUnless('nginx');
@@ -30,7 +29,7 @@ for (const { name, args, skip } of RUNS) {
   test(`${name} ${['--quick', ...args].join(' ')} prints exactly expected-output/${name}.txt`, { skip }, async () => {
     const before = redisDirs();
     const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', ...args]);
-    assert.equal(r.stdout, readFileSync(expectedFile(name), 'utf8'), r.stderr);
+    assertShapeOutput(r.stdout, name, r.stderr);
     assert.equal(r.code, 0);
     assert.deepEqual(redisDirs().filter((d) => !before.includes(d)), [], 'the throwaway Redis folder is removed');
   });

@@ -4,11 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { expectedFile } from '../measure/lib/paths.ts';
-import { assertAllGone, childrenOf, failOnWarnings, ROOT, runScript } from './helpers.ts';
+import { assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, ROOT, runInProcess, runScript } from './helpers.ts';
 
 failOnWarnings();
 const CGROUP_PARENTS = ['/sys/fs/cgroup', '/sys/fs/cgroup/cpu'].filter((d) => existsSync(d));
@@ -17,16 +16,16 @@ const kitCgroups = () => CGROUP_PARENTS.flatMap((d) => readdirSync(d).filter((f)
 test('autoscale --quick --shape prints exactly expected-output/autoscale.txt', async () => {
   const before = kitCgroups();
   const r = await runScript('measure/autoscale.ts', ['--quick', '--shape'], {}, 300_000);
-  assert.equal(r.stdout, readFileSync(expectedFile('autoscale'), 'utf8'), r.stderr);
+  assertShapeOutput(r.stdout, 'autoscale', r.stderr);
   assert.equal(r.code, 0);
   assert.deepEqual(kitCgroups().filter((d) => !before.includes(d)), [], 'no cgroup left behind');
 });
 
 test('autoscale: its own flags are listed and checked (usage errors exit 2)', async () => {
-  const help = await runScript('measure/autoscale.ts', ['--help']);
+  const help = await runInProcess('autoscale', ['--help']);
   for (const flag of ['--cpu-quota', '--quota-mode', '--think-ms', '--window-s']) assert.match(help.stdout, new RegExp(flag));
   for (const args of [['--cpu-quota', '3'], ['--quota-mode', 'fast'], ['--think-ms', 'x'], ['--window-s', '-1']]) {
-    const bad = await runScript('measure/autoscale.ts', args);
+    const bad = await runInProcess('autoscale', args);
     assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stderr}`);
     assert.match(bad.stderr, /^error KIT_ERR_USAGE: /);
   }

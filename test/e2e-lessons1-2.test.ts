@@ -3,15 +3,14 @@
 // lesson runner takes "all" and refuses an unknown lesson.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { expectedFile } from '../measure/lib/paths.ts';
-import { expectedShape, failedLines, failOnWarnings, runScript, skipUnless } from './helpers.ts';
+import { assertShapeOutput, expectedShape, failedLines, failOnWarnings, runMainInProcess, runScript, skipUnless } from './helpers.ts';
+import { main as lessonMain } from '../measure/lesson.ts';
 
 failOnWarnings();
 
 test('ceiling --quick --shape prints exactly expected-output/ceiling.txt', async () => {
   const r = await runScript('measure/ceiling.ts', ['--quick', '--shape']);
-  assert.equal(r.stdout, readFileSync(expectedFile('ceiling'), 'utf8'), r.stderr);
+  assertShapeOutput(r.stdout, 'ceiling', r.stderr);
   assert.equal(r.code, 0);
 });
 
@@ -22,15 +21,15 @@ test('proxy-overhead --quick --shape holds (exactly the expected file where ngin
     assert.deepEqual(failedLines(expectedShape('proxy-overhead'), r.stdout.trim().split('\n')), []);
     assert.match(r.stderr, /nginx was not measured/);
   } else {
-    assert.equal(r.stdout, readFileSync(expectedFile('proxy-overhead'), 'utf8'), r.stderr);
+    assertShapeOutput(r.stdout, 'proxy-overhead', r.stderr);
   }
 });
 
 test('the lesson runner: "all" is a lesson list, an unknown lesson is a usage error', async () => {
-  const help = await runScript('measure/lesson.ts', ['all', '--help']);
+  const help = await runMainInProcess(lessonMain, ['all', '--help']);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /lesson number \| all/);
-  const bad = await runScript('measure/lesson.ts', ['9']);
+  const bad = await runMainInProcess(lessonMain, ['9']);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /no lesson '9'; the lessons are 1, 2, 3, 4, 5, 6, or all/);
 });

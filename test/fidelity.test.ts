@@ -10,7 +10,8 @@ import { after } from 'node:test';
 import { spawn } from 'node:child_process';
 import { newTally, tallyRun } from '../measure/lib/fidelity.ts';
 import { pollUntil } from '../measure/lib/wait.ts';
-import { assertAllGone, childrenOf, expectedShape, failOnWarnings, ROOT, runScript } from './helpers.ts';
+import { assertAllGone, childrenOf, expectedShape, failOnWarnings, ROOT, runMainInProcess, runScript } from './helpers.ts';
+import { main as fidelityMain } from '../measure/fidelity.ts';
 
 failOnWarnings();
 const dir = mkdtempSync(path.join(os.tmpdir(), 'nsl-fidelity-test-'));
@@ -42,12 +43,12 @@ test('the tally: a line that did not hold, and a run that failed, are counted', 
 });
 
 test('usage errors exit 2 and name the flag', async () => {
-  const bad = await runScript('measure/fidelity.ts', ['--only', 'nosuch']);
+  const bad = await runMainInProcess(fidelityMain, ['--only', 'nosuch']);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--only: no experiment 'nosuch'/);
-  assert.equal((await runScript('measure/fidelity.ts', ['--runs', '0'])).code, 2);
-  assert.equal((await runScript('measure/fidelity.ts', ['--lb', 'haproxy'])).code, 2);
-  const help = await runScript('measure/fidelity.ts', ['--help']);
+  assert.equal((await runMainInProcess(fidelityMain, ['--runs', '0'])).code, 2);
+  assert.equal((await runMainInProcess(fidelityMain, ['--lb', 'haproxy'])).code, 2);
+  const help = await runMainInProcess(fidelityMain, ['--help']);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /Usage: npx tsx measure\/fidelity\.ts/);
 });

@@ -1,5 +1,5 @@
 /**
- * Shared test helpers: run a script as a real process, find a process's children, check that
+ * Shared test helpers: run a script as a real process (or an experiment in this one), find a process's children, check that
  * pids are gone (polling against a deadline), and fail a test file on any process warning.
  */
 import { spawn } from 'node:child_process';
@@ -9,11 +9,12 @@ import path from 'node:path';
 import { after } from 'node:test';
 import assert from 'node:assert/strict';
 import { expectedFile, ROOT } from '../measure/lib/paths.ts';
-import { compareShape, parseExpected } from '../measure/lib/shape.ts';
+import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, parseExpected } from '../results/shape.ts';
 import { pidAlive, waitUntilGone } from '../measure/lib/terminate.ts';
 import { allStats, readStat } from '../measure/lib/proc.ts';
 import { findNginx } from '../servers/lib/nginx-config.ts';
 import { findRedis } from '../servers/lib/redis-binary.ts';
+import { runMain, type Main } from '../lib/entry.ts';
 
 export { ROOT };
 
@@ -56,6 +57,34 @@ export function runScript(file: string, args: string[] = [], env: Record<string,
   });
 }
 
+/** Output written to strings, as a command's Io. */
+function collector() {
+  const out = { stdout: '', stderr: '' };
+  const io = { stdout: { write: (s: string) => (out.stdout += s) }, stderr: { write: (s: string) => (out.stderr += s) } };
+  return { out, io };
+}
+
+/**
+ * Runs a script's exported `main` in this process, as the script would run it (errors become one
+ * coded line and their exit code), with its output collected: for flag and help checks that need
+ * no process of their own.
+ */
+export async function runMainInProcess(main: Main, args: string[]): Promise<ScriptRun> {
+  const { out, io } = collector();
+  const code = await runMain(main, args, io);
+  return { code, signal: null, ...out };
+}
+
+/** Runs experiment `name` in this process, as `measure/<name>.ts ...args` would, output collected. */
+export async function runInProcess(name: string, args: string[]): Promise<ScriptRun> {
+  const { out, io } = collector();
+  // Imported here: most test files never run an experiment in-process.
+  const { runExperiment } = await import('../measure/lib/experiment.ts');
+  const { loadExperiment } = await import('../measure/lib/experiments.ts');
+  const code = await runExperiment(await loadExperiment(name), args, io);
+  return { code, signal: null, ...out };
+}
+
 /** Pids whose parent is `pid` (Linux /proc). */
 export function childrenOf(pid: number): number[] {
   return [...allStats().values()].filter((st) => st.ppid === pid).map((st) => st.pid);
@@ -89,6 +118,18 @@ export async function holdPort(): Promise<{ port: number; release: () => Promise
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   const port = (s.address() as net.AddressInfo).port;
   return { port, release: () => new Promise((r) => s.close(() => r())) };
+}
+
+/**
+ * Asserts that a --shape output is exactly the expected file's lines, in order; comments allowed
+ * beside them are the run's own notes (`# note:` when other programs kept the machine busy,
+ * `# not shown here:`), which a healthy run on a busy machine prints and `diff` would show.
+ */
+export function assertShapeOutput(stdout: string, experiments: string | string[], context = ''): void {
+  const names = Array.isArray(experiments) ? experiments : [experiments];
+  const comments = stdout.split('\n').filter((l) => l.startsWith('#'));
+  for (const c of comments) assert.ok(c.startsWith(NOTE_PREFIX) || c.startsWith(NOT_SHOWN_PREFIX), `an unexpected comment in the shape output: ${c}`);
+  assert.deepEqual(parseExpected(stdout), names.flatMap((n) => expectedShape(n)), context);
 }
 
 /** The lines of expected-output/<experiment>.txt. */

@@ -83,11 +83,11 @@ test('a malformed request gets a 400 and the server keeps serving', async () => 
   assert.equal((await probe(`${server.url}/books`)).status, 200);
 });
 
-test('port in use: exit code 1 and one line naming the port and what to do', async () => {
+test('port in use: exit code 3 and one line naming the port and what to do', async () => {
   const held = await holdPort();
   try {
     const r = await runScript('servers/loan.ts', ['--port', String(held.port)]);
-    assert.equal(r.code, 1);
+    assert.equal(r.code, 3);
     const lines = r.stderr.trim().split('\n');
     assert.equal(lines.length, 1, r.stderr);
     assert.match(lines[0]!, new RegExp(`^error KIT_ERR_PORT_IN_USE: port ${held.port} .*--port 0`));

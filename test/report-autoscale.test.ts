@@ -1,12 +1,12 @@
-// Proves the autoscale experiment's shape rules and tables (measure/report/autoscale.ts) on
+// Proves the autoscale experiment's shape rules and tables (results/autoscale.ts) on
 // invented results: a healthy run prints exactly expected-output/autoscale.txt, and each rule is
 // also shown a result that must fail it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_HPA } from '../servers/lib/hpa.ts';
-import type { LatencySummary } from '../measure/lib/latency.ts';
-import type { UsersResult } from '../measure/lib/users.ts';
-import { caveats, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from '../measure/report/autoscale.ts';
+import type { LatencySummary } from '../results/latency.ts';
+import type { UsersResult } from '../results/users.ts';
+import { caveats, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from '../results/autoscale.ts';
 import { expectedShape, failedLines, failOnWarnings } from './helpers.ts';
 
 failOnWarnings();

@@ -5,10 +5,10 @@
 // request during a rolling restart, an old worker still answering).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { render as renderFailover, shape as failoverShape, type FailoverResult, type FaultRun } from '../measure/report/failover.ts';
-import { render as renderGraceful, shape as gracefulShape, type GracefulResult, type StopRun } from '../measure/report/graceful.ts';
-import { render as renderRolling, shape as rollingShape, type RollingRestartResult } from '../measure/report/rolling-restart.ts';
-import type { TimelineSecond } from '../measure/lib/load.ts';
+import { render as renderFailover, shape as failoverShape, type FailoverResult, type FaultRun } from '../results/failover.ts';
+import { render as renderGraceful, shape as gracefulShape, type GracefulResult, type StopRun } from '../results/graceful.ts';
+import { render as renderRolling, shape as rollingShape, type RollingRestartResult } from '../results/rolling-restart.ts';
+import type { TimelineSecond } from '../results/timeline.ts';
 import { MACHINE } from './fixtures/results.ts';
 import { expectedShape, failedLines, failOnWarnings } from './helpers.ts';
 

@@ -4,10 +4,10 @@
 // growing past the core count).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { evenness, orderVerdict, render as renderDistribution, shape as distributionShape, type DistributionResult } from '../measure/report/distribution.ts';
-import { render as renderDegraded, shape as degradedShape, type DegradedResult, type PolicyRun } from '../measure/report/degraded.ts';
-import { notShown as scaleNotShown, render as renderScale, shape as scaleShape, type ScaleOutResult, type ScaleStep } from '../measure/report/scale-out.ts';
-import { CANNOT_SHOW } from '../measure/lib/shape.ts';
+import { evenness, orderVerdict, render as renderDistribution, shape as distributionShape, type DistributionResult } from '../results/distribution.ts';
+import { render as renderDegraded, shape as degradedShape, type DegradedResult, type PolicyRun } from '../results/degraded.ts';
+import { notShown as scaleNotShown, render as renderScale, shape as scaleShape, type ScaleOutResult, type ScaleStep } from '../results/scale-out.ts';
+import { CANNOT_SHOW } from '../results/shape.ts';
 import { MACHINE } from './fixtures/results.ts';
 import { expectedShape, failedLines, failOnWarnings } from './helpers.ts';
 

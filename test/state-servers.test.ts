@@ -90,10 +90,10 @@ test('bad state flags are usage errors (exit 2); an unreachable Redis is a one-l
   const closed = await holdPort();
   await closed.release();
   const r = await runScript('servers/replica.ts', ['--port', '0', '--state', 'redis', '--redis-url', `redis://127.0.0.1:${closed.port}`]);
-  assert.equal(r.code, 1);
+  assert.equal(r.code, 3);
   assert.match(r.stderr, /^error KIT_ERR_STORE: cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+/m);
   const noDir = await runScript('servers/replica.ts', ['--port', '0', '--state', 'sqlite', '--state-file', '/nonexistent-dir/state.db']);
-  assert.equal(noDir.code, 1);
+  assert.equal(noDir.code, 3);
   assert.match(noDir.stderr, /^error KIT_ERR_STORE: cannot open the SQLite file \/nonexistent-dir\/state\.db/m);
 });
 

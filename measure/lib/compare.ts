@@ -5,9 +5,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { makeChalk } from './output.ts';
+import { makeChalk } from '../../results/format.ts';
 import { ROOT } from './paths.ts';
-import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, parseExpected, splitLine, type Comparison } from './shape.ts';
+import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, parseExpected, splitLine, type Comparison } from '../../results/shape.ts';
 
 /** Every experiment's expected lines, by name. */
 export function loadExpected(dir = path.join(ROOT, 'expected-output')): Map<string, string[]> {

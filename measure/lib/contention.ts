@@ -51,16 +51,19 @@ const total = (s: ProcStat) => s.ownTicks + s.reapedChildrenTicks;
  * started in between counts all of its time; one that ended in between is counted by the parent
  * that reaped it, except where that parent is one of this process's ancestors (init, a
  * subreaper, the shell): a cluster worker outliving its stopped primary is reparented to one of
- * them, and its whole life would be counted as someone else's. Pure.
+ * them, and its whole life would be counted as someone else's. `reaped: false` leaves reaped
+ * children out altogether (for short intervals). Pure.
  */
-export function otherCpu(a: CpuSnapshot, b: CpuSnapshot): OtherCpu {
+export function otherCpu(a: CpuSnapshot, b: CpuSnapshot, o: { reaped?: boolean } = {}): OtherCpu {
   const seconds = Math.max((b.atMs - a.atMs) / 1000, 0.001);
   const kernel = descendants(b.stats, KTHREADD);
   let ticks = 0;
   for (const [pid, st] of b.stats) {
     if (b.kit.has(pid) || a.kit.has(pid) || kernel.has(pid) || pid === KTHREADD) continue;
     const before = a.stats.get(pid);
-    const counted = b.ancestors.has(pid) ? (x: ProcStat) => x.ownTicks : total;
+    // Without `reaped`, only what live processes used themselves: a child reaped in between lands
+    // all of its CPU at once, and a second's interval would read as ten cores.
+    const counted = b.ancestors.has(pid) || o.reaped === false ? (x: ProcStat) => x.ownTicks : total;
     // A pid reused by a new process has a smaller total than the old one had: count it whole.
     const grew = before && counted(st) >= counted(before) ? counted(st) - counted(before) : counted(st);
     ticks += grew;
@@ -104,7 +107,7 @@ export class ContentionMonitor {
   private sample(): CpuSnapshot | undefined {
     const now = takeSnapshot();
     if (!now || !this.last) return undefined;
-    const o = otherCpu(this.last, now);
+    const o = otherCpu(this.last, now, { reaped: false });
     this.peak = Math.max(this.peak, o.otherCores + o.stealCores);
     this.last = now;
     return now;

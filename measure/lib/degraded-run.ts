@@ -18,12 +18,12 @@
  */
 import { POLICIES, type Policy } from '../../servers/lib/policies.ts';
 import type { RunContext } from './experiment.ts';
-import { createLatencyHistogram, quantilesMs, summarize, type LatencyHistogram, type LatencySummary } from './latency.ts';
+import { createLatencyHistogram, quantilesMs, summarize, type LatencyHistogram, type LatencySummary } from '../../results/latency.ts';
 import type { ServerProcess } from './launch.ts';
 import { runLoad, startLoad } from './load.ts';
 import { probeOk } from './probe.ts';
 import { servedByReplica, startBalancer, startReplicas, type BalancerKind, type Replica } from './topology.ts';
-import type { DegradedResult, PolicyRun } from '../report/degraded.ts';
+import { DEGRADED_SPEC, type DegradedResult, type PolicyRun } from '../../results/degraded.ts';
 
 export interface DegradedOptions {
   lb: BalancerKind;
@@ -32,8 +32,7 @@ export interface DegradedOptions {
   hog: keyof typeof HOGS;
 }
 
-export const REPLICAS = 3;
-export const CONNECTIONS = 6;
+export const { replicas: REPLICAS, connections: CONNECTIONS, hogConnections: HOG_CONNECTIONS, hogMs: HOG_MS, warmupS: WARMUP_S, settleS: SETTLE_S, rounds: ROUNDS } = DEGRADED_SPEC;
 /**
  * How the hog blocks app3's event loop, 30 ms per request: `stall` sleeps the thread (no CPU),
  * `busy` busy-waits (a full core). The default is stall: on a 2-core machine a busy-waiting hog
@@ -41,19 +40,10 @@ export const CONNECTIONS = 6;
  * here that lifted the healthy path's p95 to 8-19 ms through the built-in balancer, within about
  * 10x of the blocked replica's. The lesson is the blocked event loop; --hog busy shows the rest.
  */
-export const HOGS = { stall: '/stall?ms=30', busy: '/slow-sync?ms=30' } as const;
-export const HOG_MS = 30;
-/** Seconds of load through a balancer to the healthy replicas before the policies are measured. */
-export const WARMUP_S = 3;
-export const HOG_CONNECTIONS = 3;
-/** Rounds by default: --quick, and the full run. */
-export const ROUNDS = { quick: 4, full: 6 } as const;
-/**
- * Each slice: this many seconds after a policy switch are not measured (requests of the previous
- * policy still in flight on app3, a fresh set of client connections), then the measured part.
- */
-export const SETTLE_S = 0.3;
-export const sliceS = (quick: boolean) => (quick ? 0.5 : 1);
+export const HOGS = { stall: `/stall?ms=${HOG_MS}`, busy: `/slow-sync?ms=${HOG_MS}` } as const;
+// Each slice's first SETTLE_S after a policy switch is not measured: requests of the previous
+// policy are still in flight on app3, and the clients open a fresh set of connections.
+export const sliceS = (quick: boolean) => DEGRADED_SPEC.sliceS[quick ? 'quick' : 'full'];
 
 /** The path outside the replicas, measured in the same rounds (for sim-vs-lab). */
 export interface PathMeasurement {

@@ -4,20 +4,23 @@
  *   (default)  the tables, then the shape compared line by line with expected-output/<name>.txt
  *   --shape    only the shape lines (what instructors diff)
  *   --json     the whole result, with its shape and verdict
- * Exit code: 0 the shape holds, 1 it does not, 2 a usage error, 3 the run itself failed (a server
- * did not start, a request failed), 130/143 interrupted by SIGINT/SIGTERM.
+ * Exit code (lib/errors.ts EXIT): 0 the shape holds, 1 it does not, 2 a usage error, 3 the run
+ * itself failed (a server did not start, a request failed), 130/143 interrupted by SIGINT/SIGTERM.
  */
 
-/** Exit codes of an experiment (and of the lesson runner). */
-export const EXIT = { holds: 0, doesNotHold: 1, usage: 2, failed: 3, sigint: 130, sigterm: 143 } as const;
-import { assertNodeVersion, describeError, exitCodeFor, KitError } from '../../lib/errors.ts';
-import { helpText, intFlag, parseFlags, type CommandSpec, type FlagSpecs } from '../../lib/cli.ts';
+import { assertNodeVersion, describeError, EXIT, exitCodeFor, KitError } from '../../lib/errors.ts';
+
+export { EXIT };
+import { isEntry, TERMINAL, type Io } from '../../lib/entry.ts';
+import { helpText, intFlag, parseFlags, type CommandSpec, type FlagSpecs, type ParsedFlags } from '../../lib/cli.ts';
 import { Lab } from './lab.ts';
 import { ContentionMonitor } from './contention.ts';
-import { busyMachineCaveat, colorEnabled, machineInfo, machineWasBusy, makeChalk, type MachineInfo } from './output.ts';
+import { busyMachineCaveat, colorEnabled, machineWasBusy, makeChalk, type MachineInfo } from '../../results/format.ts';
+import { machineInfo } from './machine.ts';
 import { expectedFile } from './paths.ts';
 import { Progress } from './progress.ts';
-import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, readExpected, type Comparison } from './shape.ts';
+import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, type Comparison } from '../../results/shape.ts';
+import { readExpected } from './expected.ts';
 
 /** Flags every experiment has, besides --help. Spread into each experiment's own flags. */
 export const COMMON_FLAGS = {
@@ -40,7 +43,7 @@ export interface RunContext<O> {
 /** The pure half of an experiment: turn a result into a table and into shape lines. */
 export interface Report<R> {
   /** Tables and sentences for people. Pure; `color` switches ANSI codes on. */
-  render(result: R, color: boolean): string;
+  render(result: R, color: boolean, caption?: string): string;
   /** The shape lines: deterministic for any healthy run. Pure. */
   shape(result: R): string[];
   /** Key (or first token) → the likely cause when that line does not hold. */
@@ -55,19 +58,35 @@ export interface Report<R> {
 }
 
 
+/**
+ * An experiment as data: its command (flags, --help), how its flags become options, its run and
+ * its report. Each measure/<name>.ts exports one (`experiment`) and runs it when it is the script
+ * that was started (runIfEntry), so tests can import it and run it in-process.
+ */
 export interface Experiment<S extends FlagSpecs, O, R> {
   /** Names expected-output/<name>.txt. */
   name: string;
   command: CommandSpec<S>;
-  /** Checks the experiment's own flags; throws KIT_ERR_USAGE. */
-  options(flags: Record<string, string | boolean | undefined>): O;
+  /**
+   * Checks the experiment's own flags (typed by the command) and resolves everything that depends
+   * on --quick, once, for the run and its Result alike; throws KIT_ERR_USAGE.
+   */
+  options(flags: ParsedFlags<S>): O;
   run(ctx: RunContext<O>): Promise<R>;
   report: Report<R>;
 }
 
-interface Io {
-  stdout: { write(s: string): unknown; isTTY?: boolean };
-  stderr: { write(s: string): unknown; isTTY?: boolean };
+/** Declares an experiment; keeps its flags' literal types so `options` gets typed flags. */
+export function defineExperiment<const S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>): Experiment<S, O, R> {
+  return exp;
+}
+
+/**
+ * Runs `exp` as a command, with the process's arguments, when `meta` is the module that was
+ * started (`npx tsx measure/blocking.ts`), and not when a test or the lesson runner imports it.
+ */
+export async function runIfEntry<S extends FlagSpecs, O, R>(meta: ImportMeta, exp: Experiment<S, O, R>): Promise<void> {
+  if (isEntry(meta)) process.exitCode = await runExperiment(exp);
 }
 
 /**
@@ -96,13 +115,53 @@ export function renderComparison(cmp: Comparison, file: string, color: boolean, 
 }
 
 /**
+ * Runs `run` while a ContentionMonitor watches the other programs, and adds what it saw (average
+ * and busiest-second cores, steal) to `machine`. It stops before the servers do: a cluster's
+ * workers killed with their primary are nobody's to reap.
+ */
+async function runWatched<R>(machine: MachineInfo, run: () => Promise<R>): Promise<R> {
+  const contention = new ContentionMonitor();
+  contention.start();
+  try {
+    return await run();
+  } finally {
+    const other = contention.stop();
+    if (other) {
+      machine.busyCoresDuringRun = other.averageCores;
+      machine.busiestSecondDuringRun = other.peakCores;
+      machine.stealCoresDuringRun = other.stealCores;
+    }
+  }
+}
+
+/** Writes a finished run as the table (default), the shape lines (--shape) or JSON (--json). */
+function writeOutcome<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, result: R, shape: string[], cmp: Comparison, machine: MachineInfo, format: 'table' | 'shape' | 'json', io: Io): void {
+  const notShown = exp.report.notShown?.(result) ?? [];
+  const busy = busyMachineCaveat(machine);
+  const caveats = [busy, ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter((c): c is string => c !== undefined);
+  if (format === 'json') {
+    io.stdout.write(JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats, notShown }, null, 2) + '\n');
+  } else if (format === 'shape') {
+    // A busy machine goes with the lines too: an instructor comparing files should see it.
+    io.stdout.write([...shape, ...notShown.map((why) => NOT_SHOWN_PREFIX + why), ...(busy ? [NOTE_PREFIX + busy] : [])].join('\n') + '\n');
+    for (const c of caveats) io.stderr.write(`Note: ${c}\n`);
+    if (!cmp.holds) io.stderr.write(`The shape does not hold: diff it with expected-output/${exp.name}.txt\n`);
+  } else {
+    const color = colorEnabled(io.stdout);
+    io.stdout.write(exp.report.render(result, color) + '\n');
+    for (const c of caveats) io.stdout.write(`Note: ${c}\n`);
+    io.stdout.write(renderComparison(cmp, `expected-output/${exp.name}.txt`, color, machine));
+  }
+}
+
+/**
  * Runs an experiment as a command and resolves with its exit code. Only this function (called
  * from the experiment's entry file) writes to the terminal.
  */
 export async function runExperiment<S extends FlagSpecs, O, R>(
   exp: Experiment<S, O, R>,
   argv: string[] = process.argv.slice(2),
-  io: Io = { stdout: process.stdout, stderr: process.stderr },
+  io: Io = TERMINAL,
 ): Promise<number> {
   let lab: Lab | undefined;
   const progress = new Progress(io.stderr);
@@ -128,53 +187,28 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     const flags = parsed.flags as Record<string, string | boolean | undefined>;
     if (flags.shape && flags.json) throw new KitError('KIT_ERR_USAGE', '--shape and --json are two different outputs; pick one');
     const port = intFlag('port', flags.port as string | undefined, 0, 65535, 0);
-    const options = exp.options(flags);
-    const file = expectedFile(exp.name);
-    const expected = await readExpected(file);
+    const options = exp.options(parsed.flags);
+    const expected = await readExpected(expectedFile(exp.name));
 
     progress.step('checking how busy the machine is');
     const machine = await machineInfo();
     lab = new Lab();
     lab.log = (l) => progress.note(l);
-    const contention = new ContentionMonitor();
-    contention.start();
-    const result = await exp.run({ lab, progress, options, quick: Boolean(flags.quick), port, machine });
-    // Before the servers stop: a cluster's workers killed with their primary are nobody's to reap.
-    const other = contention.stop();
-    if (other) {
-      machine.busyCoresDuringRun = other.averageCores;
-      machine.busiestSecondDuringRun = other.peakCores;
-      machine.stealCoresDuringRun = other.stealCores;
-    }
+    const result = await runWatched(machine, () => exp.run({ lab: lab!, progress, options, quick: Boolean(flags.quick), port, machine }));
     progress.step('stopping servers');
     await lab.close();
     progress.done();
 
     const shape = exp.report.shape(result);
     const cmp = compareShape(expected, shape, exp.report.hints);
-    const notShown = exp.report.notShown?.(result) ?? [];
-    const caveats = [busyMachineCaveat(machine), ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter((c): c is string => c !== undefined);
-    if (flags.json) {
-      io.stdout.write(JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats, notShown }, null, 2) + '\n');
-    } else if (flags.shape) {
-      // A busy machine goes with the lines too: an instructor comparing files should see it.
-      const busy = busyMachineCaveat(machine);
-      io.stdout.write([...shape, ...notShown.map((why) => NOT_SHOWN_PREFIX + why), ...(busy ? [NOTE_PREFIX + busy] : [])].join('\n') + '\n');
-      for (const c of caveats) io.stderr.write(`Note: ${c}\n`);
-      if (!cmp.holds) io.stderr.write(`The shape does not hold: diff it with expected-output/${exp.name}.txt\n`);
-    } else {
-      const color = colorEnabled(io.stdout);
-      io.stdout.write(exp.report.render(result, color) + '\n');
-      for (const c of caveats) io.stdout.write(`Note: ${c}\n`);
-      io.stdout.write(renderComparison(cmp, `expected-output/${exp.name}.txt`, color, machine));
-    }
+    writeOutcome(exp, result, shape, cmp, machine, flags.json ? 'json' : flags.shape ? 'shape' : 'table', io);
     return cmp.holds ? EXIT.holds : EXIT.doesNotHold;
   } catch (err) {
     progress.done();
     // Stopping servers on a signal makes the run's pending requests fail; that is not news.
     if (stopping) return EXIT.sigint;
     io.stderr.write(describeError(err) + '\n');
-    return exitCodeFor(err) === 2 ? EXIT.usage : EXIT.failed;
+    return exitCodeFor(err);
   } finally {
     await lab?.close();
     process.off('SIGINT', onSignal);

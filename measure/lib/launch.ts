@@ -1,15 +1,17 @@
 /**
  * Starts a lesson server as a child process and waits for its ready line (never a sleep).
  *
- * The child runs `node --import tsx servers/<name>.ts` directly (not through the tsx CLI, which
- * would put a second process in between), as the leader of its own process group, with
- * LAB_LIFELINE=stdin so it exits by itself if this process dies without stopping it.
+ * The child runs the server's bundle (measure/lib/bundle.ts), or `node --import tsx
+ * servers/<name>.ts` where there is none (never through the tsx CLI, which would put a second
+ * process in between), as the leader of its own process group, with LAB_LIFELINE=stdin so it
+ * exits by itself if this process dies without stopping it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { KitError, type KitErrorCode } from '../../lib/errors.ts';
 import { READY_PATTERN } from '../../lib/ready.ts';
-import { ROOT, serverScript } from './paths.ts';
+import { serverBuild, serverCommand } from './bundle.ts';
+import { ROOT } from './paths.ts';
 import { signalGroup, terminateGroup } from './terminate.ts';
 
 export interface LaunchSpec {
@@ -189,7 +191,8 @@ export class ServerProcess {
  * KIT_ERR_READY_TIMEOUT.
  */
 export async function launch(spec: LaunchSpec, onSpawn: (p: ServerProcess) => void = () => {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', spec.script ?? serverScript(spec.server), ...(spec.args ?? [])], {
+  const command = spec.script ? ['--import', 'tsx', spec.script] : serverCommand(spec.server, await serverBuild());
+  const child = spawn(process.execPath, [...command, ...(spec.args ?? [])], {
     cwd: ROOT,
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe', ...(spec.ipc ? (['ipc'] as const) : [])],

@@ -8,8 +8,9 @@ import autocannon from 'autocannon';
 import type { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { KitError } from '../../lib/errors.ts';
-import { createLatencyHistogram, quantilesMs, recordMs, summarize, type LatencyHistogram, type LatencySummary } from './latency.ts';
+import { createLatencyHistogram, quantilesMs, recordMs, summarize, type LatencyHistogram, type LatencySummary } from '../../results/latency.ts';
 import { assertLoopback } from './probe.ts';
+import type { TimelineSecond } from '../../results/timeline.ts';
 
 export interface LoadOptions {
   url: string;
@@ -41,19 +42,6 @@ export interface LoadOptions {
   quantiles?: number;
   /** Called after every response with the number of responses so far (e.g. to act halfway through). */
   onResponse?: (responses: number) => void;
-}
-
-/** One second of a load run (second 0 starts when the load starts). */
-export interface TimelineSecond {
-  second: number;
-  completed: number;
-  ok2xx: number;
-  non2xx: number;
-  /** Requests that got no answer (connection errors, timeouts). */
-  errors: number;
-  /** ms; 0 when nothing completed. */
-  p99: number;
-  max: number;
 }
 
 /** Responses at or over a threshold. */

@@ -6,6 +6,7 @@
  */
 
 import { listPids, readStat } from './proc.ts';
+import { waitUntil } from './wait.ts';
 
 // A zombie ('Z' in /proc/<pid>/stat) has exited but was not yet reaped by its parent; it holds no
 // port and runs nothing, so it counts as gone.
@@ -49,12 +50,7 @@ export function pidAlive(pid: number): boolean {
  * Polling against a deadline is how Node's own tests check that processes are gone.
  */
 export async function waitUntilGone(alive: () => boolean, deadlineMs: number, everyMs = 20): Promise<boolean> {
-  const until = Date.now() + deadlineMs;
-  while (alive()) {
-    if (Date.now() > until) return false;
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-  return true;
+  return (await waitUntil(() => (alive() ? undefined : true), deadlineMs, everyMs)) === true;
 }
 
 /**

@@ -19,14 +19,10 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'undici';
 import { KitError } from '../../lib/errors.ts';
-import { createLatencyHistogram, recordMs, summarize, type LatencyHistogram, type LatencySummary } from './latency.ts';
+import { createLatencyHistogram, recordMs, summarize, type LatencyHistogram } from '../../results/latency.ts';
 import { assertLoopback } from './probe.ts';
+import { EXPECTED_STATUS, REQUEST_TYPES, type RequestType, type UsersResult, type UsersSecond } from '../../results/users.ts';
 
-export const REQUEST_TYPES = ['signup', 'refresh', 'query'] as const;
-export type RequestType = (typeof REQUEST_TYPES)[number];
-
-/** The status each request type must answer with; anything else counts as a failure. */
-export const EXPECTED_STATUS: Record<RequestType, number> = { signup: 201, refresh: 200, query: 200 };
 /** Rounds per iteration, and queries per round (the issue's script: 3 × (refresh + 10 queries)). */
 export const ROUNDS = 3;
 export const QUERIES_PER_ROUND = 10;
@@ -51,40 +47,80 @@ export interface UsersOptions {
   onSecond?: (s: UsersSecond) => void;
 }
 
-/** One second of the run (second 0 starts with the run). */
-export interface UsersSecond {
-  second: number;
-  completed: number;
-  /** Requests that failed: a wrong status, a timeout, a connection error. */
-  errors: number;
-  /** ms, over the requests completed in this second; 0 when none. */
-  p95: number;
-}
 
-export interface UsersResult {
-  users: number;
-  thinkMs: number;
-  /** Wall time until the last user finished, s. */
-  durationS: number;
-  iterations: number;
-  /** Per request type: answered with the expected status, and failed. */
-  counts: Record<RequestType, { ok: number; failed: number }>;
-  completed: number;
-  errors: number;
-  latency: LatencySummary;
-  /** Requests completed from `steadyFromS` until `durationS` (all zero without steadyFromS). */
-  steadyLatency: LatencySummary;
-  /** Per type (the sign-up is the slow one). */
-  latencyByType: Record<RequestType, LatencySummary>;
-  timeline: UsersSecond[];
-  /** The first few failures, for the report. */
-  failures: string[];
-}
 
 /** A running workload: stop it early, or wait for its result. */
 export interface RunningUsers {
   stop(): void;
   result: Promise<UsersResult>;
+}
+
+/** What a run recorded: latencies in total, settled, per request type and per second; counts; failures. */
+class UsersRecord {
+  readonly total = createLatencyHistogram();
+  readonly steady = createLatencyHistogram();
+  readonly byType = Object.fromEntries(REQUEST_TYPES.map((t) => [t, createLatencyHistogram()])) as Record<RequestType, LatencyHistogram>;
+  readonly counts = Object.fromEntries(REQUEST_TYPES.map((t) => [t, { ok: 0, failed: 0 }])) as UsersResult['counts'];
+  readonly seconds: { h: LatencyHistogram; completed: number; errors: number }[] = [];
+  readonly failures: string[] = [];
+  iterations = 0;
+  #reported = 0;
+
+  constructor(
+    readonly started: number,
+    readonly steadyFrom: number,
+    readonly endAt: number,
+    readonly onSecond: ((s: UsersSecond) => void) | undefined,
+  ) {}
+
+  /** The bucket of the second `at` falls in; reports every second that has ended. */
+  bucket(at: number) {
+    const i = Math.floor((at - this.started) / 1000);
+    while (this.seconds.length <= i) this.seconds.push({ h: createLatencyHistogram(), completed: 0, errors: 0 });
+    while (this.onSecond && this.#reported < i) this.onSecond(this.sample(this.#reported++));
+    return this.seconds[i]!;
+  }
+
+  sample(i: number): UsersSecond {
+    const b = this.seconds[i]!;
+    return { second: i, completed: b.completed, errors: b.errors, p95: b.completed ? summarize(b.h).p95 : 0 };
+  }
+
+  ok(type: RequestType, ms: number, now: number): void {
+    recordMs(this.total, ms);
+    recordMs(this.byType[type], ms);
+    if (now >= this.steadyFrom && now < this.endAt) recordMs(this.steady, ms);
+    const b = this.bucket(now);
+    recordMs(b.h, ms);
+    b.completed++;
+    this.counts[type].ok++;
+  }
+
+  fail(type: RequestType, why: string): void {
+    this.counts[type].failed++;
+    this.bucket(performance.now()).errors++;
+    if (this.failures.length < 10) this.failures.push(`${type}: ${why}`);
+  }
+
+  result(opts: UsersOptions): UsersResult {
+    const now = performance.now();
+    this.bucket(now);
+    const sum = (k: 'ok' | 'failed') => REQUEST_TYPES.reduce((n, t) => n + this.counts[t][k], 0);
+    return {
+      users: opts.users,
+      thinkMs: opts.thinkMs,
+      durationS: (now - this.started) / 1000,
+      iterations: this.iterations,
+      counts: this.counts,
+      completed: sum('ok'),
+      errors: sum('failed'),
+      latency: summarize(this.total),
+      steadyLatency: summarize(this.steady),
+      latencyByType: Object.fromEntries(REQUEST_TYPES.map((t) => [t, summarize(this.byType[t])])) as UsersResult['latencyByType'],
+      timeline: this.seconds.map((_, i) => this.sample(i)),
+      failures: this.failures,
+    };
+  }
 }
 
 /** Starts the users at once (each after a random offset within one think time) and returns. */
@@ -97,31 +133,7 @@ export function startUsers(opts: UsersOptions): RunningUsers {
   const started = performance.now();
   const endAt = started + opts.durationS * 1000;
   const stopper = new AbortController();
-  const total = createLatencyHistogram();
-  const steadyH = createLatencyHistogram();
-  const steadyFrom = started + (opts.steadyFromS ?? Infinity) * 1000;
-  const byType = Object.fromEntries(REQUEST_TYPES.map((t) => [t, createLatencyHistogram()])) as Record<RequestType, LatencyHistogram>;
-  const counts = Object.fromEntries(REQUEST_TYPES.map((t) => [t, { ok: 0, failed: 0 }])) as UsersResult['counts'];
-  const seconds: { h: LatencyHistogram; completed: number; errors: number }[] = [];
-  const failures: string[] = [];
-  let iterations = 0;
-  let reported = 0;
-  const bucket = (at: number) => {
-    const i = Math.floor((at - started) / 1000);
-    while (seconds.length <= i) seconds.push({ h: createLatencyHistogram(), completed: 0, errors: 0 });
-    // Report every second that has ended.
-    while (opts.onSecond && reported < i) opts.onSecond(sample(reported++));
-    return seconds[i]!;
-  };
-  const sample = (i: number): UsersSecond => {
-    const b = seconds[i]!;
-    return { second: i, completed: b.completed, errors: b.errors, p95: b.completed ? summarize(b.h).p95 : 0 };
-  };
-  const fail = (type: RequestType, why: string) => {
-    counts[type].failed++;
-    bucket(performance.now()).errors++;
-    if (failures.length < 10) failures.push(`${type}: ${why}`);
-  };
+  const rec = new UsersRecord(started, started + (opts.steadyFromS ?? Infinity) * 1000, endAt, opts.onSecond);
 
   /** One request; resolves with the JSON body, or undefined after recording a failure. */
   const call = async (client: Client, type: RequestType, method: 'GET' | 'POST', path: string, token?: string, body?: object): Promise<Record<string, unknown> | undefined> => {
@@ -138,20 +150,13 @@ export function startUsers(opts: UsersOptions): RunningUsers {
       const text = await res.body.text();
       const now = performance.now();
       if (res.statusCode !== EXPECTED_STATUS[type]) {
-        fail(type, `HTTP ${res.statusCode} ${text.slice(0, 120)}`);
+        rec.fail(type, `HTTP ${res.statusCode} ${text.slice(0, 120)}`);
         return undefined;
       }
-      const ms = now - t0;
-      recordMs(total, ms);
-      recordMs(byType[type], ms);
-      if (now >= steadyFrom && now < endAt) recordMs(steadyH, ms);
-      const b = bucket(now);
-      recordMs(b.h, ms);
-      b.completed++;
-      counts[type].ok++;
+      rec.ok(type, now - t0, now);
       return JSON.parse(text) as Record<string, unknown>;
     } catch (err) {
-      fail(type, (err as Error).message);
+      rec.fail(type, (err as Error).message);
       return undefined;
     }
   };
@@ -170,7 +175,7 @@ export function startUsers(opts: UsersOptions): RunningUsers {
             await call(client, 'query', 'GET', `/books?q=${WORDS[(id + n + q) % WORDS.length]}`, token);
           }
         }
-        iterations++;
+        rec.iterations++;
       } finally {
         await client.close().catch(() => {});
       }
@@ -180,26 +185,6 @@ export function startUsers(opts: UsersOptions): RunningUsers {
     }
   };
 
-  const result = Promise.all(Array.from({ length: opts.users }, (_, i) => user(i))).then((): UsersResult => {
-    const wallS = (performance.now() - started) / 1000;
-    bucket(performance.now());
-    const timeline = seconds.map((_, i) => sample(i));
-    const completed = REQUEST_TYPES.reduce((n, t) => n + counts[t].ok, 0);
-    const errors = REQUEST_TYPES.reduce((n, t) => n + counts[t].failed, 0);
-    return {
-      users: opts.users,
-      thinkMs: opts.thinkMs,
-      durationS: wallS,
-      iterations,
-      counts,
-      completed,
-      errors,
-      latency: summarize(total),
-      steadyLatency: summarize(steadyH),
-      latencyByType: Object.fromEntries(REQUEST_TYPES.map((t) => [t, summarize(byType[t])])) as UsersResult['latencyByType'],
-      timeline,
-      failures,
-    };
-  });
+  const result = Promise.all(Array.from({ length: opts.users }, (_, i) => user(i))).then(() => rec.result(opts));
   return { stop: () => stopper.abort(), result };
 }

@@ -55,7 +55,11 @@ export function claimProbe(u: Candidate, lone: boolean, rules: HealthRules, now:
   return probe;
 }
 
-/** The replica for one try with a load-based policy, and the cursor to keep; undefined: none open. */
+/**
+ * The replica for one try, and the cursor to keep; undefined: none open. `prefer`, for the sticky
+ * policies, names the replica the request should go to once availability is known (its client's
+ * hash, its cookie), or undefined to let the picker choose.
+ */
 export function chooseReplica(
   upstreams: readonly Candidate[],
   tried: Iterable<number>,
@@ -64,9 +68,16 @@ export function chooseReplica(
   pick: Picker,
   cursor: number,
   rng: Rng,
+  prefer?: (upstreams: readonly Candidate[]) => number | undefined,
 ): { index: number; probe: boolean; cursor: number } | undefined {
   markAvailable(upstreams, tried, rules, now);
-  const choice = pick(upstreams, cursor, rng);
-  if (choice.index === undefined) return undefined;
-  return { index: choice.index, probe: claimProbe(upstreams[choice.index]!, upstreams.length === 1, rules, now), cursor: choice.cursor };
+  let index = prefer?.(upstreams);
+  let next = cursor;
+  if (index === undefined) {
+    const choice = pick(upstreams, cursor, rng);
+    index = choice.index;
+    next = choice.cursor;
+  }
+  if (index === undefined) return undefined;
+  return { index, probe: claimProbe(upstreams[index]!, upstreams.length === 1, rules, now), cursor: next };
 }

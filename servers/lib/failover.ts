@@ -105,6 +105,15 @@ export function isIdempotent(method: string): boolean {
 }
 
 /** May a request with `method` that failed with `kind` go to another replica? */
+/**
+ * How many tries one request may have: the first, then up to `retries` more, each on a replica not
+ * tried yet, so never more than there are replicas (nginx: proxy_next_upstream_tries counts the
+ * first try too, and a request is tried on each server at most once).
+ */
+export function triesAllowed(retries: number, replicas: number): number {
+  return Math.min(retries + 1, replicas);
+}
+
 export function mayRetry(method: string, kind: FailureKind): boolean {
   return kind === 'connect' || isIdempotent(method);
 }

@@ -1,10 +1,10 @@
 /**
  * What every simulated scenario shares: its shape (a name, the lab experiment it mirrors, a run
- * that returns that experiment's own Result type and a rendering of it) and the caption that
- * replaces the lab's machine line. The scenarios render with the lab's terminal renderers (chalk,
+ * that returns that experiment's own Result type and a rendering of it) and the caption its
+ * table carries instead of the lab's machine line. The scenarios render with the lab's terminal renderers (chalk,
  * cli-table3); only the engine (sim/engine.ts and what it imports) is free of Node.js APIs.
  */
-import { machineCaption, type MachineInfo } from '../../measure/lib/output.ts';
+import type { MachineInfo } from '../../results/format.ts';
 import { fixed } from '../dist.ts';
 import type { SimResult } from '../engine.ts';
 
@@ -36,7 +36,7 @@ export interface Scenario {
   run(options: ScenarioOptions): ScenarioRun | Promise<ScenarioRun>;
 }
 
-/** The machine the lab's renderers print in their caption; replaced by `simCaption` afterwards. */
+/** The Result's machine for a simulation: none (a simulated replica has a core of its own); the caption says what was simulated instead. */
 export const SIM_MACHINE: MachineInfo = { cores: 0, loadavg1: 0, busyCoresAtStart: 0, node: 'simulated', platform: 'simulated' };
 
 /** Words for a caption: how the simulated event loops ordered waiting requests. */
@@ -47,9 +47,9 @@ export function loopWords(loop: ScenarioOptions['loop']): string {
 /** The loop scenarios use unless told otherwise: Node's turns (SimConfig.loop). */
 export const DEFAULT_LOOP = 'turns' as const;
 
-/** Swaps the lab's machine caption in `text` for a line saying what was simulated. */
-export function simCaption(text: string, o: ScenarioOptions): string {
-  return text.replace(machineCaption(SIM_MACHINE), `simulated (seed ${o.seed}; ${loopWords(o.loop)}; each replica its own core, no cost for the balancer or the load generator)`);
+/** The caption a simulated scenario's table carries where the lab's says what machine it ran on. */
+export function simCaption(o: ScenarioOptions): string {
+  return `simulated (seed ${o.seed}; ${loopWords(o.loop)}; each replica its own core, no cost for the balancer or the load generator)`;
 }
 
 /** Adds up what a list of simulations did. */

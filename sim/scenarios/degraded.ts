@@ -5,7 +5,7 @@
  * times instead of these defaults.
  */
 import { POLICIES, type Policy } from '../../servers/lib/policies.ts';
-import { render, type DegradedResult } from '../../measure/report/degraded.ts';
+import { DEGRADED_SPEC, render, type DegradedResult } from '../../results/degraded.ts';
 import { exp, fixed, type Dist } from '../dist.ts';
 import { simulate, type SimConfig, type SimResult } from '../engine.ts';
 import { DEFAULT_LOOP, FAST, SIM_MACHINE, simCaption, totalsOf, type Scenario, type ScenarioOptions } from './common.ts';
@@ -25,20 +25,27 @@ export interface DegradedParams {
   warmupMs: number;
 }
 
-export const DEGRADED_DEFAULTS: DegradedParams = { fast: FAST, hog: fixed(30), connections: 6, hogConnections: 3, durationMs: 10_000, warmupMs: 1000 };
+export const DEGRADED_DEFAULTS: DegradedParams = {
+  fast: FAST,
+  hog: fixed(DEGRADED_SPEC.hogMs),
+  connections: DEGRADED_SPEC.connections,
+  hogConnections: DEGRADED_SPEC.hogConnections,
+  durationMs: 10_000,
+  warmupMs: 1000,
+};
 
 /** The engine config for one policy. */
 export function degradedConfig(policy: Policy, p: DegradedParams, o: ScenarioOptions): SimConfig {
   return {
     seed: o.seed,
     loop: o.loop ?? DEFAULT_LOOP,
-    replicas: 3,
+    replicas: DEGRADED_SPEC.replicas,
     policy,
     clients: { kind: 'closed', count: p.connections },
     service: p.fast,
     ...(p.pathDelay ? { pathDelay: p.pathDelay } : {}),
     ...(p.pathQueue ? { pathQueue: p.pathQueue } : {}),
-    hogs: [{ replica: 2, ms: p.hog, connections: p.hogConnections }],
+    hogs: [{ replica: DEGRADED_SPEC.replicas - 1, ms: p.hog, connections: p.hogConnections }],
     durationMs: p.durationMs,
     warmupMs: p.warmupMs,
   };
@@ -110,6 +117,6 @@ export const degraded: Scenario = {
   summary: 'one of three replicas blocked by a hog; /fast through the balancer under each policy',
   run(o) {
     const { result, sims } = simulateDegraded(DEGRADED_DEFAULTS, o);
-    return { result, render: (color) => simCaption(render(result, color), o), totals: totalsOf(sims) };
+    return { result, render: (color) => render(result, color, simCaption(o)), totals: totalsOf(sims) };
   },
 };

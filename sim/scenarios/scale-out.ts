@@ -4,17 +4,16 @@
  * Each simulated replica has a core of its own, so throughput keeps growing past the lab
  * machine's core count: the model shows what more cores would give, the lab what two give.
  */
-import { render, type ScaleOutResult, type ScaleStep } from '../../measure/report/scale-out.ts';
+import { render, SCALE_OUT_SPEC, type ScaleOutResult, type ScaleStep } from '../../results/scale-out.ts';
 import { exp, fixed, type Dist } from '../dist.ts';
 import { simulate, type SimResult } from '../engine.ts';
 import { DEFAULT_LOOP, SIM_MACHINE, simCaption, totalsOf, type Scenario } from './common.ts';
 
-const COUNTS = [1, 2, 3, 5];
-const OWN_CORES = 'Each simulated replica has a core of its own, so CPU-bound throughput grows with every replica; on the lab machine it stops near the core count.';
+const { counts: COUNTS, connections: CONNECTIONS, workMs: WORK_MS } = SCALE_OUT_SPEC;
 const WORKLOADS: { name: 'user-scenario' | 'cpu-bound'; description: string; service: Dist }[] = [
   // A create or a read through SQLite: about half a millisecond of a replica's loop (an assumption, not a measurement).
   { name: 'user-scenario', description: 'POST /users then GET /users/:id (modelled: 0.5 ms on average each)', service: exp(0.5) },
-  { name: 'cpu-bound', description: 'GET /work?ms=5 (5 ms of CPU each)', service: fixed(5) },
+  { name: 'cpu-bound', description: `GET /work?ms=${WORK_MS} (${WORK_MS} ms of CPU each)`, service: fixed(WORK_MS) },
 ];
 
 export const scaleOut: Scenario = {
@@ -27,7 +26,7 @@ export const scaleOut: Scenario = {
       name: w.name,
       description: w.description,
       steps: COUNTS.map((n): ScaleStep => {
-        const s = simulate({ seed: o.seed, loop: o.loop ?? DEFAULT_LOOP, replicas: n, policy: 'round-robin', clients: { kind: 'closed', count: 8 }, service: w.service, durationMs: 2500, warmupMs: 500 });
+        const s = simulate({ seed: o.seed, loop: o.loop ?? DEFAULT_LOOP, replicas: n, policy: 'round-robin', clients: { kind: 'closed', count: CONNECTIONS }, service: w.service, durationMs: 2500, warmupMs: 500 });
         sims.push(s);
         return {
           replicas: n,
@@ -41,9 +40,8 @@ export const scaleOut: Scenario = {
         };
       }),
     }));
-    const result: ScaleOutResult = { machine: SIM_MACHINE, balancer: 'the simulated balancer', load: { connections: 8, durationS: 2 }, workloads };
+    const result: ScaleOutResult = { machine: SIM_MACHINE, balancer: 'the simulated balancer', load: { connections: CONNECTIONS, durationS: 2 }, workloads };
     // The lab's closing sentence is about the machine's cores; a simulated replica has its own.
-    const text = (color: boolean) => simCaption(render(result, color), o).replace(/\nThe replicas, the balancer and the load generator all share these .*$/s, `\n${OWN_CORES}`);
-    return { result, render: text, totals: totalsOf(sims) };
+    return { result, render: (color: boolean) => render(result, color, simCaption(o)), totals: totalsOf(sims) };
   },
 };

@@ -3,10 +3,11 @@
  * stopped (SIGTERM), killed (SIGKILL) or frozen (SIGSTOP) while /fast runs through the balancer;
  * then the kill again without retries, and a kill during POST /users. Pure functions only.
  */
-import type { TimelineSecond } from '../lib/load.ts';
-import { fmtMs, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../lib/output.ts';
+import type { TimelineSecond } from './timeline.ts';
+import { FAILOVER_DEFAULTS } from '../servers/lib/failover.ts';
+import { fmtMs, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
 import { renderTimeline } from './timeline.ts';
-import { line } from '../lib/shape.ts';
+import { line } from './shape.ts';
 
 export type Fault = 'sigterm' | 'sigkill' | 'sigstop';
 
@@ -42,6 +43,37 @@ export interface FaultRun {
   max: number;
   post?: PostCheck;
 }
+
+/** One run of the experiment: a fault, the method the clients send, and the balancer's retries. */
+export interface FaultPlan {
+  name: string;
+  fault: Fault;
+  method: 'GET' | 'POST';
+  retries: number;
+}
+
+/**
+ * The experiment's parameters, one spec for the lab run (measure/failover.ts), its Result and the
+ * simulated scenario (sim/scenarios/failover.ts), so the two cannot drift apart.
+ */
+export const FAILOVER_SPEC = {
+  replicas: 3,
+  connections: 8,
+  route: '/fast',
+  /** The balancer's settings: a response timeout of 1.5 s (what a frozen replica costs a request), the kit's defaults otherwise. */
+  settings: { responseTimeoutMs: 1500, maxFails: FAILOVER_DEFAULTS.maxFails, failTimeoutS: FAILOVER_DEFAULTS.failTimeoutMs / 1000, retries: FAILOVER_DEFAULTS.retries },
+  /** "Slow": a request that took at least this long (the summary's ≥ 1 s column), ms. */
+  slowMs: 1000,
+  durationS: { quick: 5, full: 11 },
+  faultAtS: { quick: 2, full: 5 },
+  plans: [
+    { name: 'sigterm', fault: 'sigterm', method: 'GET', retries: FAILOVER_DEFAULTS.retries },
+    { name: 'sigkill', fault: 'sigkill', method: 'GET', retries: FAILOVER_DEFAULTS.retries },
+    { name: 'sigstop', fault: 'sigstop', method: 'GET', retries: FAILOVER_DEFAULTS.retries },
+    { name: 'sigkill-without-retries', fault: 'sigkill', method: 'GET', retries: 0 },
+    { name: 'post-during-kill', fault: 'sigkill', method: 'POST', retries: FAILOVER_DEFAULTS.retries },
+  ] as readonly FaultPlan[],
+} as const;
 
 export interface FailoverResult {
   machine: MachineInfo;
@@ -107,14 +139,14 @@ export function caveats(r: FailoverResult): string[] {
 
 const FAULT_TEXT: Record<Fault, string> = { sigterm: 'SIGTERM (graceful stop)', sigkill: 'SIGKILL (crash)', sigstop: 'SIGSTOP (frozen)' };
 
-export function render(r: FailoverResult, color: boolean): string {
+export function render(r: FailoverResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const s = r.settings;
   const out = [
     c.bold(`Lesson 4 · failover: one of three replicas (${r.victim}) stopped, killed or frozen under load, through ${r.balancer} (${r.policy})`),
     c.dim(
       `${r.load.connections} connections on ${r.load.route} for ${r.load.durationS} s; balancer: response timeout ${s.responseTimeoutMs} ms, ` +
-        `max_fails ${s.maxFails} within fail_timeout ${s.failTimeoutS} s, ${s.retries} retries · ${machineCaption(r.machine)}`,
+        `max_fails ${s.maxFails} within fail_timeout ${s.failTimeoutS} s, ${s.retries} retries · ${caption}`,
     ),
   ];
   for (const run of r.runs) {

@@ -2,8 +2,8 @@
  * Result, table and shape of `sim-vs-lab` (lesson 4): the degraded-replica experiment run live
  * and simulated with the service times measured in the same run, side by side. Pure functions only.
  */
-import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../lib/output.ts';
-import { line } from '../lib/shape.ts';
+import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
+import { line } from './shape.ts';
 import type { DegradedResult, PolicyRun } from './degraded.ts';
 
 /** What the simulation was fed, measured in the lab run (ms). */
@@ -94,7 +94,7 @@ export function caveats(r: SimVsLabResult): string[] {
   return busy.length ? [`the load generator used most of a core under ${busy.map((p) => p.policy).join(', ')}: the lab measured it there as much as the replicas.`] : [];
 }
 
-export function render(r: SimVsLabResult, color: boolean): string {
+export function render(r: SimVsLabResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const head = ['policy', 'req/s lab', 'req/s sim', 'p50 lab', 'p50 sim', 'p95 lab', 'p95 sim', 'p99 lab', 'p99 sim', `${r.lab.degraded} share lab`, 'sim'];
   const table = makeTable(head, textThenNumbers(1, head.length));
@@ -127,7 +127,7 @@ export function render(r: SimVsLabResult, color: boolean): string {
     c.bold(`Lesson 4 · the simulator against the lab: one blocked replica (${r.lab.degraded}), four policies, through ${r.lab.balancer === 'builtin' ? 'the kit\'s balancer' : r.lab.balancer}`),
     c.dim(
       `lab: ${r.lab.load.connections} connections, ${r.lab.load.repetitions} slice${r.lab.load.repetitions === 1 ? '' : 's'} of ${r.lab.load.durationS} s per policy, interleaved; sim: the same topology, event loops ${r.loop === 'turns' ? 'served in turns' : 'first come, first served'}, ` +
-        `${r.simRequests.toLocaleString('en-US')} simulated requests in ${(r.simWallMs / 1000).toFixed(2)} s (seed ${r.seed}) · ${machineCaption(r.machine)}`,
+        `${r.simRequests.toLocaleString('en-US')} simulated requests in ${(r.simWallMs / 1000).toFixed(2)} s (seed ${r.seed}) · ${caption}`,
     ),
     table.toString(),
     `round robin p95 / least connections p95: lab ${labRatio?.toFixed(1) ?? '-'}×, simulation ${simRatio?.toFixed(1) ?? '-'}×.`,

@@ -3,8 +3,8 @@
  * requests through the balancer, each on a fresh connection, with the replica that answered each
  * in order; then 30 more while one replica holds a long request. Pure.
  */
-import { machineCaption, makeChalk, makeTable, type MachineInfo } from '../lib/output.ts';
-import { line } from '../lib/shape.ts';
+import { machineCaption, makeChalk, makeTable, type MachineInfo } from './format.ts';
+import { line } from './shape.ts';
 import { spread } from './cluster.ts';
 
 export interface PolicyDistribution {
@@ -98,7 +98,7 @@ export const hints: Record<string, string> = {
     'two choices samples two distinct replicas and takes the less busy: out of three, one sample is always idle, so a busy replica gets nothing; its order is random',
 };
 
-export function render(r: DistributionResult, color: boolean): string {
+export function render(r: DistributionResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const table = makeTable(['policy', ...r.replicas, 'verdict', 'first 9 answers', `with one replica busy`], ['left', ...r.replicas.map(() => 'right' as const), 'left', 'left', 'left']);
   for (const [policy, d] of Object.entries(r.byPolicy)) {
@@ -115,7 +115,7 @@ export function render(r: DistributionResult, color: boolean): string {
   }
   return [
     c.bold(`Lesson 4 · distribution: ${r.requests} requests per policy, each on a fresh connection, through ${r.balancer}`),
-    c.dim(`then ${r.requests} more while one replica holds a long request (/slow-async) · ${machineCaption(r.machine)}`),
+    c.dim(`then ${r.requests} more while one replica holds a long request (/slow-async) · ${caption}`),
     table.toString(),
   ].join('\n');
 }

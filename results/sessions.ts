@@ -3,8 +3,8 @@
  * balancer and read /me, before and after one replica is killed, with sessions in replica memory
  * (round robin, ip-hash, sticky cookie), in SQLite, in Redis, or in a signed token. Pure.
  */
-import { fmtMs, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../lib/output.ts';
-import { CANNOT_SHOW, line } from '../lib/shape.ts';
+import { fmtMs, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
+import { CANNOT_SHOW, line } from './shape.ts';
 
 export interface PhaseCount {
   /** GET /me requests, and how many answered 401 (the session was not found). */
@@ -88,7 +88,7 @@ export function notShown(r: SessionsResult): string[] {
 
 const pct = (p: PhaseCount) => `${Math.round((100 * p.lost) / Math.max(p.requests, 1))} %`;
 
-export function render(r: SessionsResult, color: boolean): string {
+export function render(r: SessionsResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const replicas = [...new Set(r.runs.flatMap((x) => Object.keys(x.perReplica)))].sort();
   const head = ['store', 'policy', '401 before kill', '401 after kill', 'errors', ...replicas, 'p95 /me'];
@@ -108,7 +108,7 @@ export function render(r: SessionsResult, color: boolean): string {
   }
   return [
     c.bold(`Lesson 5 · sessions: ${r.members} members log in and read /me ${r.reads} times, through ${r.balancer}; then one replica is killed`),
-    c.dim(`401 = the replica that answered did not know the session · replica columns: share of requests before the kill; † = the replica killed (the busiest) · ${machineCaption(r.machine)}`),
+    c.dim(`401 = the replica that answered did not know the session · replica columns: share of requests before the kill; † = the replica killed (the busiest) · ${caption}`),
     table.toString(),
     'In memory a session is only where it was created. A sticky balancer keeps it findable until that replica dies; a shared store or a signed token does not care which replica answers.',
   ].join('\n');

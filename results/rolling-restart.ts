@@ -2,9 +2,9 @@
  * Result, tables and shape of the `rolling-restart` experiment (lesson 4): a cluster's workers are
  * replaced one at a time while load runs; nothing may fail and every worker must be new. Pure.
  */
-import type { TimelineSecond } from '../lib/load.ts';
-import { fmtMs, machineCaption, makeChalk, type MachineInfo } from '../lib/output.ts';
-import { line } from '../lib/shape.ts';
+import type { TimelineSecond } from './timeline.ts';
+import { fmtMs, machineCaption, makeChalk, type MachineInfo } from './format.ts';
+import { line } from './shape.ts';
 import { renderTimeline } from './timeline.ts';
 
 export interface RollingRestartResult {
@@ -42,14 +42,14 @@ export const hints: Record<string, string> = {
     'each new worker must listen before the old one drains, and a draining worker answers with Connection: close instead of dropping its keep-alive connections',
 };
 
-export function render(r: RollingRestartResult, color: boolean): string {
+export function render(r: RollingRestartResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const marks: Record<number, string> = { [Math.floor(r.restartAtS)]: '← rolling restart begins' };
   marks[Math.floor(r.doneAtS)] = (marks[Math.floor(r.doneAtS)] ? marks[Math.floor(r.doneAtS)] + ', ' : '← ') + 'all workers replaced';
   const errors = r.totals.non2xx + r.totals.errors;
   return [
     c.bold(`Lesson 4 · rolling restart of a ${r.workers}-worker cluster under load`),
-    c.dim(`${r.load.connections} keep-alive connections on ${r.load.route} · ${machineCaption(r.machine)}`),
+    c.dim(`${r.load.connections} keep-alive connections on ${r.load.route} · ${caption}`),
     renderTimeline(r.timeline, marks, color),
     ...r.steps.map((s, i) => `  step ${i + 1}: worker ${s.pid} listening, then ${s.old} drained and exited (${fmtMs(s.ms)})`),
     `${r.totals.completed} requests, ${r.duringRestart} of them during the restart; ${errors ? c.red(`${errors} failed`) : c.green('none failed')}; p99 ${fmtMs(r.totals.p99)}, max ${fmtMs(r.totals.max)}.`,

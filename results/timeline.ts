@@ -1,6 +1,19 @@
 /** A load run's per-second timeline as a table (req/s, errors, p99, max), with labelled seconds. Pure. */
-import type { TimelineSecond } from '../lib/load.ts';
-import { fmtMs, fmtRate, makeChalk, makeTable } from '../lib/output.ts';
+import { fmtMs, fmtRate, makeChalk, makeTable } from './format.ts';
+
+/** One second of a load run (second 0 starts when the load starts). */
+export interface TimelineSecond {
+  second: number;
+  completed: number;
+  ok2xx: number;
+  non2xx: number;
+  /** Requests that got no answer (connection errors, timeouts). */
+  errors: number;
+  /** ms; 0 when nothing completed. */
+  p99: number;
+  max: number;
+}
+
 
 /** `marks`: second → a label for that row (e.g. "← SIGKILL app3"). Max latency ≥ 1 s shows in yellow. */
 export function renderTimeline(timeline: readonly TimelineSecond[], marks: Record<number, string>, color: boolean): string {

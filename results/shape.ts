@@ -7,8 +7,6 @@
  * is reported as not shown, not as failed, and the script says why in words.
  */
 import { createTwoFilesPatch } from 'diff';
-import { readFile } from 'node:fs/promises';
-import { KitError } from '../../lib/errors.ts';
 
 /** Verdict token for a finding this machine cannot show. */
 export const CANNOT_SHOW = 'cannot-show-on-this-machine';
@@ -50,18 +48,6 @@ export interface Comparison {
 /** Parses an expected-output file: one shape line per line, blank lines and `#` comments skipped. */
 export function parseExpected(text: string): string[] {
   return text.split('\n').map((l) => l.trimEnd()).filter((l) => l.trim() !== '' && !l.startsWith('#'));
-}
-
-/** Reads expected-output/<name>.txt; throws KIT_ERR_EXPECTED_MISSING if it is not there. */
-export async function readExpected(file: string): Promise<string[]> {
-  try {
-    return parseExpected(await readFile(file, 'utf8'));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new KitError('KIT_ERR_EXPECTED_MISSING', `no expected shape file at ${file}`, 'is this a complete checkout of the kit?');
-    }
-    throw err;
-  }
 }
 
 /**

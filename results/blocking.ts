@@ -3,8 +3,8 @@
  * four light `/books` requests 50 ms later, each on its own connection; once with the scrypt on
  * the event loop, once on the thread pool. Pure functions only.
  */
-import { fmtMs, machineCaption, makeChalk, makeTable, type MachineInfo } from '../lib/output.ts';
-import { line } from '../lib/shape.ts';
+import { fmtMs, machineCaption, makeChalk, makeTable, type MachineInfo } from './format.ts';
+import { line } from './shape.ts';
 
 export interface BlockingBlock {
   mode: 'blocking' | 'pooled';
@@ -94,7 +94,7 @@ export const hints: Record<string, string> = {
   heavy: 'the same scrypt should take about as long on the event loop as on a pool thread (one core either way); did the two routes get different costs?',
 };
 
-export function render(r: BlockingResult, color: boolean): string {
+export function render(r: BlockingResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const [blk, pool] = r.blocks;
   const table = makeTable(['', 'verify-blocking\n(scrypt on the event loop)', 'verify-pooled\n(scrypt on the thread pool)'], ['left', 'right', 'right']);
@@ -114,7 +114,7 @@ export function render(r: BlockingResult, color: boolean): string {
   table.push(['event-loop delay max', cell(blk, blk?.eventLoopDelayMaxMs, 'delay'), cell(pool, pool?.eventLoopDelayMaxMs, 'delay')]);
   return [
     c.bold(`Lesson 3 · blocking: one heavy scrypt, then ${n} light requests ${r.offsetMs} ms later`),
-    c.dim(`heavy cost ${r.heavyCost} · ${machineCaption(r.machine)}`),
+    c.dim(`heavy cost ${r.heavyCost} · ${caption}`),
     table.toString(),
     `A light request ${c.red('waited')} when it took at least half of (heavy − ${r.offsetMs} ms): it sat behind the heavy one. ` +
       `It answered at once when it took at most ${AT_ONCE_FACTOR}× what the same requests took with nothing else running (${fmtMs(r.idleLightMs)}).`,

@@ -6,8 +6,8 @@
  * arrival rate times the mean time each spends there, L = λ·W. A closed loop with no think time
  * keeps exactly `connections` requests inside, so the mean latency must be connections / throughput.
  */
-import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, type MachineInfo } from '../lib/output.ts';
-import { line } from '../lib/shape.ts';
+import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, type MachineInfo } from './format.ts';
+import { line } from './shape.ts';
 
 export interface CeilingStep {
   connections: number;
@@ -155,9 +155,9 @@ export function caveats(r: CeilingResult): string[] {
   });
 }
 
-export function render(r: CeilingResult, color: boolean): string {
+export function render(r: CeilingResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
-  const out = [c.bold('Lesson 1 · the ceiling of one process'), c.dim(`one replica, closed loop, ${r.stepS} s per step · ${machineCaption(r.machine)}`)];
+  const out = [c.bold('Lesson 1 · the ceiling of one process'), c.dim(`one replica, closed loop, ${r.stepS} s per step · ${caption}`)];
   for (const sweep of r.routes) {
     const k = knee(sweep.steps);
     const table = makeTable(

@@ -2,8 +2,8 @@
  * Result, table and shape of the `rate-limit` experiment (lesson 5): one member's 60 loan attempts
  * spread over 4 cluster workers, limit 10 per minute, the limit kept in memory, SQLite or Redis. Pure.
  */
-import { machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../lib/output.ts';
-import { CANNOT_SHOW, line } from '../lib/shape.ts';
+import { machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
+import { CANNOT_SHOW, line } from './shape.ts';
 
 export interface LimitRun {
   store: string;
@@ -57,7 +57,7 @@ export function notShown(r: RateLimitResult): string[] {
   return Object.values(r.notRun);
 }
 
-export function render(r: RateLimitResult, color: boolean): string {
+export function render(r: RateLimitResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const table = makeTable(['store', 'attempts', 'allowed (200)', 'refused (429)', 'allowed per worker'], [...textThenNumbers(1, 4), 'left']);
   for (const run of r.runs) {
@@ -71,7 +71,7 @@ export function render(r: RateLimitResult, color: boolean): string {
   }
   return [
     c.bold(`Lesson 5 · rate limit: one member, ${r.limit} loans per ${r.windowS} s, ${r.workers} cluster workers`),
-    c.dim(`every attempt on a fresh connection, so the cluster spreads them over the workers · ${machineCaption(r.machine)}`),
+    c.dim(`every attempt on a fresh connection, so the cluster spreads them over the workers · ${caption}`),
     table.toString(),
     `A limit kept in each process's memory is really a limit per process: ${r.workers} workers let through up to ${r.workers} × ${r.limit}.`,
   ].join('\n');

@@ -3,9 +3,9 @@
  * load done gracefully (SIGTERM: drain) and abruptly (--abrupt: exit at once), for short (/fast)
  * and long (/slow-async?ms=500) requests, repeated. Pure functions only.
  */
-import { median } from '../lib/latency.ts';
-import { fmtMs, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../lib/output.ts';
-import { line } from '../lib/shape.ts';
+import { median } from './latency.ts';
+import { fmtMs, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
+import { line } from './shape.ts';
 
 export type StopMode = 'graceful' | 'abrupt';
 
@@ -41,6 +41,21 @@ export interface GracefulResult {
   stopAtS: number;
   cases: StopCase[];
 }
+
+/** The experiment's parameters, one spec for the lab run (measure/graceful.ts) and the simulated scenario. */
+export const GRACEFUL_SPEC = {
+  replicas: 3,
+  cases: [
+    { key: 'fast', route: '/fast', connections: 8 },
+    // 24 connections over 3 replicas: about 8 requests of 500 ms in flight on each.
+    { key: 'slow-500ms', route: '/slow-async?ms=500', connections: 24 },
+  ],
+  modes: ['graceful', 'abrupt'] as readonly StopMode[],
+  durationS: { quick: 3, full: 4 },
+  stopAtS: 1,
+  /** Runs per case: 3, 1 with --quick. */
+  runs: { quick: 1, full: 3 },
+} as const;
 
 /** "Clearly worse": abrupt's p99 (median over runs) at least this many times graceful's, for long requests. */
 export const CLEARLY_WORSE = 1.25;
@@ -80,7 +95,7 @@ export const hints: Record<string, string> = {
   'all-stops': 'with retries on, clients should see no error from either stop: a GET cut by the stop is retried on another replica',
 };
 
-export function render(r: GracefulResult, color: boolean): string {
+export function render(r: GracefulResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const head = ['requests', 'stop', 'in flight at stop', 'cut', 'retried', 'client errors', 'p99', 'max'];
   const table = makeTable(head, textThenNumbers(2, head.length));
@@ -102,7 +117,7 @@ export function render(r: GracefulResult, color: boolean): string {
   return [
     c.bold(`Lesson 4 · graceful vs abrupt stop of ${r.victim} under load, through ${r.balancer}`),
     c.dim(
-      `SIGTERM at second ${r.stopAtS} of a ${r.durationS} s load; ${runs} run(s) each: in flight, cut, retried and errors are totals, p99 and max medians · ${machineCaption(r.machine)}`,
+      `SIGTERM at second ${r.stopAtS} of a ${r.durationS} s load; ${runs} run(s) each: in flight, cut, retried and errors are totals, p99 and max medians · ${caption}`,
     ),
     table.toString(),
     'graceful: the replica stops accepting, finishes what it has, then exits. abrupt (--abrupt): it exits at once, and the balancer retries what was cut.',

@@ -2,8 +2,8 @@
  * Result, table and shape of the `proxy-overhead` experiment (lesson 2): GET /fast directly and
  * through each proxy with upstream keep-alive on and off. Pure.
  */
-import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../lib/output.ts';
-import { CANNOT_SHOW, line } from '../lib/shape.ts';
+import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
+import { CANNOT_SHOW, line } from './shape.ts';
 
 export interface ProxyConfig {
   proxy: 'direct' | 'builtin' | 'nginx';
@@ -95,7 +95,7 @@ export function notShown(r: ProxyOverheadResult): string[] {
 
 const LABEL = (c: ProxyConfig) => (c.proxy === 'direct' ? 'direct to the replica' : `${c.proxy === 'builtin' ? 'kit balancer' : 'nginx'}, keep-alive ${c.keepAlive ? 'on' : 'off'}`);
 
-export function render(r: ProxyOverheadResult, color: boolean): string {
+export function render(r: ProxyOverheadResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const direct = find(r, 'direct');
   const table = makeTable(
@@ -118,7 +118,7 @@ export function render(r: ProxyOverheadResult, color: boolean): string {
   }
   return [
     c.bold(`Lesson 2 · what a proxy costs: GET ${r.route}`),
-    c.dim(`${r.stepS} s per load · ${machineCaption(r.machine)}`),
+    c.dim(`${r.stepS} s per load · ${caption}`),
     table.toString(),
     c.dim('upstream connections: connections the replica accepted during both loads (direct: the load generator\'s own); replica CPU: its user + system time over both loads, per request'),
   ].join('\n');

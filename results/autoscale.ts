@@ -6,10 +6,10 @@
  * A steady p95 is over every request completed in those seconds, a steady req/s their mean.
  */
 import asciichart from 'asciichart';
-import type { HpaConfig } from '../../servers/lib/hpa.ts';
-import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../lib/output.ts';
-import { line } from '../lib/shape.ts';
-import type { UsersResult } from '../lib/users.ts';
+import type { HpaConfig } from '../servers/lib/hpa.ts';
+import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
+import { line } from './shape.ts';
+import type { UsersResult } from './users.ts';
 
 export type Scenario = 'fixed-1w-10u' | 'fixed-1w-40u' | 'auto-40u' | 'auto-80u';
 
@@ -233,7 +233,7 @@ export function caveats(r: AutoscaleResult): string[] {
   return [`10 users kept one worker ${Math.round(u * 100)}% busy; the lesson assumes about half. Try ${hint}.`];
 }
 
-export function render(r: AutoscaleResult, color: boolean): string {
+export function render(r: AutoscaleResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const table = makeTable(
     ['scenario', 'requests', 'peak req/s', 'steady req/s', 'p95', 'steady p95', 'errors', 'max workers', 'worker·s'],
@@ -256,7 +256,7 @@ export function render(r: AutoscaleResult, color: boolean): string {
   const out = [
     c.bold('Lesson 6 · autoscaling cluster workers with an HPA-style controller'),
     c.dim(
-      `${r.quotaLine || `cpu quota: ${r.quota} core per worker`} · users: sign up (scrypt ${r.signupCost}), then 3 × (refresh + 10 queries), think ${r.thinkMs} ms · ${machineCaption(r.machine)}`,
+      `${r.quotaLine || `cpu quota: ${r.quota} core per worker`} · users: sign up (scrypt ${r.signupCost}), then 3 × (refresh + 10 queries), think ${r.thinkMs} ms · ${caption}`,
     ),
     c.dim(
       `controller: target ${Math.round(r.hpa.target * 100)}% of the quota, tolerance ${r.hpa.tolerance}, sync ${r.hpa.syncMs / 1000} s, scale-down window ${r.hpa.windowMs / 1000} s, ` +

@@ -2,8 +2,8 @@
  * Result, table and shape of the `degraded` experiment (lesson 4): one of three replicas has its
  * event loop kept busy; /fast goes through the balancer under each policy. Pure functions only.
  */
-import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../lib/output.ts';
-import { line } from '../lib/shape.ts';
+import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
+import { line } from './shape.ts';
 
 export interface PolicyRun {
   policy: string;
@@ -28,6 +28,25 @@ export interface DegradedResult {
   load: { connections: number; durationS: number; repetitions: number };
   policies: PolicyRun[];
 }
+
+/**
+ * The experiment's parameters, one spec for the lab run (measure/lib/degraded-run.ts), sim-vs-lab
+ * and the simulated scenario (sim/scenarios/degraded.ts).
+ */
+export const DEGRADED_SPEC = {
+  replicas: 3,
+  /** /fast through the balancer. */
+  connections: 6,
+  /** The hog: this many connections of requests of `hogMs` straight to the last replica. */
+  hogConnections: 3,
+  hogMs: 30,
+  /** Interleaved rounds; each gives every policy one slice: `settleS` unmeasured, then `sliceS` measured. */
+  rounds: { quick: 4, full: 6 },
+  settleS: 0.3,
+  sliceS: { quick: 0.5, full: 1 },
+  /** Load through a balancer to the healthy replicas before the first round, s. */
+  warmupS: 3,
+} as const;
 
 /** "An order of magnitude": p95 at least this many times the state-reading policies' (the worse of them). */
 export const P95_FACTOR = 10;
@@ -104,7 +123,7 @@ export const hints: Record<string, string> = {
   'all-policies': 'nothing should fail: errors mean a replica or the balancer broke',
 };
 
-export function render(r: DegradedResult, color: boolean): string {
+export function render(r: DegradedResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const names = Object.keys(r.policies[0]?.perReplica ?? {});
   const head = ['policy', 'throughput', 'p50', 'p95', 'p99', 'errors', ...names.map((n) => (n === r.degraded ? `${n} (busy)` : n))];
@@ -127,7 +146,7 @@ export function render(r: DegradedResult, color: boolean): string {
   return [
     c.bold(`Lesson 4 · degraded replica: ${r.degraded}'s event loop kept blocked; /fast through ${r.balancer}`),
     c.dim(
-      `${load.connections} connections, ${load.repetitions === 1 ? `${load.durationS} s` : `${load.repetitions} slices of ${load.durationS} s each, interleaved with the other policies`}; hog: ${r.hog.connections} connections of ${r.hog.route} straight to ${r.degraded} · ${machineCaption(r.machine)}`,
+      `${load.connections} connections, ${load.repetitions === 1 ? `${load.durationS} s` : `${load.repetitions} slices of ${load.durationS} s each, interleaved with the other policies`}; hog: ${r.hog.connections} connections of ${r.hog.route} straight to ${r.degraded} · ${caption}`,
     ),
     table.toString(),
     'The replica columns give the share of /fast requests each replica served. Compare each row\'s p50 with its p95.',

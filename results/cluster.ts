@@ -3,8 +3,8 @@
  * connections over workers, what per-worker memory means for a counter, what happens when a
  * worker is killed, and why one keep-alive connection sticks to one worker. Pure functions only.
  */
-import { fmtMs, machineCaption, makeChalk, makeTable, type MachineInfo } from '../lib/output.ts';
-import { line } from '../lib/shape.ts';
+import { fmtMs, machineCaption, makeChalk, makeTable, type MachineInfo } from './format.ts';
+import { line } from './shape.ts';
 
 export interface ClusterResult {
   machine: MachineInfo;
@@ -76,7 +76,7 @@ export const hints: Record<string, string> = {
   'keep-alive': 'a keep-alive connection belongs to the worker that accepted it; if requests spread, they were not on one connection',
 };
 
-export function render(r: ClusterResult, color: boolean): string {
+export function render(r: ClusterResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const pids = [...new Set([...Object.keys(r.fresh.byPid), ...Object.keys(r.counters.byPid), ...Object.keys(r.keepAlive.byPid), String(r.kill.newPid)])];
   const table = makeTable(
@@ -90,7 +90,7 @@ export function render(r: ClusterResult, color: boolean): string {
   const k = r.kill;
   return [
     c.bold(`Lesson 3 · cluster: ${r.workers} workers behind one port`),
-    c.dim(machineCaption(r.machine)),
+    c.dim(caption),
     table.toString(),
     `Killed worker ${k.killedPid}; replacement ${k.newPid} was listening ${fmtMs(k.replacedInMs)} later. ` +
       `${k.answeredAfter} of ${k.requestsAfter} requests after it answered.`,

@@ -3,9 +3,9 @@
  * flight, does a small pooled task wait for a thread, with 4 threads and with 8? (b) how pooled
  * throughput grows with connections, up to and past the core count. Pure functions only.
  */
-import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, type MachineInfo } from '../lib/output.ts';
-import { CANNOT_SHOW, line } from '../lib/shape.ts';
-import { growthVerdict as scalingGrowth, plateauVerdict as scalingPlateau, type ScalingPoint } from '../lib/scaling.ts';
+import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, type MachineInfo } from './format.ts';
+import { CANNOT_SHOW, line } from './shape.ts';
+import { growthVerdict as scalingGrowth, plateauVerdict as scalingPlateau, type ScalingPoint } from './scaling.ts';
 
 export interface PoolWaitBlock {
   /** UV_THREADPOOL_SIZE the server was started with. */
@@ -117,7 +117,7 @@ export const hints: Record<string, string> = {
     'past the core count the threads share the cores, so throughput should stop growing; growth there means this machine has more cores than os.availableParallelism() reported',
 };
 
-export function render(r: PoolResult, color: boolean): string {
+export function render(r: PoolResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const wait = makeTable(
     ['UV_THREADPOOL_SIZE', 'heavy in flight', '/member/verify-light\n(small pooled scrypt)', 'idle', '/books\n(event loop only)', 'idle', 'heavy requests took'],
@@ -136,13 +136,13 @@ export function render(r: PoolResult, color: boolean): string {
   }
   return [
     c.bold('Lesson 3 · pool (a): 4 heavy scrypts on the thread pool, then one small pooled task and one /books'),
-    c.dim(`heavy cost ${r.heavyCost} · ${machineCaption(r.machine)}`),
+    c.dim(`heavy cost ${r.heavyCost} · ${caption}`),
     wait.toString(),
     `A request ${c.red('waited for a thread')} when it took at least half of a heavy request's time with the pool full ` +
       `(${fmtMs(r.heavyReferenceMs)}); at once means within ${AT_ONCE_FACTOR}× its own time with nothing else running (the idle columns).`,
     '',
     c.bold(`Lesson 3 · pool (b): throughput of /member/verify-pooled by connections (${r.sweep.stepS} s each)`),
-    c.dim(`cost ${r.sweep.cost}, UV_THREADPOOL_SIZE=${r.sweep.threadPoolSize} so only the cores limit it · ${machineCaption(r.machine)}`),
+    c.dim(`cost ${r.sweep.cost}, UV_THREADPOOL_SIZE=${r.sweep.threadPoolSize} so only the cores limit it · ${caption}`),
     sweep.toString(),
   ].join('\n');
 }

@@ -3,9 +3,9 @@
  * through the balancer to 1, 2, 3 and 5 replicas, for a create-then-read user scenario and for a
  * CPU-bound route. Pure functions only.
  */
-import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, type MachineInfo } from '../lib/output.ts';
-import { growthVerdict, plateauVerdict } from '../lib/scaling.ts';
-import { CANNOT_SHOW, line } from '../lib/shape.ts';
+import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, type MachineInfo } from './format.ts';
+import { growthVerdict, plateauVerdict } from './scaling.ts';
+import { CANNOT_SHOW, line } from './shape.ts';
 
 /** Cores' worth of CPU by role during one step (Linux /proc; absent elsewhere). */
 export interface RoleCpu {
@@ -40,6 +40,15 @@ export interface ScaleOutResult {
   load: { connections: number; durationS: number };
   workloads: { name: 'user-scenario' | 'cpu-bound'; description: string; steps: ScaleStep[] }[];
 }
+
+/** The experiment's parameters, one spec for the lab run (measure/scale-out.ts) and the simulated scenario. */
+export const SCALE_OUT_SPEC = {
+  counts: [1, 2, 3, 5],
+  connections: 8,
+  /** /work?ms= : ms of CPU per request of the CPU-bound workload. */
+  workMs: 5,
+  stepS: { quick: 1, full: 2 },
+} as const;
 
 const points = (steps: ScaleStep[]) => steps.map((s) => ({ n: s.replicas, throughput: s.throughput }));
 
@@ -105,11 +114,11 @@ export const hints: Record<string, string> = {
   'cpu-bound  failed-checks': 'every /work request should answer 200',
 };
 
-export function render(r: ScaleOutResult, color: boolean): string {
+export function render(r: ScaleOutResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const parts = [
     c.bold(`Lesson 4 · scale-out: the same load through ${r.balancer} to 1, 2, 3 and 5 replicas`),
-    c.dim(`${r.load.connections} connections, ${r.load.durationS} s per step · ${machineCaption(r.machine)}`),
+    c.dim(`${r.load.connections} connections, ${r.load.durationS} s per step · ${caption}`),
   ];
   for (const w of r.workloads) {
     const table = makeTable(
@@ -134,10 +143,13 @@ export function render(r: ScaleOutResult, color: boolean): string {
     }
     parts.push('', c.bold(`${w.name}: ${w.description}`), table.toString());
   }
+  // A simulated run (no machine: cores 0) gives each replica a core of its own.
   parts.push(
     '',
-    `The replicas, the balancer and the load generator all share these ${r.machine.cores} cores (the last four columns: cores' worth of CPU each used): ` +
-      'a replica added past the core count gets no CPU of its own.',
+    r.machine.cores === 0
+      ? 'Each simulated replica has a core of its own, so CPU-bound throughput grows with every replica; on the lab machine it stops near the core count.'
+      : `The replicas, the balancer and the load generator all share these ${r.machine.cores} cores (the last four columns: cores' worth of CPU each used): ` +
+        'a replica added past the core count gets no CPU of its own.',
   );
   return parts.join('\n');
 }

@@ -2,8 +2,8 @@
  * Result, table and shape of the `counter` experiment (lesson 5): loans counted by a 3-worker
  * cluster while one worker is SIGKILLed, with the counter in memory, SQLite or Redis. Pure.
  */
-import { machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../lib/output.ts';
-import { CANNOT_SHOW, line } from '../lib/shape.ts';
+import { machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
+import { CANNOT_SHOW, line } from './shape.ts';
 
 export interface CounterRun {
   /** A cluster's workers (one replaced after the kill), or replicas behind the balancer (one killed for good). */
@@ -77,7 +77,7 @@ export function notShown(r: CounterResult): string[] {
   return Object.values(r.notRun);
 }
 
-export function render(r: CounterResult, color: boolean): string {
+export function render(r: CounterResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const head = ['processes', 'store', 'loans answered 200', 'cut by the kill', 'total afterwards', 'what each process says', 'verdict'];
   const table = makeTable(head, [...textThenNumbers(2, 5), 'left', 'left']);
@@ -98,7 +98,7 @@ export function render(r: CounterResult, color: boolean): string {
   return [
     c.bold(`Lesson 5 · counter: loans counted by ${r.workers} cluster workers, then ${r.workers} replicas, while one process is SIGKILLed`),
     c.dim(
-      `${r.load.loans} POST /loan over ${r.load.connections} connections; a process killed halfway (the cluster replaces its worker; the replica stays dead) · ${machineCaption(r.machine)}`,
+      `${r.load.loans} POST /loan over ${r.load.connections} connections; a process killed halfway (the cluster replaces its worker; the replica stays dead) · ${caption}`,
     ),
     table.toString(),
     'memory: the total is the sum of what the surviving processes say; the killed one\'s count is gone, and a replacement worker starts at 0.',

@@ -1,0 +1,41 @@
+/**
+ * How the kit's scripts start: a module exports its command's `main(argv, io)`, which resolves
+ * with an exit code (lib/errors.ts EXIT) and writes only to `io`; it runs when the module is the
+ * one started (`npx tsx measure/compare.ts a.txt`), and a test or another script can import it and
+ * run it in-process with its output collected.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describeError, exitCodeFor } from './errors.ts';
+
+/** Where a command writes: the terminal, or strings in a test. */
+export interface Io {
+  stdout: { write(s: string): unknown; isTTY?: boolean };
+  stderr: { write(s: string): unknown; isTTY?: boolean };
+}
+
+export type Main = (argv: string[], io: Io) => Promise<number>;
+
+/** The terminal's streams. */
+export const TERMINAL: Io = { stdout: process.stdout, stderr: process.stderr };
+
+/** True when `meta` is the module node was started with, not one imported by it. */
+export function isEntry(meta: ImportMeta): boolean {
+  const entry = process.argv[1] ? path.resolve(process.argv[1]) : '';
+  return entry === fileURLToPath(meta.url);
+}
+
+/** Runs `main`; an error it throws becomes one coded line on stderr and its exit code. */
+export async function runMain(main: Main, argv: string[], io: Io): Promise<number> {
+  try {
+    return await main(argv, io);
+  } catch (err) {
+    io.stderr.write(describeError(err) + '\n');
+    return exitCodeFor(err);
+  }
+}
+
+/** Runs `main` with the process's arguments and terminal when `meta` is the entry module. */
+export async function runIfMain(meta: ImportMeta, main: Main): Promise<void> {
+  if (isEntry(meta)) process.exitCode = await runMain(main, process.argv.slice(2), TERMINAL);
+}

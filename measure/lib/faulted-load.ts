@@ -1,0 +1,77 @@
+/**
+ * The routine of lesson 4's fault experiments (failover, graceful, counter's replicas): start N
+ * replicas and a balancer in front of them, warm the path up, run one bounded load through it,
+ * send the last replica a signal at a set second or after a set number of answers, collect the
+ * requests the balancer retried, let the experiment look at what it needs (`inspect`), and stop
+ * every server it started.
+ */
+import type { BalancerPolicy } from '../../servers/lib/policies.ts';
+import type { Lab } from './lab.ts';
+import { runLoad, startLoad, type LoadOptions, type LoadResult } from './load.ts';
+import type { ServerProcess } from './launch.ts';
+import type { Progress } from './progress.ts';
+import { retriesOf, startBalancer, startReplicas, type BalancerKind, type Replica } from './topology.ts';
+
+export interface FaultedLoadSpec {
+  /** For progress lines: `2/5 sigkill`. */
+  label: string;
+  replicas: number;
+  /** Flags for every replica (--abrupt, a state store). */
+  replicaArgs?: string[];
+  lb: BalancerKind;
+  policy: BalancerPolicy;
+  port: number;
+  /** More balancer flags (--retries 0, --response-timeout 1500). */
+  lbArgs?: string[];
+  /** Load through the balancer before the measured one: fresh processes answer slowly until their JIT has warmed up. */
+  warmup?: { route: string; connections: number; seconds: number };
+  /** The measured load, on `route` through the balancer. */
+  load: Omit<LoadOptions, 'url' | 'onResponse'> & { route: string };
+  /** The fault: a signal to the last replica, `atS` seconds into the load or after `afterResponses` answers. */
+  fault: { signal: NodeJS.Signals } & ({ atS: number } | { afterResponses: number });
+}
+
+export interface FaultedTopology {
+  /** With the shared database's file (`dbFile`), as startReplicas returns them. */
+  replicas: Replica[] & { dbFile?: string };
+  victim: Replica;
+  lb: ServerProcess;
+  load: LoadResult;
+  /** Requests the balancer tried on more than one replica, from its `retry:` lines. */
+  retries: Awaited<ReturnType<typeof retriesOf>>;
+}
+
+/** Runs the routine; `inspect` sees the topology before it is stopped (a database, a replica's stop lines). */
+export async function faultedLoad<T>(lab: Lab, progress: Progress, spec: FaultedLoadSpec, inspect: (t: FaultedTopology) => Promise<T> | T): Promise<FaultedTopology & { extra: T }> {
+  const { label } = spec;
+  progress.step(`${label}: starting ${spec.replicas} replicas and ${spec.lb}`);
+  const replicas = await startReplicas(lab, spec.replicas, spec.replicaArgs ?? []);
+  const victim = replicas.at(-1)!;
+  const lb = await startBalancer(lab, spec.lb, spec.policy, replicas, spec.port, true, spec.lbArgs ?? []);
+  if (spec.warmup) {
+    progress.step(`${label}: warm-up`);
+    await runLoad({ url: `${lb.url}${spec.warmup.route}`, connections: spec.warmup.connections, durationS: spec.warmup.seconds });
+  }
+  const { route, ...load } = spec.load;
+  const when = 'atS' in spec.fault ? `at second ${spec.fault.atS}` : `after ${spec.fault.afterResponses} answers`;
+  progress.step(`${label}: ${load.method ?? 'GET'} ${route} with ${load.connections} connections, ${spec.fault.signal} to ${victim.name} ${when}`);
+  const fault = spec.fault;
+  const running = startLoad({
+    url: `${lb.url}${route}`,
+    ...load,
+    ...('afterResponses' in fault ? { onResponse: (n: number) => n === fault.afterResponses && victim.proc.signal(fault.signal) } : {}),
+  });
+  const timer = 'atS' in fault ? setTimeout(() => victim.proc.signal(fault.signal), fault.atS * 1000) : undefined;
+  let result: LoadResult;
+  try {
+    result = await running.result;
+  } finally {
+    clearTimeout(timer);
+    if (fault.signal === 'SIGSTOP') victim.proc.signal('SIGCONT');
+  }
+  const topology: FaultedTopology = { replicas, victim, lb, load: result, retries: await retriesOf(lb) };
+  const extra = await inspect(topology);
+  await lab.stop(lb);
+  await Promise.all(replicas.map((r) => lab.stop(r.proc)));
+  return { ...topology, extra };
+}

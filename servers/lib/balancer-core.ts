@@ -1,0 +1,133 @@
+/**
+ * The built-in balancer's state: its replicas (with their connection pools, counts and passive
+ * health), the policy in force, and the choice of a replica for one try. servers/balancer.ts
+ * serves the routes; servers/lib/forward.ts runs one request's tries.
+ */
+import { performance } from 'node:perf_hooks';
+import { Pool } from 'undici';
+import type http from 'node:http';
+import { admission, newHealth, type HealthState } from './failover.ts';
+import { chooseReplica } from './choose.ts';
+import { ipHashKey, PICKERS, pickByKey, roundRobin, type BalancerPolicy, type Picker, type ReplicaLoad } from './policies.ts';
+import { UPSTREAM_IDLE_MS, type BalancerOptions } from './upstreams.ts';
+
+/** One replica as the balancer sees it. */
+export interface Upstream extends ReplicaLoad {
+  name: string;
+  addr: string;
+  pool: Pool;
+  requests: number;
+  /** Tries that failed (connect, reset, timeout). */
+  failures: number;
+  /** Taken out by hand (POST /__lb/down). */
+  down: boolean;
+  health: HealthState;
+}
+
+/** Sticky policies start from round robin (sticky-cookie: a client with no cookie yet). */
+function pickerFor(policy: BalancerPolicy): Picker {
+  return policy === 'ip-hash' || policy === 'sticky-cookie' ? roundRobin : PICKERS[policy];
+}
+
+function openUpstream(name: string, addr: string, options: BalancerOptions): Upstream {
+  return {
+    name,
+    addr,
+    inFlight: 0,
+    available: true,
+    requests: 0,
+    failures: 0,
+    down: false,
+    health: newHealth(),
+    pool: new Pool(`http://${addr}`, {
+      keepAliveTimeout: UPSTREAM_IDLE_MS,
+      keepAliveMaxTimeout: UPSTREAM_IDLE_MS,
+      connect: { timeout: options.connectTimeoutMs },
+      // The response timeout is enforced in forward.ts with a native timer: undici's own timers
+      // have about half a second of slack at one second and above (undici lib/util/timers.js).
+      headersTimeout: 0,
+      bodyTimeout: options.responseTimeoutMs,
+      ...(options.keepAlive ? {} : { pipelining: 0 }),
+    }),
+  };
+}
+
+/** The replicas, the policy and the counters of one balancer process. */
+export class Balancer {
+  readonly upstreams: Upstream[];
+  readonly rules: { maxFails: number; failTimeoutMs: number };
+  /** Requests that needed more than one try. */
+  retried = 0;
+  #policy: BalancerPolicy;
+  #pick: Picker;
+  #cursor = 0;
+
+  constructor(readonly options: BalancerOptions) {
+    this.upstreams = options.upstreams.map(({ name, addr }) => openUpstream(name, addr, options));
+    this.rules = { maxFails: options.maxFails, failTimeoutMs: options.failTimeoutMs };
+    this.#policy = options.policy;
+    this.#pick = pickerFor(options.policy);
+  }
+
+  get policy(): BalancerPolicy {
+    return this.#policy;
+  }
+
+  /** Switches the policy; the round-robin cursor, requests in flight and health carry over. */
+  setPolicy(policy: BalancerPolicy): void {
+    this.#policy = policy;
+    this.#pick = pickerFor(policy);
+  }
+
+  /** The replica a sticky policy wants for this request, before availability (undefined: none yet). */
+  stickyKey(req: http.IncomingMessage): string | undefined {
+    if (this.#policy === 'ip-hash') return ipHashKey(req.socket.remoteAddress ?? '');
+    if (this.#policy === 'sticky-cookie') return /(?:^|;\s*)lb=([\w.-]+)/.exec(req.headers.cookie ?? '')?.[1];
+    return undefined;
+  }
+
+  /**
+   * Picks a replica not in `tried`, honouring manual downs and passive health, with the choice
+   * step the simulator runs too (lib/choose.ts); a sticky policy names its replica first.
+   */
+  choose(tried: ReadonlySet<number>, key: string | undefined): { index: number; probe: boolean } | undefined {
+    const prefer = (ups: readonly ReplicaLoad[]): number | undefined => {
+      if (key === undefined) return undefined;
+      if (this.#policy === 'ip-hash') return pickByKey(ups, key);
+      if (this.#policy === 'sticky-cookie') {
+        const named = this.upstreams.findIndex((u) => u.name === key);
+        return named >= 0 && ups[named]!.available ? named : undefined;
+      }
+      return undefined;
+    };
+    const chosen = chooseReplica(this.upstreams, tried, this.rules, performance.now(), this.#pick, this.#cursor, Math.random, prefer);
+    if (chosen) this.#cursor = chosen.cursor;
+    return chosen;
+  }
+
+  /** The body of GET /__lb/stats. A lone replica is never taken out, so it never rests. */
+  stats(): object {
+    const now = performance.now();
+    const { keepAlive, retries, connectTimeoutMs, responseTimeoutMs } = this.options;
+    const lone = this.upstreams.length === 1;
+    return {
+      policy: this.#policy,
+      keepAlive,
+      failover: { retries, ...this.rules, connectTimeoutMs, responseTimeoutMs },
+      retried: this.retried,
+      upstreams: this.upstreams.map(({ name, addr, requests, inFlight, failures, down, health }) => ({
+        name,
+        addr,
+        down,
+        resting: !lone && admission(health, this.rules, now) === 'no',
+        requests,
+        inFlight,
+        failures,
+      })),
+    };
+  }
+
+  close(): void {
+    for (const u of this.upstreams) void u.pool.close();
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * The IPC messages of the cluster server (servers/cluster.ts), declared once: the commands a
+ * launcher sends its primary, the events the primary sends back, and what workers tell their
+ * primary. The primary sends them; the experiments, the tests and the Traffic Lab read them with
+ * the `isEvent` guard instead of declaring the shapes again.
+ */
+import type { HpaReason } from './hpa.ts';
+import type { CpuSample, PauseRequest } from './cpu-quota.ts';
+
+/** Launcher → primary. */
+export type LauncherCommand = { cmd: 'kill-worker'; pid?: number } | { cmd: 'rolling-restart' };
+
+/** One sync of the autoscaler: what it saw and decided. */
+export interface AutoscaleEvent {
+  event: 'autoscale';
+  /** When, ms since the epoch (the primary's wall clock). */
+  at: number;
+  current: number;
+  desired: number;
+  recommendation: number;
+  averageUtilization?: number;
+  reason: HpaReason;
+  workers: { pid: number; ready: boolean; utilization?: number }[];
+  retiring: number[];
+}
+
+/** Primary → launcher. */
+export type PrimaryEvent =
+  | { event: 'worker-replaced'; old: number; pid: number }
+  | { event: 'worker-killed'; pid: number }
+  | { event: 'kill-failed'; pid?: number; reason: string }
+  | { event: 'rolling-restart-step'; old: number; pid: number }
+  | { event: 'rolling-restart-done'; replaced: { old: number; pid: number }[] }
+  | { event: 'rolling-restart-failed'; reason: string; replaced?: { old: number; pid: number }[] }
+  | AutoscaleEvent;
+
+/** Worker → primary. */
+export type WorkerMessage = { type: 'port-in-use'; port: number } | CpuSample | PauseRequest;
+
+/** A guard for one kind of primary event: `isEvent('worker-replaced')(m)`. */
+export function isEvent<K extends PrimaryEvent['event']>(kind: K): (m: unknown) => m is Extract<PrimaryEvent, { event: K }> {
+  return (m: unknown): m is Extract<PrimaryEvent, { event: K }> => typeof m === 'object' && m !== null && (m as { event?: unknown }).event === kind;
+}

@@ -1,0 +1,244 @@
+/**
+ * One simulation's state, shared by the engine's parts (clients, balancer, replicas, autoscaler,
+ * metrics): the clock and the event queue, the settings read from the config, the random source
+ * and the samplers drawn from it, and the replicas. No Node.js APIs.
+ */
+import TinyQueue from 'tinyqueue';
+import type { Candidate } from '../servers/lib/choose.ts';
+import { FAILOVER_DEFAULTS, newHealth, type FailureKind, type HealthRules } from '../servers/lib/failover.ts';
+import { PICKERS, type Picker, type Rng } from '../servers/lib/policies.ts';
+import { sampler } from './dist.ts';
+import { Metrics } from './metrics.ts';
+import { seededRng } from './rng.ts';
+import type { SimConfig } from './types.ts';
+
+export const enum Ev {
+  Arrival,
+  Send,
+  Complete,
+  Timeout,
+  Fault,
+  Refresh,
+  Sync,
+  Ready,
+  HogArrival,
+  Reach,
+  Refused,
+}
+
+export interface SimEvent {
+  t: number;
+  seq: number;
+  type: Ev;
+  job?: Job;
+  req?: Request;
+  n: number;
+  epoch: number;
+}
+
+/** A client's request, across its tries. */
+export interface Request {
+  sentAt: number;
+  client: number; // -1: open loop
+  tried: number[];
+  lastKind: FailureKind | undefined;
+}
+
+/** One try (or one hog request) on one replica. */
+export interface Job {
+  replica: Replica;
+  req: Request | undefined; // undefined: a hog request
+  hog: number;
+  probe: boolean;
+  tryAt: number;
+  /** Queue time from here on is not booked yet (set at arrival; moved on by a freeze). */
+  occFrom: number;
+  start: number;
+  loopEnd: number;
+  end: number;
+  loopMs: number;
+  poolMs: number;
+  /** 0 pending, 1 answered or failed (a timed-out job still occupies its replica until `end`). */
+  settled: 0 | 1;
+  timeoutPlanned: boolean;
+  /** Its start and end are fixed and booked (false while it waits for a turn or a thaw). */
+  planned: boolean;
+}
+
+/**
+ * A replica's life, one state at a time (sim/replica.ts moves it):
+ *   starting → up                      (ready)
+ *   up ⇄ frozen                        (freeze, thaw)
+ *   up → draining → dead                (stop: the listener closes, what it holds finishes)
+ *   frozen → frozen-stopping → draining (a SIGTERM while frozen acts once it is thawed)
+ *   draining ⇄ frozen-draining          (freeze, thaw: the listener stays closed)
+ *   any → dead                          (kill)
+ * `down` (Candidate's) is separate: taken out of the balancer's rotation (retired).
+ */
+export type ReplicaState = 'starting' | 'up' | 'frozen' | 'frozen-stopping' | 'frozen-draining' | 'draining' | 'dead';
+
+export interface Replica extends Candidate {
+  name: string;
+  state: ReplicaState;
+  /** Live in-flight count (`inFlight` is what the picker sees: live, or stale). */
+  live: number;
+  service: () => number;
+  loopFreeAt: number;
+  poolFreeAt: number[];
+  jobs: Set<Job>;
+  /** Invalidates completion events planned before a freeze or kill. */
+  epoch: number;
+  /** The head job's completion is in the event queue (replicas without a pool). */
+  headScheduled: boolean;
+  /** Planned jobs in the order they finish (replicas without a pool), from lineHead on. */
+  line: (Job | undefined)[];
+  lineHead: number;
+  /** Jobs planned and not finished. */
+  planned: number;
+  /** Jobs waiting unplanned: for the next turn, or for a thaw. */
+  pending: Job[];
+  /** Jobs a freeze took back, in order. */
+  frozenJobs: Job[];
+  readyAt?: number;
+  served: number;
+  hogServed: number;
+  cut: number;
+  inFlightAtFault?: number;
+  busy: number[];
+  occupancy: number[];
+}
+
+/** Frozen, in any of its three forms: nothing on it progresses. */
+export const isFrozen = (r: Replica): boolean => r.state === 'frozen' || r.state === 'frozen-stopping' || r.state === 'frozen-draining';
+
+/**
+ * The one test of "can it take new work": its listener accepts a new connection (a frozen
+ * process's kernel still queues connections; a draining or closed one refuses them).
+ */
+export const acceptsConnections = (r: Replica): boolean => r.state === 'up' || r.state === 'frozen' || r.state === 'frozen-stopping';
+
+/** A connection it already has (a hog's) gets its next request served: it has not begun to drain. */
+export const servesOpenConnections = (r: Replica): boolean => r.state === 'up' || isFrozen(r);
+
+/** What a refused connection costs the balancer before it can try elsewhere, ms (a loopback connect and its reset). */
+export const REFUSED_MS = 0.1;
+
+export class World {
+  readonly config: SimConfig;
+  readonly seed: number;
+  readonly rng: Rng;
+  readonly bucketMs: number;
+  readonly warmupMs: number;
+  readonly end: number;
+  readonly loadEnd: number;
+  readonly method: 'GET' | 'POST';
+  readonly fo: { retries: number; maxFails: number; failTimeoutMs: number; responseTimeoutMs: number; connectTimeoutMs: number };
+  readonly rules: HealthRules;
+  readonly pick: Picker;
+  readonly stale: boolean;
+  readonly pooled: boolean;
+  readonly turns: boolean;
+  readonly maxRequests: number;
+  readonly poolWork: (() => number) | undefined;
+  readonly think: (() => number) | undefined;
+  readonly pathDelay: (() => number) | undefined;
+  readonly pathQueue: (() => number) | undefined;
+  readonly hogMs: (() => number)[];
+  readonly queue = new TinyQueue<SimEvent>([], (a, b) => a.t - b.t || a.seq - b.seq);
+  readonly replicas: Replica[] = [];
+  readonly metrics: Metrics;
+  now = 0;
+  /** When the path's server is next free (Lindley: sends arrive in time order, so FIFO needs no queue of its own). */
+  pathFreeAt = 0;
+  /** The balancer's round-robin cursor. */
+  cursor = 0;
+  private seq = 0;
+
+  constructor(config: SimConfig) {
+    this.config = config;
+    this.seed = config.seed ?? 1;
+    this.rng = seededRng(this.seed);
+    this.bucketMs = config.bucketMs ?? 1000;
+    this.warmupMs = config.warmupMs ?? 0;
+    this.end = config.durationMs;
+    this.method = config.method ?? 'GET';
+    this.fo = { ...FAILOVER_DEFAULTS, ...config.failover };
+    this.rules = { maxFails: this.fo.maxFails, failTimeoutMs: this.fo.failTimeoutMs };
+    this.pick = PICKERS[config.policy];
+    this.stale = (config.staleMs ?? 0) > 0;
+    // The samplers are made in this order, as they always were: the same seed gives the same run.
+    this.poolWork = config.pool ? sampler(config.pool.work, this.rng) : undefined;
+    this.think = config.clients.kind === 'closed' && config.clients.think ? sampler(config.clients.think, this.rng) : undefined;
+    this.pathDelay = config.pathDelay ? sampler(config.pathDelay, this.rng) : undefined;
+    this.pathQueue = config.pathQueue ? sampler(config.pathQueue, this.rng) : undefined;
+    this.hogMs = (config.hogs ?? []).map((h) => sampler(h.ms, this.rng));
+    this.maxRequests = config.maxRequests ?? Infinity;
+    this.pooled = config.pool !== undefined;
+    this.turns = config.loop === 'turns';
+    this.loadEnd = Math.min(config.loadMs ?? this.end, this.end);
+    this.metrics = new Metrics(this.end, this.bucketMs);
+  }
+
+  /** Puts an event in the queue. */
+  at(t: number, type: Ev, n = 0, job?: Job, req?: Request, epoch = 0): void {
+    this.queue.push({ t, seq: this.seq++, type, job, req, n, epoch });
+  }
+
+  /** True inside the measured window: answers now count. */
+  get measuring(): boolean {
+    return this.now >= this.warmupMs && this.now <= this.end;
+  }
+
+  /** A new replica `app<n>` in `state` (up: ready at once). */
+  addReplica(state: 'up' | 'starting'): Replica {
+    const i = this.replicas.length;
+    const r: Replica = {
+      name: `app${i + 1}`,
+      state,
+      inFlight: 0,
+      available: true,
+      down: state !== 'up',
+      health: newHealth(),
+      live: 0,
+      service: sampler(this.config.serviceFor?.[i] ?? this.config.service, this.rng),
+      loopFreeAt: 0,
+      poolFreeAt: new Array(this.config.pool?.threads ?? 0).fill(0),
+      jobs: new Set(),
+      epoch: 0,
+      headScheduled: false,
+      line: [],
+      lineHead: 0,
+      planned: 0,
+      pending: [],
+      frozenJobs: [],
+      served: 0,
+      hogServed: 0,
+      cut: 0,
+      busy: [],
+      occupancy: [],
+    };
+    if (state === 'up') r.readyAt = this.now;
+    this.replicas.push(r);
+    return r;
+  }
+
+  /** Adds the overlap of [from, to) with each bucket to `series`, in ms (sign -1 takes it back). */
+  spread(series: number[], from: number, to: number, sign: number): void {
+    to = Math.min(to, this.end); // work planned past the end of the run is not part of it
+    if (to <= from) return;
+    let b = Math.floor(from / this.bucketMs);
+    let t = from;
+    while (t < to) {
+      const edge = Math.min(to, (b + 1) * this.bucketMs);
+      series[b] = (series[b] ?? 0) + sign * (edge - t);
+      t = edge;
+      b++;
+    }
+  }
+
+  /** A replica's in-flight count moves by `delta`; the picker sees it now unless load information is stale. */
+  setLive(r: Replica, delta: number): void {
+    r.live += delta;
+    if (!this.stale) r.inFlight = r.live;
+  }
+}
