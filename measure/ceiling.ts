@@ -9,6 +9,7 @@
 import { defineCommand } from '../lib/cli.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { runLoad } from './lib/load.ts';
+import { measureSteadily } from './lib/steady.ts';
 import { startReplicas } from './lib/topology.ts';
 import { caveats, hints, render, shape, type CeilingResult, type RouteSweep } from '../results/ceiling.ts';
 
@@ -44,8 +45,9 @@ async function run({ lab, progress, quick, machine, port }: RunContext<Record<st
     progress.step(`${sweep.name}: warming up`);
     await runLoad({ url, connections: 8, durationS: 0.5 });
     for (const connections of CONNECTIONS) {
-      progress.step(`${sweep.name}: ${connections} connection(s) for ${stepS} s`);
-      const r = await runLoad({ url, connections, durationS: SETTLE_S + stepS, settleS: SETTLE_S });
+      const label = `${sweep.name}: ${connections} connection(s) for ${stepS} s`;
+      progress.step(label);
+      const { value: r } = await measureSteadily(label, () => runLoad({ url, connections, durationS: SETTLE_S + stepS, settleS: SETTLE_S }), { progress });
       const settled = r.settled!;
       sweep.steps.push({
         connections,

@@ -10,6 +10,7 @@ import { defineCommand } from '../lib/cli.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { median } from '../results/latency.ts';
 import { runLoad } from './lib/load.ts';
+import { measureSteadily } from './lib/steady.ts';
 import { probeOk } from './lib/probe.ts';
 import { pollUntil } from './lib/wait.ts';
 import { sweepConnections } from './lib/sweep.ts';
@@ -85,8 +86,9 @@ async function throughputSweep(ctx: RunContext<Options>): Promise<PoolResult['sw
   }
   const steps: SweepStep[] = [];
   for (const c of connections) {
-    progress.step(`(b) /member/verify-pooled with ${c} connection(s) for ${stepS} s`);
-    const r = await runLoad({ url: `${server.url}/member/verify-pooled`, connections: c, durationS: stepS });
+    const label = `(b) /member/verify-pooled with ${c} connection(s) for ${stepS} s`;
+    progress.step(label);
+    const { value: r } = await measureSteadily(label, () => runLoad({ url: `${server.url}/member/verify-pooled`, connections: c, durationS: stepS }), { progress });
     steps.push({ connections: c, throughput: r.throughput, p50: r.latency.p50, p95: r.latency.p95, p99: r.latency.p99, completed: r.counts.completed, errors: r.counts.errors + r.counts.non2xx, generatorCpu: r.generatorCpu });
   }
   await lab.stop(server);

@@ -5,12 +5,15 @@
  * installed), each with upstream keep-alive on and off. Per configuration: one connection for
  * latency (p50, p99: the cost of one request, without queueing), eight for throughput, and how many
  * connections the replica accepted meanwhile (from its /__replica/stats): with keep-alive a proxy
- * reuses a few, without it opens one per request.
+ * reuses a few, without it opens one per request. The configurations take turns in rounds
+ * (ROUNDS), so a slow stretch of the machine weighs on all of them alike.
  */
 import { defineCommand } from '../lib/cli.ts';
 import { findNginx } from '../servers/lib/nginx-config.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { runLoad } from './lib/load.ts';
+import { measureSteadily } from './lib/steady.ts';
+import { createLatencyHistogram, summarize, type LatencyHistogram } from '../results/latency.ts';
 import { probeOk } from './lib/probe.ts';
 import { startBalancer, startReplicas, type Replica } from './lib/topology.ts';
 import { notShown, hints, render, shape, type ProxyConfig, type ProxyOverheadResult, type ProxyRun } from '../results/proxy-overhead.ts';
@@ -34,29 +37,75 @@ const NO_KEEPALIVE_REQUESTS = { latency: 1000, throughput: 3000 };
 const LATENCY_CONNECTIONS = 1;
 const THROUGHPUT_CONNECTIONS = 8;
 
+/**
+ * Each configuration's loads are split into this many rounds, the configurations taking turns in
+ * a rotated order. The host's wake-up latency for this VM's cores (its steal) rose and fell over
+ * tens of seconds here: run one configuration after another, the one that ran during such a
+ * stretch looked like the slow one (the kit's balancer without keep-alive came out no slower than
+ * with it in 2 of 6 runs); taking turns, every configuration meets the same stretches.
+ */
+const ROUNDS = 3;
+
 /** Connections the replica has accepted so far (this question's own included: it opens one), and its CPU time, µs. */
 async function replicaStats(replica: Replica): Promise<{ connections: number; cpuUs: number }> {
   const body = (await probeOk(`${replica.url}/__replica/stats`)).body;
   return { connections: body.connections as number, cpuUs: body.cpuUs as number };
 }
 
-async function measure(url: string, replica: Replica, stepS: number, keepAlive: boolean): Promise<Omit<ProxyRun, 'config'>> {
-  await runLoad({ url, connections: THROUGHPUT_CONNECTIONS, durationS: 0.5, ...(keepAlive ? {} : { amount: 500 }) }); // warm-up: JIT and pools
+/** What one configuration's loads in one round measured. */
+interface Slice {
+  latency: LatencyHistogram;
+  /** Throughput load: completed responses and the seconds it ran. */
+  completed: number;
+  seconds: number;
+  requests: number;
+  upstreamConnections: number;
+  cpuUs: number;
+  errors: number;
+}
+
+interface Target {
+  config: ProxyConfig;
+  url: string;
+  label: string;
+}
+
+/** One round's share of a configuration's two loads (latency at one connection, then throughput). */
+async function measureSlice(t: Target, replica: Replica, sliceS: number): Promise<Slice> {
+  const bounded = (n: number) => (t.config.keepAlive ? {} : { amount: Math.ceil(n / ROUNDS) });
+  const histogram = createLatencyHistogram();
   const before = await replicaStats(replica);
-  const latency = await runLoad({ url, connections: LATENCY_CONNECTIONS, durationS: stepS, ...(keepAlive ? {} : { amount: NO_KEEPALIVE_REQUESTS.latency }) });
-  const throughput = await runLoad({ url, connections: THROUGHPUT_CONNECTIONS, durationS: stepS, ...(keepAlive ? {} : { amount: NO_KEEPALIVE_REQUESTS.throughput }) });
+  const latency = await runLoad({ url: t.url, connections: LATENCY_CONNECTIONS, durationS: sliceS, settleS: 0, settledInto: histogram, ...bounded(NO_KEEPALIVE_REQUESTS.latency) });
+  const throughput = await runLoad({ url: t.url, connections: THROUGHPUT_CONNECTIONS, durationS: sliceS, ...bounded(NO_KEEPALIVE_REQUESTS.throughput) });
   const after = await replicaStats(replica);
-  // The second stats question opened one connection of its own.
-  const upstreamConnections = after.connections - before.connections - 1;
-  const requests = latency.counts.completed + throughput.counts.completed;
   return {
-    throughput: throughput.throughput,
-    p50: latency.latency.p50,
-    p99: latency.latency.p99,
-    requests,
-    upstreamConnections,
-    replicaCpuUsPerRequest: Math.round(((after.cpuUs - before.cpuUs) / Math.max(requests, 1)) * 10) / 10,
+    latency: histogram,
+    completed: throughput.counts.completed,
+    seconds: throughput.durationS,
+    requests: latency.counts.completed + throughput.counts.completed,
+    // The second stats question opened one connection of its own.
+    upstreamConnections: after.connections - before.connections - 1,
+    cpuUs: after.cpuUs - before.cpuUs,
     errors: latency.counts.errors + latency.counts.non2xx + throughput.counts.errors + throughput.counts.non2xx,
+  };
+}
+
+/** A configuration's slices from every round, as the Result's run. */
+function merge(config: ProxyConfig, slices: Slice[]): ProxyRun {
+  const histogram = createLatencyHistogram();
+  for (const s of slices) histogram.add(s.latency);
+  const sum = (f: (s: Slice) => number) => slices.reduce((n, s) => n + f(s), 0);
+  const latency = summarize(histogram);
+  const requests = sum((s) => s.requests);
+  return {
+    config,
+    throughput: Math.round((sum((s) => s.completed) / Math.max(sum((s) => s.seconds), 0.001)) * 10) / 10,
+    p50: latency.p50,
+    p99: latency.p99,
+    requests,
+    upstreamConnections: sum((s) => s.upstreamConnections),
+    replicaCpuUsPerRequest: Math.round((sum((s) => s.cpuUs) / Math.max(requests, 1)) * 10) / 10,
+    errors: sum((s) => s.errors),
   };
 }
 
@@ -76,19 +125,29 @@ async function run({ lab, progress, quick, machine, port }: RunContext<Record<st
     { proxy: 'builtin', keepAlive: false },
     ...(nginxMissing ? [] : ([{ proxy: 'nginx', keepAlive: true }, { proxy: 'nginx', keepAlive: false }] as ProxyConfig[])),
   ];
-  const runs: ProxyRun[] = [];
+  // Every proxy runs for the whole experiment, so the rounds can take turns; --port is the first
+  // one's (the kit's balancer with keep-alive), the address a student would send requests to.
+  const targets: Target[] = [];
   for (const config of configs) {
     const label = config.proxy === 'direct' ? 'direct' : `${config.proxy}, upstream keep-alive ${config.keepAlive ? 'on' : 'off'}`;
-    progress.step(`${label}: 1 connection, then ${THROUGHPUT_CONNECTIONS}, ${stepS} s each`);
-    if (config.proxy === 'direct') {
-      runs.push({ config, ...(await measure(`${replica!.url}${ROUTE}`, replica!, stepS, true)) });
-      continue;
-    }
-    // --port is the proxy's, as in lesson 4: the address students send requests to.
-    const lb = await startBalancer(lab, config.proxy, 'round-robin', [replica!], port, config.keepAlive);
-    runs.push({ config, ...(await measure(`${lb.url}${ROUTE}`, replica!, stepS, config.keepAlive)) });
-    await lab.stop(lb);
+    const url = config.proxy === 'direct' ? replica!.url : (await startBalancer(lab, config.proxy, 'round-robin', [replica!], targets.length === 1 ? port : 0, config.keepAlive)).url;
+    progress.step(`${label}: warming up`);
+    await runLoad({ url: `${url}${ROUTE}`, connections: THROUGHPUT_CONNECTIONS, durationS: 0.5, ...(config.keepAlive ? {} : { amount: 500 }) }); // JIT and pools
+    targets.push({ config, url: `${url}${ROUTE}`, label });
   }
+  const slices: Slice[][] = targets.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    const label = `round ${round + 1} of ${ROUNDS}: each path, 1 connection then ${THROUGHPUT_CONNECTIONS}, ${(stepS / ROUNDS).toFixed(2)} s each`;
+    progress.step(label);
+    const order = targets.map((_, i) => (i + round) % targets.length);
+    const { value } = await measureSteadily(label, async () => {
+      const out: Slice[] = [];
+      for (const i of order) out[i] = await measureSlice(targets[i]!, replica!, stepS / ROUNDS);
+      return out;
+    }, { progress });
+    value.forEach((s, i) => slices[i]!.push(s));
+  }
+  const runs = targets.map((t, i) => merge(t.config, slices[i]!));
   return { machine, stepS, route: ROUTE, connections: { latency: LATENCY_CONNECTIONS, throughput: THROUGHPUT_CONNECTIONS }, runs, ...(nginxMissing ? { nginxMissing } : {}) };
 }
 

@@ -10,6 +10,7 @@ import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './l
 import { performance } from 'node:perf_hooks';
 import type { ServerProcess } from './lib/launch.ts';
 import { runLoad } from './lib/load.ts';
+import { measureSteadily } from './lib/steady.ts';
 import { probeOk } from './lib/probe.ts';
 import { allStats, TICKS_PER_S, type ProcStat } from './lib/proc.ts';
 import { busyCoresBetween, cpuTimes } from './lib/machine.ts';
@@ -84,6 +85,37 @@ function usage(a: Map<number, ProcStat>, b: Map<number, ProcStat>, seconds: numb
   return { balancer: sum(roles[0]![1]), replicas: sum(roles[1]![1]), generator: sum(roles[2]![1]), busiest };
 }
 
+/**
+ * One step: the workload through `lb` to `replicas` for `durationS`, with each role's CPU (of
+ * `all` replicas) and, for the user scenario, each replica's share of the requests.
+ */
+async function measureStep(lb: ServerProcess & { url: string }, replicas: Replica[], workload: string, durationS: number, all: Replica[]): Promise<ScaleStep> {
+  const users = workload === 'user-scenario';
+  const checks = { failed: 0 };
+  const cpuBefore = cpuTimes();
+  const procBefore = ticksNow();
+  const servedBefore = users ? await servedUsers(replicas) : undefined;
+  const started = performance.now();
+  const r = users
+    ? await runLoad({ url: lb.url, connections: CONNECTIONS, durationS, requests: userScenario(checks) as never })
+    : await runLoad({ url: `${lb.url}/work?ms=${WORK_MS}`, connections: CONNECTIONS, durationS });
+  const cpu = usage(procBefore, ticksNow(), (performance.now() - started) / 1000, lb, all);
+  const servedAfter = servedBefore ? await servedUsers(replicas) : undefined;
+  if (!users) checks.failed = r.counts.non2xx;
+  return {
+    replicas: replicas.length,
+    throughput: r.throughput,
+    mean: r.latency.mean,
+    p95: r.latency.p95,
+    failedChecks: checks.failed + r.counts.errors,
+    requests: r.counts.completed,
+    generatorCpu: r.generatorCpu,
+    busyCores: busyCoresBetween(cpuBefore, cpuTimes()),
+    ...(cpu ? { cpu } : {}),
+    ...(servedBefore && servedAfter ? { perReplica: Object.fromEntries(Object.keys(servedAfter).map((k) => [k, servedAfter[k]! - servedBefore[k]!])) } : {}),
+  };
+}
+
 async function run({ lab, progress, options, quick, machine, port }: RunContext<{ lb: BalancerKind }>): Promise<ScaleOutResult> {
   const durationS = SCALE_OUT_SPEC.stepS[quick ? 'quick' : 'full'];
   const most = Math.max(...COUNTS);
@@ -105,32 +137,9 @@ async function run({ lab, progress, options, quick, machine, port }: RunContext<
     const lb = shared ?? (await startBalancer(lab, options.lb, 'round-robin', all.slice(0, n), port));
     if (shared) for (const [i, r] of all.entries()) await probeOk(`${shared.url}/__lb/${i < n ? 'up' : 'down'}?upstream=${r.name}`, { method: 'POST' });
     for (const w of workloads) {
-      progress.step(`${n} replica(s): ${w.name} for ${durationS} s`);
-      const checks = { failed: 0 };
-      const cpuBefore = cpuTimes();
-      const procBefore = ticksNow();
-      const servedBefore = w.name === 'user-scenario' ? await servedUsers(all.slice(0, n)) : undefined;
-      const started = performance.now();
-      const r =
-        w.name === 'user-scenario'
-          ? await runLoad({ url: lb.url, connections: CONNECTIONS, durationS, requests: userScenario(checks) as never })
-          : await runLoad({ url: `${lb.url}/work?ms=${WORK_MS}`, connections: CONNECTIONS, durationS });
-      const cpu = usage(procBefore, ticksNow(), (performance.now() - started) / 1000, lb, all);
-      const servedAfter = servedBefore ? await servedUsers(all.slice(0, n)) : undefined;
-      if (w.name === 'cpu-bound') checks.failed = r.counts.non2xx;
-      const step: ScaleStep = {
-        replicas: n,
-        throughput: r.throughput,
-        mean: r.latency.mean,
-        p95: r.latency.p95,
-        failedChecks: checks.failed + r.counts.errors,
-        requests: r.counts.completed,
-        generatorCpu: r.generatorCpu,
-        busyCores: busyCoresBetween(cpuBefore, cpuTimes()),
-        ...(cpu ? { cpu } : {}),
-        ...(servedBefore && servedAfter ? { perReplica: Object.fromEntries(Object.keys(servedAfter).map((k) => [k, servedAfter[k]! - servedBefore[k]!])) } : {}),
-      };
-      w.steps.push(step);
+      const label = `${n} replica(s): ${w.name} for ${durationS} s`;
+      progress.step(label);
+      w.steps.push((await measureSteadily(label, () => measureStep(lb, all.slice(0, n), w.name, durationS, all), { progress })).value);
     }
     if (!shared) await lab.stop(lb);
   }
