@@ -56,8 +56,18 @@ export interface PathMeasurement {
   quantilesMs: number[];
 }
 
+/** What one slice measured, and (summed over the kept rounds) a slot's tally. */
+interface SlicePart {
+  histogram: LatencyHistogram;
+  completed: number;
+  seconds: number;
+  errors: number;
+  generatorCpu: number;
+  perReplica: Record<string, number>;
+}
+
 /** One thing measured in every round: a policy, or the path. */
-interface Slot {
+interface Slot extends SlicePart {
   name: string;
   /** The balancer the slice's load goes to. */
   url: () => string;
@@ -65,12 +75,6 @@ interface Slot {
   enter: () => Promise<void>;
   /** After each slice. */
   leave: () => Promise<void>;
-  histogram: LatencyHistogram;
-  completed: number;
-  seconds: number;
-  errors: number;
-  generatorCpu: number;
-  perReplica: Record<string, number>;
 }
 
 function newSlot(name: string, replicas: Replica[], url: () => string, enter = async () => {}, leave = async () => {}): Slot {
@@ -83,16 +87,7 @@ export function roundOrder<T>(slots: readonly T[], k: number): T[] {
   return Array.from({ length: n }, (_, i) => slots[(i + k) % n]!);
 }
 
-/** What one slice measured; added to its slot once the round it belongs to is kept. */
-interface SlicePart {
-  histogram: LatencyHistogram;
-  completed: number;
-  seconds: number;
-  errors: number;
-  generatorCpu: number;
-  perReplica: Record<string, number>;
-}
-
+/** One slice; added to its slot (addPart) once the round it belongs to is kept. */
 async function measureSlice(slot: Slot, replicas: Replica[], durationS: number): Promise<SlicePart> {
   await slot.enter();
   const histogram = createLatencyHistogram();
