@@ -8,8 +8,8 @@
  * app1 and app2 only, with the experiment's 6 connections. After the rounds, with the hog still
  * running: /fast straight to app1 over one connection (the replica's service time). The simulation
  * (sim/scenarios/degraded.ts) draws its service times from that, and models the path outside the
- * replicas as one first-come-first-served queue whose mean time is fitted so that the model's
- * healthy path carries the throughput the lab's path did.
+ * replicas as one first-come-first-served queue with rare stalls, fitted so that the model's
+ * healthy path shows the throughput, p50 and p95 the lab's path did (fitPath).
  *
  * Always through the kit's own balancer, whose code the model runs, even under
  * `LB=nginx make lesson-4`. (Through nginx, measured here, round robin's p95 was 280-470 ms against
@@ -25,8 +25,8 @@ import { runLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import type { Replica } from './lib/topology.ts';
 import { caveats, hints, render, shape, type Calibration, type SimVsLabResult } from '../results/sim-vs-lab.ts';
-import { exp, type Dist } from '../sim/dist.ts';
-import { DEGRADED_DEFAULTS, fitPathQueue, simulateDegraded } from '../sim/scenarios/degraded.ts';
+import type { Dist } from '../sim/dist.ts';
+import { DEGRADED_DEFAULTS, fitPath, simulateDegraded } from '../sim/scenarios/degraded.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/sim-vs-lab.ts [flags]',
@@ -48,6 +48,7 @@ interface Options extends DegradedOptions {
 }
 
 const QUANTILES = 1000;
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 async function run(ctx: RunContext<Options>): Promise<SimVsLabResult> {
   const { progress, options } = ctx;
@@ -73,18 +74,15 @@ async function run(ctx: RunContext<Options>): Promise<SimVsLabResult> {
   const scenario = { seed: options.seed, loop: options.loop };
   // The path outside the replicas as a queue, not a delay: the balancer, the load generator and
   // the kernel share the cores, so with some connections stuck on the blocked replica the rest get
-  // through sooner. Its one number is fitted so the model's healthy path carries what the lab's did.
-  const pathQueueMs = fitPathQueue(fast, path!.throughput, CONNECTIONS, scenario);
-  const { result: simResult, sims } = simulateDegraded(
-    { ...DEGRADED_DEFAULTS, fast, pathQueue: exp(pathQueueMs) },
-    scenario,
-  );
+  // through sooner. It is fitted so the model's healthy path shows what the lab's did: throughput, p50, p95.
+  const fit = fitPath(fast, { throughput: path!.throughput, p50: path!.latency.p50, p95: path!.latency.p95 }, CONNECTIONS, scenario);
+  const { result: simResult, sims } = simulateDegraded({ ...DEGRADED_DEFAULTS, fast, ...(fit.queue ? { pathQueue: fit.queue } : {}) }, scenario);
   const simWallMs = performance.now() - began;
   const cal: Calibration = {
     direct: { p50: direct.latency.p50, p95: direct.latency.p95, samples: direct.counts.completed },
-    replicaCpuMs: Math.round(directMean * scale * 1000) / 1000,
+    replicaCpuMs: round3(directMean * scale),
     path: { p50: path!.latency.p50, p95: path!.latency.p95, throughput: path!.throughput, connections: CONNECTIONS },
-    pathQueueMs: Math.round(pathQueueMs * 1000) / 1000,
+    ...(fit.queue ? { pathQueue: { meanMs: round3(fit.meanMs), stallShare: round3(fit.stallShare), stallMs: round3(fit.stallMs), fitted: fit.fitted } } : {}),
     hogMs: HOG_MS,
   };
   return {

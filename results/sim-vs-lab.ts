@@ -16,8 +16,12 @@ export interface Calibration {
   path: { p50: number; p95: number; throughput: number; connections: number };
   /** The hog's requests on the blocked replica, ms (the route's own parameter). */
   hogMs: number;
-  /** The model's path queue: mean time per request, ms, fitted so the model's path carries `path.throughput`. */
-  pathQueueMs: number;
+  /**
+   * The model's path queue (sim/scenarios/degraded.ts fitPath), ms: an exponential time of `meanMs`,
+   * plus a stall of `stallMs` for a `stallShare` of the requests; `fitted` is what the model's healthy
+   * path then showed. Absent when the replicas alone carried no more than `path` (no queue).
+   */
+  pathQueue?: { meanMs: number; stallShare: number; stallMs: number; fitted: { p50: number; p95: number; throughput: number } };
 }
 
 export interface SimVsLabResult {
@@ -134,9 +138,11 @@ export function render(r: SimVsLabResult, color: boolean, caption = machineCapti
     `Fed to the simulation, measured in this run: /fast on a replica ${fmtMs(cal.replicaCpuMs)} on average (app1's own CPU per request; its round trip over one connection: p50 ${fmtMs(cal.direct.p50)}); ` +
       `the path through the balancer to app1 and app2 alone with ${cal.path.connections} connections (p50 ${fmtMs(cal.path.p50)}, p95 ${fmtMs(cal.path.p95)}, ${fmtRate(cal.path.throughput)}); ` +
       `the hog's requests ${cal.hogMs} ms.`,
-    cal.pathQueueMs > 0
-      ? `The model gives each replica a core of its own, and the path outside the replicas (balancer, load generator, kernel, sharing the cores) one queue ` +
-        `of ${fmtMs(cal.pathQueueMs)} a request on average, fitted so that it carries the measured path's ${fmtRate(cal.path.throughput)} (lessons/04-scaling-out.md, experiment 7, says where else they differ).`
+    cal.pathQueue
+      ? `The model gives each replica a core of its own, and the path outside the replicas (balancer, load generator, kernel, sharing the cores) one queue: ` +
+        `${fmtMs(cal.pathQueue.meanMs)} a request on average, plus a stall of ${fmtMs(cal.pathQueue.stallMs)} for ${(cal.pathQueue.stallShare * 100).toFixed(1)} % of them (a process waiting for a core), ` +
+        `fitted so that its healthy path shows the measured one's (model: p50 ${fmtMs(cal.pathQueue.fitted.p50)}, p95 ${fmtMs(cal.pathQueue.fitted.p95)}, ${fmtRate(cal.pathQueue.fitted.throughput)}; ` +
+        `lessons/04-scaling-out.md, experiment 7, says where else they differ).`
       : `The model gives each replica a core of its own; its replicas alone carried no more than the measured path's ${fmtRate(cal.path.throughput)}, so it has no path queue (the replicas were the bottleneck).`,
   ].join('\n');
 }

@@ -45,7 +45,7 @@ const healthy = (): SimVsLabResult => ({
     run('random', 159, 5.5, 152, 468),
     run('power-of-two-choices', 981, 3.6, 10.8, 166),
   ]),
-  calibration: { direct: { p50: 0.18, p95: 0.57, samples: 3369 }, replicaCpuMs: 0.07, path: { p50: 3.4, p95: 9.2, throughput: 1429, connections: 6 }, hogMs: 30, pathQueueMs: 0.62 },
+  calibration: { direct: { p50: 0.18, p95: 0.57, samples: 3369 }, replicaCpuMs: 0.07, path: { p50: 3.4, p95: 9.2, throughput: 1429, connections: 6 }, hogMs: 30, pathQueue: { meanMs: 0.41, stallShare: 0.03, stallMs: 5.8, fitted: { p50: 3.4, p95: 9.1, throughput: 1431 } } },
   seed: 1,
   loop: 'turns',
   simRequests: 100_000,

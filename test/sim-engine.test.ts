@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { REFUSED_MS, simulate, validate, type SimConfig, type SimResult, type TimelineEvent } from '../sim/engine.ts';
-import { exp, fixed } from '../sim/dist.ts';
+import { exp, fixed, meanOf, withStalls } from '../sim/dist.ts';
+import { fitPath } from '../sim/scenarios/degraded.ts';
 import { DEFAULT_HPA } from '../servers/lib/hpa.ts';
 import { PICKERS, type Policy } from '../servers/lib/policies.ts';
 import { failOnWarnings } from './helpers.ts';
@@ -285,6 +286,35 @@ test('a hog blocking one replica: least connections and two choices avoid it, ro
       assert.ok(r[name].latency.p95 * 10 <= r[blind].latency.p95, `${name} p95 ${r[name].latency.p95} vs ${blind} p95 ${r[blind].latency.p95}`);
     }
   }
+});
+
+test('withStalls: the mean is mean + share × stall; a share of 0 is the exponential; bad input is a RangeError', () => {
+  const d = withStalls(0.3, 0.04, 5);
+  assert.ok(Math.abs(meanOf(d) - (0.3 + 0.04 * 5)) < 0.01, `mean ${meanOf(d)}`);
+  assert.ok(d.kind === 'empirical' && d.valuesMs.filter((v) => v > 5).length === 20, 'a stall in 4 % of 500 values');
+  assert.ok(Math.abs(meanOf(withStalls(0.3, 0, 5)) - 0.3) < 0.01);
+  assert.throws(() => withStalls(0.3, 1.5, 5), RangeError);
+  assert.throws(() => withStalls(-1, 0.1, 5), RangeError);
+});
+
+test("fitPath: the model's healthy path shows the target's throughput, p50 and p95 within 10 %; an exponential queue of the same throughput misses the p95", () => {
+  // A lab path measured here (sim-vs-lab --quick): p95 about 4 times p50.
+  const target = { throughput: 2655, p50: 1.6, p95: 6.27 };
+  const fit = fitPath(fixed(0.15), target, 6, { seed: 1 });
+  assert.ok(fit.queue && fit.stallShare > 0 && fit.stallMs > 1, JSON.stringify(fit));
+  for (const k of ['throughput', 'p50', 'p95'] as const) {
+    assert.ok(Math.abs(fit.fitted[k] / target[k] - 1) < 0.1, `${k}: model ${fit.fitted[k]}, target ${target[k]}`);
+  }
+  // The same mean time per request without stalls: the throughput holds, the tail does not.
+  const plain = simulate({ replicas: 2, policy: 'least-connections', clients: { kind: 'closed', count: 6 }, service: fixed(0.15), pathQueue: exp(meanOf(fit.queue)), durationMs: 2500, warmupMs: 500 });
+  assert.ok(Math.abs(plain.throughput / target.throughput - 1) < 0.15, `throughput ${plain.throughput}`);
+  assert.ok(plain.latency.p95 < target.p95 / 1.4, `p95 ${plain.latency.p95} without stalls`);
+});
+
+test('fitPath: no queue when the replicas alone carry no more than the target (they are the bottleneck)', () => {
+  const fit = fitPath(fixed(2), { throughput: 5000, p50: 1, p95: 2 }, 6, { seed: 1 });
+  assert.equal(fit.queue, undefined);
+  assert.ok(fit.fitted.throughput <= 5000);
 });
 
 // --- faults ---------------------------------------------------------------------------------
