@@ -6,13 +6,16 @@
  * gets SIGTERM. Graceful: it drains (stops accepting, finishes its requests, exits). Abrupt: the
  * replicas run with --abrupt and exit at once. Each case is repeated (3 runs; 1 with --quick).
  * The replica's own stop lines give the requests in flight and cut; the balancer's retry lines
- * give the retries.
+ * give the retries. A run during which other programs or other virtual machines took CPU is taken
+ * again (measure/lib/steady.ts): a /fast p99 is a few ms of waiting for a core, and a steal burst
+ * doubled it, which made the two stops look different when only the machine was.
  */
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { STOP_LINE, stopFields } from '../servers/lib/main.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { faultedLoad } from './lib/faulted-load.ts';
+import { measureSteadily } from './lib/steady.ts';
 import { balancerKind, LB_FLAG, type BalancerKind, type Replica } from './lib/topology.ts';
 import { GRACEFUL_SPEC, hints, render, shape, type GracefulResult, type StopCase, type StopMode, type StopRun } from '../results/graceful.ts';
 
@@ -84,7 +87,11 @@ async function run(ctx: RunContext<Options>): Promise<GracefulResult> {
   for (const c of CASES) {
     for (const mode of MODES) {
       const runs: StopRun[] = [];
-      for (let i = 0; i < ctx.options.runs; i++) runs.push(await stopOnce(ctx, c.route, c.connections, mode, `${++n}/${total} ${c.route} ${mode}`));
+      for (let i = 0; i < ctx.options.runs; i++) {
+        const label = `${++n}/${total} ${c.route} ${mode}`;
+        const { value, busyCores } = await measureSteadily(label, () => stopOnce(ctx, c.route, c.connections, mode, label), { progress: ctx.progress });
+        runs.push({ ...value, ...(busyCores !== undefined ? { busyCores } : {}) });
+      }
       cases.push({ ...c, mode, runs });
     }
   }
