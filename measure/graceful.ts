@@ -75,6 +75,7 @@ async function stopOnce(ctx: RunContext<Options>, route: string, connections: nu
     retried: retries.total,
     clientErrors: load.counts.non2xx + load.counts.errors,
     p99: load.latency.p99,
+    mean: load.latency.mean,
     max: load.latency.max,
     requests: load.counts.completed,
   };

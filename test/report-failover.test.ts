@@ -89,7 +89,7 @@ test('failover: each rule fails on a result that breaks it', () => {
   assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'post-during-kill', lost))), ['post-during-kill  201s-stored-exactly-once  all']);
 });
 
-const stop = (over: Partial<StopRun> = {}): StopRun => ({ inFlight: 1, cut: 0, retried: 2, clientErrors: 0, p99: 10, max: 30, requests: 9000, ...over });
+const stop = (over: Partial<StopRun> = {}): StopRun => ({ inFlight: 1, cut: 0, retried: 2, clientErrors: 0, p99: 10, mean: 1, max: 30, requests: 9000, ...over });
 
 const graceful = (): GracefulResult => ({
   machine: MACHINE,
@@ -99,7 +99,7 @@ const graceful = (): GracefulResult => ({
   stopAtS: 1,
   cases: [
     { key: 'fast', route: '/fast', connections: 8, mode: 'graceful', runs: [stop()] },
-    { key: 'fast', route: '/fast', connections: 8, mode: 'abrupt', runs: [stop({ cut: 1, p99: 12 })] },
+    { key: 'fast', route: '/fast', connections: 8, mode: 'abrupt', runs: [stop({ cut: 1, p99: 12, mean: 1.1 })] },
     { key: 'slow-500ms', route: '/slow-async?ms=500', connections: 24, mode: 'graceful', runs: [stop({ inFlight: 8, p99: 522, max: 524, requests: 140 })] },
     { key: 'slow-500ms', route: '/slow-async?ms=500', connections: 24, mode: 'abrupt', runs: [stop({ inFlight: 8, cut: 8, retried: 8, p99: 1029, max: 1032, requests: 140 })] },
   ],
@@ -122,10 +122,20 @@ test('graceful: each rule fails on a result that breaks it', () => {
     'slow-500ms  abrupt  requests-cut  some',
     'slow-500ms  abrupt-p99-vs-graceful  clearly-worse',
   ]);
-  assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'fast', 'abrupt', { p99: 200 }))), ['fast  abrupt-p99-vs-graceful  within-noise']);
-  // twice the graceful p99 is no longer noise (it passed when the factor was 3)
-  assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'fast', 'abrupt', { p99: 20 }))), ['fast  abrupt-p99-vs-graceful  within-noise']);
-  assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'fast', 'abrupt', { p99: 15 }))), [], '1.5x still is');
+  // Short requests: each stop's p99 is judged in units of its own run's mean latency (10 and 10.9 here).
+  const fastWorse = ['fast  abrupt-p99-vs-graceful  within-noise'];
+  assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'fast', 'abrupt', { p99: 200, mean: 1.2 }))), fastWorse);
+  // twice graceful's is no longer noise (it passed when the factor was 3)
+  assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'fast', 'abrupt', { p99: 22, mean: 1.1 }))), fastWorse);
+  assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'fast', 'abrupt', { p99: 15.4, mean: 1.1 }))), [], '1.4x still is');
+  // The same raw p99s, but abrupt's run went at twice the pace: its stop cost it twice as much.
+  assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'fast', 'abrupt', { p99: 10, mean: 0.5 }))), fastWorse);
+  // A run 1.6x slower throughout (mean and p99 alike) is that run's pace, not its stop's cost.
+  assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'fast', 'abrupt', { p99: 16, mean: 1.6 }))), []);
+  // Without a mean (the simulation's runs), the raw p99s compare.
+  const raw = (x: GracefulResult) => ({ ...x, cases: x.cases.map((c) => ({ ...c, runs: c.runs.map(({ mean: _, ...rest }) => rest) })) });
+  assert.deepEqual(failedLines(expected, gracefulShape(raw(withCase(graceful(), 'fast', 'abrupt', { p99: 16 })))), fastWorse);
+  assert.deepEqual(failedLines(expected, gracefulShape(raw(graceful()))), []);
   assert.deepEqual(failedLines(expected, gracefulShape(withCase(graceful(), 'fast', 'graceful', { clientErrors: 3 }))), ['all-stops  client-errors  none']);
 });
 

@@ -44,7 +44,7 @@ export const graceful: Scenario = {
           });
           sims.push(s);
           const victim = s.replicas[GRACEFUL_SPEC.replicas - 1]!;
-          return { inFlight: victim.inFlightAtFault ?? 0, cut: victim.cut, retried: s.counts.retried, clientErrors: s.counts.failed, p99: s.latency.p99, max: s.latency.max, requests: s.counts.completed };
+          return { inFlight: victim.inFlightAtFault ?? 0, cut: victim.cut, retried: s.counts.retried, clientErrors: s.counts.failed, p99: s.latency.p99, mean: s.latency.mean, max: s.latency.max, requests: s.counts.completed };
         });
         cases.push({ key: c.key, route: c.route, connections: c.connections, mode, runs });
       }
