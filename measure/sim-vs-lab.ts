@@ -12,9 +12,9 @@
  * healthy path shows the throughput, p50 and p95 the lab's path did (fitPath).
  *
  * Always through the kit's own balancer, whose code the model runs, even under
- * `LB=nginx make lesson-4`. (Through nginx, measured here, round robin's p95 was 280-470 ms against
- * the model's 155 ms and the built-in balancer's 155-190 ms: nginx balances and handles upstream
- * connections with its own code, which the model does not run.)
+ * `LB=nginx make lesson-4`: nginx balances and handles upstream connections with its own code,
+ * which the model does not run (with half-second slices its round robin p95 was 460-570 ms here,
+ * against the model's 155 ms; lessons/04-scaling-out.md, experiment 7).
  */
 import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
