@@ -8,7 +8,7 @@
  */
 import { defineCommand } from '../lib/cli.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { median } from '../results/latency.ts';
+import { createLatencyHistogram, median, summarize } from '../results/latency.ts';
 import { runLoad } from './lib/load.ts';
 import { measureSteadily } from './lib/steady.ts';
 import { probeOk } from './lib/probe.ts';
@@ -19,6 +19,8 @@ import { COST_FLAG, heavyCost, SWEEP_COST } from './lib/costs.ts';
 import { caveats, hints, notShown, render, shape, type PoolResult, type PoolWaitBlock, type SweepStep } from '../results/pool.ts';
 
 const HEAVY_IN_FLIGHT = 4;
+/** Rounds of the throughput sweep: each step gets stepS / SWEEP_ROUNDS s per round. */
+const SWEEP_ROUNDS = 2;
 
 const command = defineCommand({
   usage: 'npx tsx measure/pool.ts [flags]',
@@ -84,13 +86,36 @@ async function throughputSweep(ctx: RunContext<Options>): Promise<PoolResult['sw
   for (let round = 0; round < 2; round++) {
     await Promise.all(Array.from({ length: threadPoolSize }, () => probeOk(`${server.url}/member/verify-pooled`)));
   }
-  const steps: SweepStep[] = [];
-  for (const c of connections) {
-    const label = `(b) /member/verify-pooled with ${c} connection(s) for ${stepS} s`;
-    progress.step(label);
-    const { value: r } = await measureSteadily(label, () => runLoad({ url: `${server.url}/member/verify-pooled`, connections: c, durationS: stepS }), { progress });
-    steps.push({ connections: c, throughput: r.throughput, p50: r.latency.p50, p95: r.latency.p95, p99: r.latency.p99, completed: r.counts.completed, errors: r.counts.errors + r.counts.non2xx, generatorCpu: r.generatorCpu });
+  // The steps take turns: 1 s of each per round, in ascending then descending order, so a stretch
+  // in which the machine ran slower weighs on every step alike. Measured sequentially, steal of
+  // 0.18 cores over the first two steps (66 ms a request where quiet runs take 43-58) and none in
+  // the last made 4 connections look 1.34x the 2-connection step, past "flat" (1 run of 21).
+  const tally = new Map(connections.map((c) => [c, { histogram: createLatencyHistogram(), completed: 0, seconds: 0, errors: 0, generatorCpu: 0 }]));
+  for (let round = 0; round < SWEEP_ROUNDS; round++) {
+    for (const c of round % 2 === 0 ? connections : [...connections].reverse()) {
+      const label = `(b) round ${round + 1} of ${SWEEP_ROUNDS}: /member/verify-pooled with ${c} connection(s) for ${stepS / SWEEP_ROUNDS} s`;
+      progress.step(label);
+      const t = tally.get(c)!;
+      const slice = createLatencyHistogram();
+      const { value: r } = await measureSteadily(label, async () => {
+        slice.reset();
+        const load = await runLoad({ url: `${server.url}/member/verify-pooled`, connections: c, durationS: stepS / SWEEP_ROUNDS, settleS: 0, settledInto: slice });
+        // Requests the load generator left unanswered still run on the pool; the next slice starts on an idle one.
+        await pollUntil('the pool to finish the last slice\'s requests', async () => ((await probeOk(`${server.url}/stats`)).body.pooledInFlight === 0 ? true : undefined), 10_000);
+        return load;
+      }, { progress });
+      t.histogram.add(slice);
+      t.completed += r.counts.completed;
+      t.seconds += r.durationS;
+      t.errors += r.counts.errors + r.counts.non2xx;
+      t.generatorCpu = Math.max(t.generatorCpu, r.generatorCpu);
+    }
   }
+  const steps: SweepStep[] = connections.map((c) => {
+    const t = tally.get(c)!;
+    const l = summarize(t.histogram);
+    return { connections: c, throughput: Math.round((t.completed / t.seconds) * 10) / 10, p50: l.p50, p95: l.p95, p99: l.p99, completed: t.completed, errors: t.errors, generatorCpu: t.generatorCpu };
+  });
   await lab.stop(server);
   return { cost: formatCost(parseCost(options.sweepCost)), threadPoolSize, stepS, steps };
 }

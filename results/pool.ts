@@ -141,7 +141,7 @@ export function render(r: PoolResult, color: boolean, caption = machineCaption(r
     `A request ${c.red('waited for a thread')} when it took at least half of a heavy request's time with the pool full ` +
       `(${fmtMs(r.heavyReferenceMs)}); at once means within ${AT_ONCE_FACTOR}× its own time with nothing else running (the idle columns).`,
     '',
-    c.bold(`Lesson 3 · pool (b): throughput of /member/verify-pooled by connections (${r.sweep.stepS} s each)`),
+    c.bold(`Lesson 3 · pool (b): throughput of /member/verify-pooled by connections (${r.sweep.stepS} s each, the steps taking turns in 1 s slices)`),
     c.dim(`cost ${r.sweep.cost}, UV_THREADPOOL_SIZE=${r.sweep.threadPoolSize} so only the cores limit it · ${caption}`),
     sweep.toString(),
   ].join('\n');
