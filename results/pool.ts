@@ -14,7 +14,7 @@ export interface PoolWaitBlock {
   heavyInFlight: number;
   /** /member/verify-light (small pooled scrypt), ms. */
   lightMs: number;
-  /** /books (event loop only), ms. */
+  /** /books (event loop only) with the pool full, ms: the median of 3 in a row. */
   booksMs: number;
   /** Durations of the heavy requests, ms; empty when they were abandoned once the light ones answered. */
   heavyMs: number[];
