@@ -38,6 +38,15 @@ export interface LoadOptions {
   settleS?: number;
   /** With `settleS`: also record the settled responses here (to merge several runs into one histogram). */
   settledInto?: LatencyHistogram;
+  /**
+   * With `settleS`: the settled part also waits until every connection has had its first answer,
+   * and then lasts `settledS` seconds (the run stops; `durationS` stays the upper bound). New
+   * connections to a busy process wait to be accepted: libuv accepts one connection per event loop
+   * iteration (libuv PR #3696; measured on Node 20 to 26), so on a CPU-bound route the k-th of N new
+   * connections gets its first answer after about k turns of the ones before it, N²/2 requests'
+   * time in all (0.7 s for 16 connections to a 5 ms route here, 11 s for 64).
+   */
+  settledS?: number;
   /** Also return this many evenly spaced latency quantiles (`quantilesMs`), e.g. 1000 for the simulator. */
   quantiles?: number;
   /** Called after every response with the number of responses so far (e.g. to act halfway through). */
@@ -97,6 +106,7 @@ export function runLoad(opts: LoadOptions): Promise<LoadResult> {
  */
 export function startLoad(opts: LoadOptions): RunningLoad {
   assertLoopback(new URL(opts.url));
+  if (opts.settledS !== undefined && opts.settleS === undefined) throw new KitError('KIT_ERR_USAGE', 'settledS needs settleS');
   if (!(opts.durationS > 0 && opts.durationS <= 120)) {
     throw new KitError('KIT_ERR_USAGE', `a load run lasts from 0 to 120 s; got ${opts.durationS}`);
   }
@@ -126,14 +136,10 @@ export function startLoad(opts: LoadOptions): RunningLoad {
   };
   const slow: SlowResponses | undefined = opts.slowMs === undefined ? undefined : { thresholdMs: opts.slowMs, count: 0, latenciesMs: [] };
   let responses = 0;
-  const settledH = opts.settleS === undefined ? undefined : createLatencyHistogram();
-  const settleAt = started + (opts.settleS ?? 0) * 1000;
-  instance.on('response', (_client: unknown, status: number, _bytes: number, responseTime: number) => {
+  const settled = opts.settleS === undefined ? undefined : settledPart(opts, started, () => instance.stop());
+  instance.on('response', (client: unknown, status: number, _bytes: number, responseTime: number) => {
     recordMs(histogram, responseTime);
-    if (settledH && performance.now() >= settleAt) {
-      recordMs(settledH, responseTime);
-      if (opts.settledInto) recordMs(opts.settledInto, responseTime);
-    }
+    settled?.record(client, responseTime);
     opts.onResponse?.(++responses);
     if (opts.timeline) {
       const b = bucket();
@@ -158,16 +164,41 @@ export function startLoad(opts: LoadOptions): RunningLoad {
   const result = finish(instance, opts, histogram, cpuBefore, started).then((r) => {
     const t = timeline();
     if (slow) slow.latenciesMs.sort((a, b) => a - b);
-    const settled = settledH
-      ? (() => {
-          const span = Math.max(0.001, (performance.now() - settleAt) / 1000);
-          return { completed: settledH.totalCount, durationS: span, throughput: Math.round((settledH.totalCount / span) * 10) / 10, latency: summarize(settledH) };
-        })()
-      : undefined;
+    const s = settled?.summary();
     const q = opts.quantiles ? quantilesMs(histogram, opts.quantiles) : undefined;
-    return { ...r, ...(t ? { timeline: t } : {}), ...(slow ? { slow } : {}), ...(settled ? { settled } : {}), ...(q ? { quantilesMs: q } : {}) };
+    return { ...r, ...(t ? { timeline: t } : {}), ...(slow ? { slow } : {}), ...(s ? { settled: s } : {}), ...(q ? { quantilesMs: q } : {}) };
   });
   return { stop: () => instance.stop(), result };
+}
+
+/**
+ * The settled part of a run (`settleS`, `settledS`): records the responses that complete inside
+ * it, and with `settledS` starts it at the first moment every connection has been answered (but
+ * not before `settleS`) and stops the run `settledS` later.
+ */
+function settledPart(opts: LoadOptions, started: number, stop: () => void) {
+  const h = createLatencyHistogram();
+  const earliest = started + (opts.settleS ?? 0) * 1000;
+  const answered = opts.settledS === undefined ? undefined : new Set<unknown>();
+  let from = answered ? Infinity : earliest;
+  return {
+    record(client: unknown, ms: number): void {
+      if (answered && from === Infinity) {
+        answered.add(client);
+        if (answered.size < opts.connections) return;
+        from = Math.max(earliest, performance.now());
+        setTimeout(stop, from + opts.settledS! * 1000 - performance.now()).unref();
+      } else if (performance.now() >= from) {
+        recordMs(h, ms);
+        if (opts.settledInto) recordMs(opts.settledInto, ms);
+      }
+    },
+    /** Empty (0 completed over 0.001 s) when not every connection was answered. */
+    summary(): NonNullable<LoadResult['settled']> {
+      const span = from === Infinity ? 0.001 : Math.max(0.001, (performance.now() - from) / 1000);
+      return { completed: h.totalCount, durationS: span, throughput: Math.round((h.totalCount / span) * 10) / 10, latency: summarize(h) };
+    },
+  };
 }
 
 async function finish(
