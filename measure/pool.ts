@@ -8,7 +8,8 @@
  */
 import { defineCommand } from '../lib/cli.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { createLatencyHistogram, median, summarize } from '../results/latency.ts';
+import { createLatencyHistogram, median } from '../results/latency.ts';
+import { addSlice, newTally, sliceOf, summarizeTally, turnOrder } from './lib/tally.ts';
 import { runLoad } from './lib/load.ts';
 import { measureSteadily } from './lib/steady.ts';
 import { probeOk } from './lib/probe.ts';
@@ -99,31 +100,25 @@ async function throughputSweep(ctx: RunContext<Options>): Promise<PoolResult['sw
   // in which the machine ran slower weighs on every step alike. Measured sequentially, steal of
   // 0.18 cores over the first two steps (66 ms a request where quiet runs take 43-58) and none in
   // the last made 4 connections look 1.34x the 2-connection step, past "flat" (1 run of 21).
-  const tally = new Map(connections.map((c) => [c, { histogram: createLatencyHistogram(), completed: 0, seconds: 0, errors: 0, generatorCpu: 0 }]));
+  const tallies = new Map(connections.map((c) => [c, newTally()]));
   for (let round = 0; round < SWEEP_ROUNDS; round++) {
-    for (const c of round % 2 === 0 ? connections : [...connections].reverse()) {
+    for (const c of turnOrder(connections, round)) {
       const label = `(b) round ${round + 1} of ${SWEEP_ROUNDS}: /member/verify-pooled with ${c} connection(s) for ${stepS / SWEEP_ROUNDS} s`;
       progress.step(label);
-      const t = tally.get(c)!;
-      const slice = createLatencyHistogram();
-      const { value: r } = await measureSteadily(label, async () => {
-        slice.reset();
-        const load = await runLoad({ url: `${server.url}/member/verify-pooled`, connections: c, durationS: stepS / SWEEP_ROUNDS, settleS: 0, settledInto: slice });
+      const { value: slice } = await measureSteadily(label, async () => {
+        const histogram = createLatencyHistogram();
+        const load = await runLoad({ url: `${server.url}/member/verify-pooled`, connections: c, durationS: stepS / SWEEP_ROUNDS, settleS: 0, settledInto: histogram });
         // Requests the load generator left unanswered still run on the pool; the next slice starts on an idle one.
         await pollUntil('the pool to finish the last slice\'s requests', async () => ((await probeOk(`${server.url}/stats`)).body.pooledInFlight === 0 ? true : undefined), 10_000);
-        return load;
+        return sliceOf(load, histogram);
       }, { progress });
-      t.histogram.add(slice);
-      t.completed += r.counts.completed;
-      t.seconds += r.durationS;
-      t.errors += r.counts.errors + r.counts.non2xx;
-      t.generatorCpu = Math.max(t.generatorCpu, r.generatorCpu);
+      addSlice(tallies.get(c)!, slice);
     }
   }
   const steps: SweepStep[] = connections.map((c) => {
-    const t = tally.get(c)!;
-    const l = summarize(t.histogram);
-    return { connections: c, throughput: Math.round((t.completed / t.seconds) * 10) / 10, p50: l.p50, p95: l.p95, p99: l.p99, completed: t.completed, errors: t.errors, generatorCpu: t.generatorCpu };
+    const t = tallies.get(c)!;
+    const { throughput, latency: l } = summarizeTally(t);
+    return { connections: c, throughput, p50: l.p50, p95: l.p95, p99: l.p99, completed: t.completed, errors: t.errors, generatorCpu: t.generatorCpu };
   });
   await lab.stop(server);
   return { cost: formatCost(parseCost(options.sweepCost)), threadPoolSize, stepS, steps };

@@ -18,7 +18,8 @@
  */
 import { POLICIES, type Policy } from '../../servers/lib/policies.ts';
 import type { RunContext } from './experiment.ts';
-import { createLatencyHistogram, quantilesMs, summarize, type LatencyHistogram, type LatencySummary } from '../../results/latency.ts';
+import { createLatencyHistogram, quantilesMs, type LatencySummary } from '../../results/latency.ts';
+import { addSlice, newTally, sliceOf, summarizeTally, type Tally } from './tally.ts';
 import type { ServerProcess } from './launch.ts';
 import { performance } from 'node:perf_hooks';
 import { runLoad, startLoad } from './load.ts';
@@ -56,13 +57,8 @@ export interface PathMeasurement {
   quantilesMs: number[];
 }
 
-/** What one slice measured, and (summed over the kept rounds) a slot's tally. */
-interface SlicePart {
-  histogram: LatencyHistogram;
-  completed: number;
-  seconds: number;
-  errors: number;
-  generatorCpu: number;
+/** What one slice measured, and (summed over the kept rounds) a slot's tally; with the requests each replica served. */
+interface SlicePart extends Tally {
   perReplica: Record<string, number>;
 }
 
@@ -78,7 +74,7 @@ interface Slot extends SlicePart {
 }
 
 function newSlot(name: string, replicas: Replica[], url: () => string, enter = async () => {}, leave = async () => {}): Slot {
-  return { name, url, enter, leave, histogram: createLatencyHistogram(), completed: 0, seconds: 0, errors: 0, generatorCpu: 0, perReplica: Object.fromEntries(replicas.map((r) => [r.name, 0])) };
+  return { name, url, enter, leave, ...newTally(), perReplica: Object.fromEntries(replicas.map((r) => [r.name, 0])) };
 }
 
 /** The slots in round `k`'s order: the list rotated by k, so no policy always follows the same one. */
@@ -96,22 +92,11 @@ async function measureSlice(slot: Slot, replicas: Replica[], durationS: number):
   const r = await runLoad({ url: `${slot.url()}/fast`, connections: CONNECTIONS, durationS: SETTLE_S + durationS, settleS: SETTLE_S, settledInto: histogram });
   const [before, after] = [await counted, await servedByReplica(replicas, '/fast')];
   await slot.leave();
-  return {
-    histogram,
-    completed: r.settled!.completed,
-    seconds: r.settled!.durationS,
-    errors: r.counts.errors + r.counts.non2xx,
-    generatorCpu: r.generatorCpu,
-    perReplica: Object.fromEntries(replicas.map((rep) => [rep.name, after[rep.name]! - before[rep.name]!])),
-  };
+  return { ...sliceOf(r, histogram), perReplica: Object.fromEntries(replicas.map((rep) => [rep.name, after[rep.name]! - before[rep.name]!])) };
 }
 
 function addPart(slot: Slot, part: SlicePart): void {
-  slot.histogram.add(part.histogram);
-  slot.completed += part.completed;
-  slot.seconds += part.seconds;
-  slot.errors += part.errors;
-  slot.generatorCpu = Math.max(slot.generatorCpu, part.generatorCpu);
+  addSlice(slot, part);
   for (const name of Object.keys(slot.perReplica)) slot.perReplica[name]! += part.perReplica[name] ?? 0;
 }
 
@@ -216,12 +201,11 @@ export async function runDegraded<C = undefined>(
       : undefined;
     const all = pathSlot ? [...policySlots, pathSlot] : policySlots;
     await measureRounds(all, replicas, rounds, durationS, progress);
-    const throughput = (s: Slot) => Math.round((s.completed / Math.max(s.seconds, 0.001)) * 10) / 10;
     const policies: PolicyRun[] = policySlots.map((s) => {
-      const l = summarize(s.histogram);
-      return { policy: s.name, throughput: throughput(s), p50: l.p50, p95: l.p95, p99: l.p99, errors: s.errors, perReplica: s.perReplica, generatorCpu: s.generatorCpu };
+      const { throughput, latency: l } = summarizeTally(s);
+      return { policy: s.name, throughput, p50: l.p50, p95: l.p95, p99: l.p99, errors: s.errors, perReplica: s.perReplica, generatorCpu: s.generatorCpu };
     });
-    const path = pathSlot ? { latency: summarize(pathSlot.histogram), throughput: throughput(pathSlot), quantilesMs: quantilesMs(pathSlot.histogram, 1000) } : undefined;
+    const path = pathSlot ? { ...summarizeTally(pathSlot), quantilesMs: quantilesMs(pathSlot.histogram, 1000) } : undefined;
     const calibration = extra.calibrate ? await extra.calibrate(replicas) : undefined;
     const result: DegradedResult = {
       machine,
