@@ -32,7 +32,7 @@ const command = defineCommand({
   usage: 'npx tsx measure/sim-vs-lab.ts [flags]',
   summary:
     'Runs the degraded-replica experiment live, measures the service times it saw, simulates the same scenario with them, and prints both side by side: ' +
-    'do the lab and the model order the policies the same way, and how far apart are their round-robin/least-connections p95 ratios?',
+    'do the lab and the model order the policies the same way, and does the model predict round robin\'s p95 behind the blocked replica?',
   flags: {
     ...COMMON_FLAGS,
     runs: { type: 'string', valueName: 'n', description: `rounds: each policy (and the path) is measured once per round, interleaved (default ${ROUNDS.full}; --quick ${ROUNDS.quick})` },

@@ -46,7 +46,15 @@ export interface SimVsLabResult {
  * runs. A difference the model may miss by 2x (RATIO_FACTOR) is no order to hold it to.
  */
 export const TIE_FACTOR = 2;
-/** "Within a factor of 2": the round-robin/least-connections p95 ratios of lab and simulation. */
+/**
+ * "Within a factor of 2": round robin's p95 in the lab and in the simulation, the wait behind the
+ * blocked replica's hog that the model predicts from the hog's turns. It is not the
+ * round-robin/least-connections ratio: least connections' p95 is a few ms of the healthy path,
+ * and its lab slices and the path's calibration slices catch the machine's stalls independently.
+ * In 29 runs here least connections' lab p95 came out 0.5-1.8x its own run's healthy path p95,
+ * which no model fed that path can know, and that ratio check failed 1 run in 29 (lab 96x, model
+ * 47x); round robin's p95, lab over model, was 0.89-1.24x in the 11 of them with this model.
+ */
 export const RATIO_FACTOR = 2;
 
 /** Whether `sim` orders the policies as `lab` does, ignoring pairs tied in the lab. Pure. */
@@ -72,14 +80,14 @@ export function rrOverLc(r: DegradedResult): number | undefined {
 }
 
 export function shape(r: SimVsLabResult): string[] {
-  const labRatio = rrOverLc(r.lab);
-  const simRatio = rrOverLc(r.sim);
-  const apart = labRatio && simRatio ? Math.max(labRatio / simRatio, simRatio / labRatio) : Infinity;
+  const labRr = find(r.lab, 'round-robin')?.p95;
+  const simRr = find(r.sim, 'round-robin')?.p95;
+  const apart = labRr && simRr ? Math.max(labRr / simRr, simRr / labRr) : Infinity;
   return [
     line('policies-by-p95', 'lab-vs-sim', sameOrder(by(r.lab, (p) => p.p95), by(r.sim, (p) => p.p95)) ? 'same-order' : 'different-order'),
     // Higher throughput first: order by its inverse so "a ≥ 1.5 × b" reads the same way.
     line('policies-by-throughput', 'lab-vs-sim', sameOrder(by(r.lab, (p) => 1 / Math.max(p.throughput, 1e-9)), by(r.sim, (p) => 1 / Math.max(p.throughput, 1e-9))) ? 'same-order' : 'different-order'),
-    line('round-robin-p95-over-least-connections', 'lab-vs-sim', apart <= RATIO_FACTOR ? 'within-2x' : 'more-than-2x-apart'),
+    line('round-robin-p95', 'lab-vs-sim', apart <= RATIO_FACTOR ? 'within-2x' : 'more-than-2x-apart'),
     line('lab', 'errors', r.lab.policies.every((p) => p.errors === 0) ? 'none' : 'some'),
   ];
 }
@@ -88,8 +96,8 @@ export const hints: Record<string, string> = {
   'policies-by-p95':
     'the model should rank the policies as the lab does; a different order means a lab run was disturbed (see the lab column) or the calibration measured something else',
   'policies-by-throughput': 'least connections and two choices should beat round robin and random on throughput in both columns',
-  'round-robin-p95-over-least-connections':
-    'the model predicts round robin from the hog\'s turns and least connections from the measured path (the calibration line); a ratio far off means one of them differs: compare the p95 columns',
+  'round-robin-p95':
+    'the model predicts round robin\'s wait behind the hog from the hog\'s requests and the event loop\'s turns; far off means the blocked replica behaved otherwise in the lab (compare its share columns) or the model\'s loop is not the lab\'s',
   lab: 'nothing should fail in the lab run: errors mean a replica or the balancer broke',
 };
 
