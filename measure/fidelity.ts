@@ -5,7 +5,8 @@
  * per round, so a noisy minute does not land on one experiment only), each as its own process with
  * `--json`, and counts per experiment how many runs held and which lines failed how often. Every
  * run's JSON is kept in `--out` for a closer look; `summary.json` there holds the tally.
- * Exit 0 when every run held, 1 when one did not, 2 on a usage error, 130 when interrupted.
+ * Exit 0 when every run held, 1 when one did not, 2 on a usage error, 130 when interrupted; a run
+ * that stopped on a setup error (lib/fidelity.ts SETUP_ERRORS) ends it at once with that error.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -21,7 +22,7 @@ import { expectedFile, ROOT } from './lib/paths.ts';
 import { Progress } from './lib/progress.ts';
 import { SignalRelay } from './lib/relay.ts';
 import { readExpected } from './lib/expected.ts';
-import { newTally, tallyRun, type Outcome, type Tally } from './lib/fidelity.ts';
+import { newTally, setupError, tallyRun, type Outcome, type Tally } from './lib/fidelity.ts';
 
 const ALL = LESSONS.flatMap((l) => l.experiments);
 
@@ -101,6 +102,12 @@ export async function main(argv: string[], io: Io): Promise<number> {
       const secs = (performance.now() - t0) / 1000;
       writeFileSync(path.join(dir, `${name}-${String(round).padStart(2, '0')}.json`), outcome.stdout);
       if (outcome.stdout.trim() === '') writeFileSync(path.join(dir, `${name}-${String(round).padStart(2, '0')}.stderr.txt`), outcome.stderr);
+      const setup = setupError(outcome);
+      if (setup) {
+        progress.done();
+        relay.dispose();
+        throw new KitError(setup.code, `${name} (round ${round}) stopped before measuring anything, and every run would: ${setup.message}`);
+      }
       const before = t.held;
       tallyRun(t, expected.get(name)!, outcome, secs);
       if (t.held === before) progress.note(`round ${round}: ${name} did not hold (${path.join(dir, `${name}-${String(round).padStart(2, '0')}.json`)})`);

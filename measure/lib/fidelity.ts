@@ -24,6 +24,21 @@ export interface Outcome {
   stderr: string;
 }
 
+/**
+ * Errors that say this machine cannot run the kit as installed (a native module built for another
+ * Node, a Node too old): every later run would fail the same way, so fidelity stops at the first.
+ */
+export const SETUP_ERRORS = ['KIT_ERR_NATIVE_BUILD', 'KIT_ERR_NODE_TOO_OLD'] as const;
+
+/** The run's setup error (its code and message, from the coded `error KIT_ERR_…: …` line on stderr), if it stopped on one. */
+export function setupError(outcome: Outcome): { code: (typeof SETUP_ERRORS)[number]; message: string } | undefined {
+  for (const l of outcome.stderr.split('\n')) {
+    const m = /^error (KIT_ERR_[A-Z_]+): (.*)$/.exec(l.trim());
+    if (m && (SETUP_ERRORS as readonly string[]).includes(m[1]!)) return { code: m[1] as (typeof SETUP_ERRORS)[number], message: m[2]! };
+  }
+  return undefined;
+}
+
 /** A tally with nothing counted yet. */
 export function newTally(): Tally {
   return { runs: 0, held: 0, errors: 0, failed: {}, seconds: [], busy: 0, busyNotHeld: 0 };
