@@ -12,7 +12,7 @@ import { KitError } from '../lib/errors.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { runLoad } from './lib/load.ts';
 import { measureSteadily } from './lib/steady.ts';
-import { addSlice, newTally, sliceOf, summarizeTally, turnOrder } from './lib/tally.ts';
+import { addSlice, newLoadTally, sliceOf, summarizeLoadTally, turnOrder } from './lib/tally.ts';
 import { createLatencyHistogram } from '../results/latency.ts';
 import { startReplicas } from './lib/topology.ts';
 import { caveats, hints, render, shape, type CeilingResult, type RouteSweep } from '../results/ceiling.ts';
@@ -64,7 +64,7 @@ async function run({ lab, progress, quick, machine, port }: RunContext<Record<st
     progress.step(`${sweep.name}: warming up`);
     await runLoad({ url, connections: 8, durationS: 0.5 });
     const connections = CONNECTIONS[sweep.name];
-    const tallies = new Map(connections.map((c) => [c, newTally()]));
+    const tallies = new Map(connections.map((c) => [c, newLoadTally()]));
     for (let round = 0; round < ROUNDS; round++) {
       for (const n of turnOrder(connections, round)) {
         const label = `${sweep.name}: round ${round + 1} of ${ROUNDS}, ${n} connection(s) for ${sliceS} s`;
@@ -82,7 +82,7 @@ async function run({ lab, progress, quick, machine, port }: RunContext<Record<st
     }
     for (const n of connections) {
       const t = tallies.get(n)!;
-      const { throughput, latency } = summarizeTally(t);
+      const { throughput, latency } = summarizeLoadTally(t);
       sweep.steps.push({ connections: n, throughput, p50: latency.p50, p95: latency.p95, p99: latency.p99, mean: latency.mean, errors: t.errors, generatorCpu: t.generatorCpu });
     }
   }

@@ -9,7 +9,7 @@
 import { defineCommand } from '../lib/cli.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { createLatencyHistogram, median } from '../results/latency.ts';
-import { addSlice, newTally, sliceOf, summarizeTally, turnOrder } from './lib/tally.ts';
+import { addSlice, newLoadTally, sliceOf, summarizeLoadTally, turnOrder } from './lib/tally.ts';
 import { runLoad } from './lib/load.ts';
 import { measureSteadily } from './lib/steady.ts';
 import { probeOk } from './lib/probe.ts';
@@ -100,7 +100,7 @@ async function throughputSweep(ctx: RunContext<Options>): Promise<PoolResult['sw
   // in which the machine ran slower weighs on every step alike. Measured sequentially, steal of
   // 0.18 cores over the first two steps (66 ms a request where quiet runs take 43-58) and none in
   // the last made 4 connections look 1.34x the 2-connection step, past "flat" (1 run of 21).
-  const tallies = new Map(connections.map((c) => [c, newTally()]));
+  const tallies = new Map(connections.map((c) => [c, newLoadTally()]));
   for (let round = 0; round < SWEEP_ROUNDS; round++) {
     for (const c of turnOrder(connections, round)) {
       const label = `(b) round ${round + 1} of ${SWEEP_ROUNDS}: /member/verify-pooled with ${c} connection(s) for ${stepS / SWEEP_ROUNDS} s`;
@@ -117,7 +117,7 @@ async function throughputSweep(ctx: RunContext<Options>): Promise<PoolResult['sw
   }
   const steps: SweepStep[] = connections.map((c) => {
     const t = tallies.get(c)!;
-    const { throughput, latency: l } = summarizeTally(t);
+    const { throughput, latency: l } = summarizeLoadTally(t);
     return { connections: c, throughput, p50: l.p50, p95: l.p95, p99: l.p99, completed: t.completed, errors: t.errors, generatorCpu: t.generatorCpu };
   });
   await lab.stop(server);

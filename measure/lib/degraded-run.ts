@@ -19,7 +19,7 @@
 import { POLICIES, type Policy } from '../../servers/lib/policies.ts';
 import type { RunContext } from './experiment.ts';
 import { createLatencyHistogram, quantilesMs, type LatencySummary } from '../../results/latency.ts';
-import { addSlice, newTally, sliceOf, summarizeTally, type Tally } from './tally.ts';
+import { addSlice, newLoadTally, sliceOf, summarizeLoadTally, type LoadTally } from './tally.ts';
 import type { ServerProcess } from './launch.ts';
 import { performance } from 'node:perf_hooks';
 import { runLoad, startLoad } from './load.ts';
@@ -58,7 +58,7 @@ export interface PathMeasurement {
 }
 
 /** What one slice measured, and (summed over the kept rounds) a slot's tally; with the requests each replica served. */
-interface SlicePart extends Tally {
+interface SlicePart extends LoadTally {
   perReplica: Record<string, number>;
 }
 
@@ -74,7 +74,7 @@ interface Slot extends SlicePart {
 }
 
 function newSlot(name: string, replicas: Replica[], url: () => string, enter = async () => {}, leave = async () => {}): Slot {
-  return { name, url, enter, leave, ...newTally(), perReplica: Object.fromEntries(replicas.map((r) => [r.name, 0])) };
+  return { name, url, enter, leave, ...newLoadTally(), perReplica: Object.fromEntries(replicas.map((r) => [r.name, 0])) };
 }
 
 /** The slots in round `k`'s order: the list rotated by k, so no policy always follows the same one. */
@@ -202,10 +202,10 @@ export async function runDegraded<C = undefined>(
     const all = pathSlot ? [...policySlots, pathSlot] : policySlots;
     await measureRounds(all, replicas, rounds, durationS, progress);
     const policies: PolicyRun[] = policySlots.map((s) => {
-      const { throughput, latency: l } = summarizeTally(s);
+      const { throughput, latency: l } = summarizeLoadTally(s);
       return { policy: s.name, throughput, p50: l.p50, p95: l.p95, p99: l.p99, errors: s.errors, perReplica: s.perReplica, generatorCpu: s.generatorCpu };
     });
-    const path = pathSlot ? { ...summarizeTally(pathSlot), quantilesMs: quantilesMs(pathSlot.histogram, 1000) } : undefined;
+    const path = pathSlot ? { ...summarizeLoadTally(pathSlot), quantilesMs: quantilesMs(pathSlot.histogram, 1000) } : undefined;
     const calibration = extra.calibrate ? await extra.calibrate(replicas) : undefined;
     const result: DegradedResult = {
       machine,

@@ -3,13 +3,13 @@
  * machines, tens of seconds long here) that falls on one step and not the next makes two equal
  * steps look different. Measured in short slices that take turns, ascending then descending
  * (`turnOrder`), a trend over the run weighs on every step alike; each step's slices are added
- * into one `Tally` (counts, seconds, one latency histogram) and summarized once.
+ * into one `LoadTally` (counts, seconds, one latency histogram) and summarized once.
  */
 import { createLatencyHistogram, summarize, type LatencyHistogram, type LatencySummary } from '../../results/latency.ts';
 import type { LoadResult } from './load.ts';
 
 /** What one slice (or all of a step's slices) measured. */
-export interface Tally {
+export interface LoadTally {
   /** Latency of the responses counted, µs (see results/latency.ts). */
   histogram: LatencyHistogram;
   /** Responses counted. */
@@ -22,12 +22,13 @@ export interface Tally {
   generatorCpu: number;
 }
 
-export function newTally(): Tally {
+/** A tally with nothing added yet. */
+export function newLoadTally(): LoadTally {
   return { histogram: createLatencyHistogram(), completed: 0, seconds: 0, errors: 0, generatorCpu: 0 };
 }
 
 /** Adds a slice into a step's tally (in place). */
-export function addSlice(into: Tally, slice: Tally): void {
+export function addSlice(into: LoadTally, slice: LoadTally): void {
   into.histogram.add(slice.histogram);
   into.completed += slice.completed;
   into.seconds += slice.seconds;
@@ -39,7 +40,7 @@ export function addSlice(into: Tally, slice: Tally): void {
  * A load run as a slice: its settled part when it had `settleS` (then `histogram` must be the one
  * passed as `settledInto`), otherwise all of it.
  */
-export function sliceOf(r: LoadResult, histogram: LatencyHistogram): Tally {
+export function sliceOf(r: LoadResult, histogram: LatencyHistogram): LoadTally {
   return {
     histogram,
     completed: r.settled ? r.settled.completed : r.counts.completed,
@@ -50,7 +51,7 @@ export function sliceOf(r: LoadResult, histogram: LatencyHistogram): Tally {
 }
 
 /** A tally's throughput (req/s, to 0.1) and latency (ms). */
-export function summarizeTally(t: Tally): { throughput: number; latency: LatencySummary } {
+export function summarizeLoadTally(t: LoadTally): { throughput: number; latency: LatencySummary } {
   return { throughput: Math.round((t.completed / Math.max(t.seconds, 0.001)) * 10) / 10, latency: summarize(t.histogram) };
 }
 
