@@ -79,6 +79,15 @@ test('the first scale-up must come within 5 syncs; late or never fails', () => {
   const never = edit((r) => (get(r, 'auto-80u').syncs = get(r, 'auto-80u').syncs.map((s) => ({ ...s, workers: 1, desired: 1, alive: 1 }))));
   assert.ok(never.includes('autoscale  auto-80u  first-scale-up  within-5-syncs'), never.join('\n'));
   assert.ok(never.includes('autoscale  auto-80u  steady-workers-vs-40-users  more'), 'and then 80 users settle on no more workers than 40');
+  // Counted in syncs: a machine that stalled 4 s before the first sync delays it, not the count.
+  const stalled = edit((r) => (get(r, 'auto-40u').syncs = get(r, 'auto-40u').syncs.map((s) => ({ ...s, t: s.t + 4 }))));
+  assert.deepEqual(stalled, []);
+  // The sixth sync is late however fast the syncs came; a sync before the load is not one of them.
+  const upAt = (i: number) => scenario('auto-40u', { users: 40, autoscale: true, loadS: 24, rps: 350, p95: 90, steadyP95: 8, workers: [...Array<number>(i + 1).fill(1), ...Array<number>(30).fill(4), 1] }).syncs;
+  const sixth = edit((r) => (get(r, 'auto-40u').syncs = upAt(5).map((s) => ({ ...s, t: s.t / 2 }))));
+  assert.ok(sixth.includes('autoscale  auto-40u  first-scale-up  within-5-syncs'), sixth.join('\n'));
+  const fifth = upAt(4);
+  assert.deepEqual(edit((r) => (get(r, 'auto-40u').syncs = [{ ...fifth[0]!, t: -0.5 }, ...fifth])), [], 'a sync before the load is not one of its five');
 });
 
 test('a scale-up after a scale-down during the load is flapping', () => {
@@ -131,6 +140,7 @@ test('stats: worker-seconds count live workers during the load; steady numbers c
   const s = stats(get(r, 'auto-40u'), 1000);
   assert.equal(s.maxWorkers, 4);
   assert.equal(s.firstScaleUpS, 1.5);
+  assert.equal(s.firstScaleUpSync, 2);
   assert.equal(s.steadyRps, 350);
   assert.equal(s.workerSeconds, [1, 2, 2, 4, 4, ...Array<number>(19).fill(4)].reduce((a, b) => a + b, 0));
 });
