@@ -72,9 +72,8 @@ export interface ScenarioStats {
   workerSeconds: number;
   /** The same after the load, until the end of the run: what the stabilization window costs, worker·s. */
   workerSecondsAfter: number;
-  /** s from the load's start to the first sync that asked for more workers; undefined if none. */
+  /** The first sync that asked for more workers: s from the load's start, and its number since (1 = the first). */
   firstScaleUpS?: number;
-  /** Which sync since the load's start (1 = the first) asked for more workers; undefined if none. */
   firstScaleUpSync?: number;
   /** Mean workers over the steady window (the count the controller settled on). */
   steadyWorkers: number;
@@ -118,12 +117,9 @@ export function stats(s: ScenarioResult, syncMs: number): ScenarioStats {
 }
 
 /**
- * A first scale-up counts as prompt when one of the first this many syncs after the load's start
- * asks for it. Counted in syncs, not seconds: a machine that stalls (a virtual machine whose
- * host gave its cores to others for 2.5 s, say) delays every sync by the stall, and Node runs a
- * late setInterval once, not once per missed period. Measured here: syncs 3 of 3 in 42 healthy
- * tries (the start-up period and the 3-sync metric window take the first two); with every kit
- * process stopped (SIGSTOP) for 2.5 s after 1.5 s of load, sync 4 of 4, at 6.0 s.
+ * A first scale-up is prompt when one of the first this many syncs since the load's start asks for
+ * it: counted in syncs, since a machine that stalls delays every sync (Node runs a late
+ * setInterval once). Healthy here: the 3rd sync, 42 of 42; all kit processes stopped 2.5 s: the 4th.
  */
 export const PROMPT_SYNCS = 5;
 /** "Far higher": the 40-user steady p95 on one worker is at least this many times the 10-user one. */
