@@ -80,7 +80,7 @@ test: typecheck
 
 # The tests that start no lesson server: shape rules, renderers, policies, the simulator, the
 # state stores (better-sqlite3 included), the docs. CI runs them on every Node it tests.
-UNIT_TESTS := $(wildcard test/report-*.test.ts test/*-rules.test.ts) test/policies.test.ts test/sim-engine.test.ts test/shape-compare.test.ts test/docs.test.ts test/contention.test.ts test/steady.test.ts test/state-stores.test.ts test/code-layout.test.ts
+UNIT_TESTS := $(wildcard test/report-*.test.ts test/*-rules.test.ts) test/policies.test.ts test/sim-engine.test.ts test/shape-compare.test.ts test/docs.test.ts test/contention.test.ts test/steady.test.ts test/state-stores.test.ts test/code-layout.test.ts test/users-think.test.ts
 test-unit: typecheck
 	node --import tsx --test --test-concurrency=1 --test-reporter=spec $(UNIT_TESTS)
 

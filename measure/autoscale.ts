@@ -26,12 +26,13 @@ import { startUsers } from './lib/users.ts';
 import { caveats, hints, render, shape, steadyWindow, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from '../results/autoscale.ts';
 
 /**
- * Mean think time after each iteration, ms. On this 2-core machine an iteration costs a 0.25-core
- * worker about 40 ms of CPU, so 10 users keep one worker about half busy, and 40 users ask for
- * about twice what it can give: what the lesson needs. A machine much faster or slower shifts that;
- * the report says so (from the 10-user run's measured utilization) and --think-ms adjusts it.
+ * Mean think time after each iteration, ms (exponential: see thinkPauseMs). Measured on this
+ * 2-core machine: 10 users keep a 0.25-core worker about 60 % busy, and 40 users ask for about
+ * twice what it serves when saturated (2.1×): a saturated worker spends less CPU per iteration
+ * than a 60 %-busy one. A machine much faster or slower shifts both; the report says so (from the
+ * 10-user run's measured utilization) and --think-ms adjusts it.
  */
-const THINK_MS = 3000;
+const THINK_MS = 2200;
 
 const command = defineCommand({
   usage: 'npx tsx measure/autoscale.ts [flags]',

@@ -129,6 +129,11 @@ test('a caveat when 10 users did not keep one worker about half busy', () => {
   assert.match(caveats(r)[0] ?? '', /95% busy.*longer --think-ms/);
   for (const s of get(r, 'fixed-1w-10u').syncs) s.average = 0.1;
   assert.match(caveats(r)[0] ?? '', /shorter --think-ms/);
+  // 40% busy: 40 users would ask for only about 1.4× what one worker serves, too little to show it.
+  for (const s of get(r, 'fixed-1w-10u').syncs) s.average = 0.4;
+  assert.match(caveats(r)[0] ?? '', /40% busy.*shorter --think-ms/);
+  for (const s of get(r, 'fixed-1w-10u').syncs) s.average = 0.6;
+  assert.deepEqual(caveats(r), []);
 });
 
 test('any failed request fails the errors line', () => {

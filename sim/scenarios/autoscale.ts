@@ -3,9 +3,9 @@
  * the cluster primary's own controller (servers/lib/hpa.ts decide(), lesson defaults) adds and
  * retires. The model of the lab's workload, stated so it can be argued with:
  *   - each worker has 0.25 core, so a request's time on its event loop is its CPU time × 4;
- *   - a user's requests cost 1.3 ms of CPU on average (exponential), with 88 ms of think time on
- *     average between them: about the lab's 34 requests per 3 s iteration. 1.3 ms is calibrated
- *     to the lab, where 10 users kept one worker at about 57 % of its quota (lesson 6, 20 runs);
+ *   - a user's requests cost 1.1 ms of CPU on average (exponential), with 65 ms of think time on
+ *     average between them: about the lab's 34 requests per 2.2 s pause and iteration. 1.1 ms is
+ *     calibrated to the lab, where 10 users kept one worker at about 60 % of its quota (lesson 6);
  *   - a new worker takes 1 s to start (tsx compiling, measured about that unthrottled).
  * node:cluster hands connections round robin; the users open a new connection per iteration, so
  * the balancer here is round robin too.
@@ -17,8 +17,8 @@ import { simulate, type SimConfig, type SimResult } from '../engine.ts';
 import { DEFAULT_LOOP, loopWords, totalsOf, type Scenario, type ScenarioOptions } from './common.ts';
 
 const QUOTA = 0.25;
-const CPU_MS = 1.3;
-const THINK_MS = 88;
+const CPU_MS = 1.1;
+const THINK_MS = 65;
 const STARTUP_MS = 1000;
 const LOAD_S = 30;
 const AFTER_S = 15;
