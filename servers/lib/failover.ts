@@ -104,7 +104,6 @@ export function isIdempotent(method: string): boolean {
   return IDEMPOTENT.has(method.toUpperCase());
 }
 
-/** May a request with `method` that failed with `kind` go to another replica? */
 /**
  * How many tries one request may have: the first, then up to `retries` more, each on a replica not
  * tried yet, so never more than there are replicas (nginx: proxy_next_upstream_tries counts the
@@ -114,6 +113,7 @@ export function triesAllowed(retries: number, replicas: number): number {
   return Math.min(retries + 1, replicas);
 }
 
+/** May a request with `method` that failed with `kind` go to another replica? */
 export function mayRetry(method: string, kind: FailureKind): boolean {
   return kind === 'connect' || isIdempotent(method);
 }
