@@ -111,6 +111,40 @@ test('workers that crash at start-up do not fork-loop: the primary gives up with
   assert.deepEqual(replacements.map((l) => Number(/in (\d+) ms/.exec(l)![1])), [100, 200, 400]);
 });
 
+test('workers retired under a stream of new connections leave none unanswered (rolling restarts)', async () => {
+  // A connection the primary hands over just as a worker closes its server must reach another
+  // worker; before the worker waited for its primary (exitAfterPrimary), about one per rolling
+  // restart of 2 workers hung here until its client gave up.
+  const s = await startCluster(['--workers', '2']);
+  let stop = false;
+  let ok = 0;
+  const failures: string[] = [];
+  const client = async () => {
+    for (let n = 0; n < 20_000 && !stop; n++) {
+      try {
+        const r = await probe(`${s.url}/status`, { timeoutMs: 2000 }); // agent false: a new connection each
+        if (r.status === 200) ok++;
+        else failures.push(`HTTP ${r.status}`);
+      } catch (err) {
+        failures.push((err as Error).message);
+      }
+    }
+  };
+  const clients = Array.from({ length: 8 }, client);
+  try {
+    for (let i = 0; i < 6; i++) {
+      const from = s.messageCount;
+      s.send({ cmd: 'rolling-restart' });
+      await s.waitForMessage(isEvent('rolling-restart-done'), 30_000, from);
+    }
+  } finally {
+    stop = true;
+    await Promise.all(clients);
+  }
+  assert.ok(ok > 1000, `only ${ok} answers`);
+  assert.deepEqual(failures, []);
+});
+
 test('SIGKILL of the primary leaves no worker alive', async () => {
   const s = await startCluster(['--workers', '3']);
   const workers = await workerPids(s, 3);
