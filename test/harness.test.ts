@@ -100,11 +100,15 @@ test('load: bounded in time, counts add up, percentiles in µs precision and ord
 test('load with settledS: counting starts once every connection is answered (new connections to a busy process wait to be accepted)', async () => {
   const s = await lab.start({ server: 'replica', args: ['--port', '0'] });
   const n = 16;
+  // The connections arrive while the loop is stalled, so they wait in the backlog and are then
+  // accepted one per loop iteration: the last one's first answer waits for about n²/2 requests.
+  // Without the stall, whether they queue depended on how connects and the first requests
+  // interleaved: one make test here saw first answers of at most 170 ms, steady p50 90 ms.
+  const stall = probe(`${s.url}/stall?ms=400`, { timeoutMs: 10_000 });
   const r = await runLoad({ url: `${s.url}/work?ms=5`, connections: n, durationS: 20, settleS: 0.1, settledS: 0.5 });
+  await stall;
   const settled = r.settled!;
   assert.ok(settled.durationS >= 0.45 && settled.durationS < 1.2, `counted for ${settled.durationS} s`);
-  // The ramp: one accept per event loop iteration, so the last connection's first answer waits
-  // for about n²/2 requests, several times a steady request's n.
   assert.ok(r.latency.max > 3 * settled.latency.p50, `first answers up to ${r.latency.max} ms, steady p50 ${settled.latency.p50} ms`);
   const little = (n / settled.throughput) * 1000;
   assert.ok(Math.abs(settled.latency.mean / little - 1) < 0.15, `mean ${settled.latency.mean} ms against N / throughput ${little.toFixed(1)} ms`);
