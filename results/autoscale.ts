@@ -64,7 +64,8 @@ export interface ScenarioStats {
   errors: number;
   peakRps: number;
   steadyRps: number;
-  /** p95 of the requests completed in the steady window, ms. */
+  /** p50 and p95 of the requests completed in the steady window, ms. */
+  steadyP50: number;
   steadyP95: number;
   p95: number;
   maxWorkers: number;
@@ -104,6 +105,7 @@ export function stats(s: ScenarioResult, syncMs: number): ScenarioStats {
     errors: s.workload.errors,
     peakRps: Math.max(0, ...inLoad.map((x) => x.completed)),
     steadyRps: steady.length ? steady.reduce((n, x) => n + x.completed, 0) / steady.length : 0,
+    steadyP50: s.workload.steadyLatency.p50,
     steadyP95: s.workload.steadyLatency.p95,
     p95: s.workload.latency.p95,
     maxWorkers: Math.max(1, ...s.syncs.map((x) => x.workers)),
@@ -122,8 +124,14 @@ export function stats(s: ScenarioResult, syncMs: number): ScenarioStats {
  * setInterval once). Healthy here: the 3rd sync, 42 of 42; all kit processes stopped 2.5 s: the 4th.
  */
 export const PROMPT_SYNCS = 5;
-/** "Far higher": the 40-user steady p95 on one worker is at least this many times the 10-user one. */
-export const FAR_HIGHER = 3;
+/**
+ * "Far higher": the 40-user steady p50 on one worker is at least this many times the 10-user one
+ * (an order of magnitude). The p50, not the p95: at 10 users the typical request does not wait
+ * (about 1 ms), at 40 it waits in the worker's queue (20–100 ms here: 34–146× over 43 runs). The
+ * 10-user p95 is set instead by sign-ups spending the quota period's CPU, so it comes in whole
+ * 20 ms periods (20, 40 or 60 ms from run to run) and its ratio to the 40-user p95 ran 3.2–18×.
+ */
+export const FAR_HIGHER = 10;
 /**
  * Autoscaled steady throughput must reach this multiple of one worker's, with the same users. In a
  * closed loop it cannot exceed the users' demand, about twice what one saturated worker serves (see
@@ -144,9 +152,9 @@ export function shape(r: AutoscaleResult): string[] {
   const a40 = by.get('auto-40u');
   const a80 = by.get('auto-80u');
   const out: string[] = [];
-  // Steady p95s: the whole load's includes the first seconds, when a cold worker (JIT, everyone
-  // signing up at once) slows the 10-user run too; measured, that alone brought the ratio to 2.7.
-  if (f10 && f40) out.push(line('autoscale', 'fixed-1w-40u', 'steady-p95-vs-10-users', f40.steadyP95 >= FAR_HIGHER * f10.steadyP95 ? 'far-higher' : 'not-far-higher'));
+  // Steady, not whole-load: the first seconds, when a cold worker (JIT, everyone signing up at
+  // once) slows the 10-user run too, would count against the 10-user side.
+  if (f10 && f40) out.push(line('autoscale', 'fixed-1w-40u', 'steady-p50-vs-10-users', f40.steadyP50 >= FAR_HIGHER * f10.steadyP50 ? 'far-higher' : 'not-far-higher'));
   for (const [name, a] of [['auto-40u', a40], ['auto-80u', a80]] as const) {
     if (!a) continue;
     const prompt = a.firstScaleUpSync !== undefined && a.firstScaleUpSync <= PROMPT_SYNCS;
@@ -169,8 +177,8 @@ export function shape(r: AutoscaleResult): string[] {
 }
 
 export const hints: Record<string, string> = {
-  'autoscale  fixed-1w-40u  steady-p95-vs-10-users':
-    'with four times the users on the same CPU quota, requests should queue; check that the quota is enforced (the "cpu quota:" line)',
+  'autoscale  fixed-1w-40u  steady-p50-vs-10-users':
+    'with four times the users on the same CPU quota, the typical request should wait in a queue; check that the quota is enforced (the "cpu quota:" line)',
   'autoscale  auto-40u  first-scale-up': 'the worker was at its quota but the controller did not act: check that workers report their CPU (every 250 ms) and that the start-up period (2 s) is over',
   'autoscale  auto-80u  first-scale-up': 'see auto-40u',
   'autoscale  auto-40u  scale-up-after-scale-down-during-load':
@@ -243,8 +251,8 @@ export function caveats(r: AutoscaleResult): string[] {
 export function render(r: AutoscaleResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const table = makeTable(
-    ['scenario', 'requests', 'peak req/s', 'steady req/s', 'p95', 'steady p95', 'errors', 'max workers', 'worker·s'],
-    textThenNumbers(1, 9),
+    ['scenario', 'requests', 'peak req/s', 'steady req/s', 'p95', 'steady p50', 'steady p95', 'errors', 'max workers', 'worker·s'],
+    textThenNumbers(1, 10),
   );
   for (const s of r.scenarios) {
     const st = stats(s, r.hpa.syncMs);
@@ -254,6 +262,7 @@ export function render(r: AutoscaleResult, color: boolean, caption = machineCapt
       fmtRate(st.peakRps),
       fmtRate(st.steadyRps),
       fmtMs(st.p95),
+      fmtMs(st.steadyP50),
       fmtMs(st.steadyP95),
       st.errors ? c.red(String(st.errors)) : '0',
       String(st.maxWorkers),
