@@ -5,10 +5,10 @@
  * settled: the second half of a fixed scenario's load, the last third of an autoscaled one's.
  * A steady p95 is over every request completed in those seconds, a steady req/s their mean.
  */
-import asciichart from 'asciichart';
 import type { HpaConfig } from '../servers/lib/hpa.ts';
 import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
 import { line } from './shape.ts';
+import { scenarioCharts } from './autoscale-charts.ts';
 import type { UsersResult } from './users.ts';
 
 export type Scenario = 'fixed-1w-10u' | 'fixed-1w-40u' | 'auto-40u' | 'auto-80u';
@@ -202,43 +202,6 @@ const LABEL: Record<Scenario, string> = {
   'auto-80u': 'autoscaled, 80 users',
 };
 
-/** Per-second series for charts: req/s, p95 (ms), workers (retiring included), from the load's start. */
-export function series(s: ScenarioResult): { rps: number[]; p95: number[]; workers: number[] } {
-  const seconds = Math.max(s.workload.timeline.length, Math.ceil(Math.max(0, ...s.syncs.map((x) => x.t))));
-  const rps: number[] = [];
-  const p95: number[] = [];
-  const workers: number[] = [];
-  for (let i = 0; i < seconds; i++) {
-    const w = s.workload.timeline[i];
-    rps.push(w?.completed ?? 0);
-    p95.push(w?.p95 ?? 0);
-    const sync = [...s.syncs].reverse().find((x) => x.t <= i + 1);
-    workers.push(sync ? sync.alive : 1);
-  }
-  return { rps, p95, workers };
-}
-
-const BLOCKS = ' ▁▂▃▄▅▆▇█';
-/** One row per worker: its utilization per sync as a block character (full = 100 % of its quota or more). */
-export function utilizationStrip(s: ScenarioResult): string[] {
-  const pids = [...new Set(s.syncs.flatMap((x) => x.perWorker.map((w) => w.pid)))];
-  return pids.map((pid, i) => {
-    const cells = s.syncs.map((x) => {
-      const w = x.perWorker.find((p) => p.pid === pid);
-      if (!w) return ' ';
-      if (w.utilization === null) return '·';
-      return BLOCKS[Math.min(8, Math.max(1, Math.round(w.utilization * 8)))]!;
-    });
-    return `  worker ${String(i + 1).padStart(2)} (pid ${String(pid).padStart(7)}) │${cells.join('')}│`;
-  });
-}
-
-function chart(values: number[], height: number, fmt: (x: number) => string, color: boolean, c: string): string {
-  if (values.length === 0) return '';
-  const max = Math.max(...values, 1);
-  return asciichart.plot(values, { height, min: 0, max, format: (x: number) => fmt(x).padStart(9), ...(color ? { colors: [c] } : {}) });
-}
-
 /** A sentence when the 10-user run's load was far from the 60 %-busy worker the lesson assumes. */
 export function caveats(r: AutoscaleResult): string[] {
   const f10 = r.scenarios.find((s) => s.name === 'fixed-1w-10u');
@@ -282,7 +245,6 @@ export function render(r: AutoscaleResult, color: boolean, caption = machineCapt
     c.dim('steady = the end of the load (second half; last third when autoscaled); worker·s = workers × seconds during the load, the cost'),
   ];
   for (const s of r.scenarios) {
-    const sr = series(s);
     out.push('', c.bold(`${LABEL[s.name]}: one column per second; the load ends at second ${Math.round(s.loadEndS)}`));
     const k = s.workload.counts;
     const by = s.workload.latencyByType;
@@ -290,10 +252,7 @@ export function render(r: AutoscaleResult, color: boolean, caption = machineCapt
       `  ${s.workload.iterations} iterations: sign-ups ${k.signup.ok} (p95 ${fmtMs(by.signup.p95)}), refreshes ${k.refresh.ok} (p95 ${fmtMs(by.refresh.p95)}), ` +
         `searches ${k.query.ok} (p95 ${fmtMs(by.query.p95)}); failed: ${k.signup.failed + k.refresh.failed + k.query.failed ? c.red(`${k.signup.failed}/${k.refresh.failed}/${k.query.failed}`) : 'none'}`,
     );
-    out.push(c.dim('  req/s'), chart(sr.rps, 6, (x) => x.toFixed(0), color, asciichart.green));
-    out.push(c.dim('  p95, ms'), chart(sr.p95, 6, (x) => x.toFixed(0), color, asciichart.yellow));
-    if (s.autoscale) out.push(c.dim('  workers'), chart(sr.workers, 4, (x) => x.toFixed(1), color, asciichart.cyan));
-    out.push(c.dim('  CPU per worker, share of its quota (█ = all of it, · = starting), one column per sync'), ...utilizationStrip(s));
+    out.push(...scenarioCharts(s, color));
     if (s.autoscale) {
       const st = stats(s, r.hpa.syncMs);
       out.push(
