@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ContentionMonitor, otherCpu, takeSnapshot, type CpuSnapshot } from '../measure/lib/contention.ts';
+import { ContentionMonitor, MIN_INTERVAL_MS, otherCpu, takeSnapshot, type CpuSnapshot } from '../measure/lib/contention.ts';
 import { readStat, type ProcStat } from '../measure/lib/proc.ts';
 import { busyMachineCaveat, machineCaption, machineWasBusy } from '../results/format.ts';
 import { renderComparison } from '../measure/lib/experiment.ts';
@@ -59,6 +59,17 @@ test('a burst of a second or two shows as the peak, where the run\'s average hid
   assert.ok(seen.averageCores < 0.5, `the average hides it: ${seen.averageCores}`);
   assert.ok(seen.peakCores > 0.75, `the peak shows it: ${seen.peakCores}`);
   assert.equal(machineWasBusy({ ...MACHINE, busyCoresDuringRun: seen.averageCores, busiestSecondDuringRun: seen.peakCores }), true);
+});
+
+test('a run shorter than MIN_INTERVAL_MS reports nothing: its few ticks would read as cores', { skip: linux }, async () => {
+  const monitor = new ContentionMonitor();
+  monitor.start();
+  await delay(30); // a stubbed experiment's run, as the compare test's
+  assert.equal(monitor.stop(), undefined);
+  const longer = new ContentionMonitor();
+  longer.start();
+  await delay(MIN_INTERVAL_MS + 50);
+  assert.ok(longer.stop() !== undefined, 'a run past the minimum is measured');
 });
 
 const st = (pid: number, ppid: number, own: number, reaped = 0): ProcStat => ({ pid, ppid, pgid: pid, state: 'S', ownTicks: own, reapedChildrenTicks: reaped });

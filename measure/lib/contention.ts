@@ -90,6 +90,14 @@ export interface RunContention {
  * process's CPU each with 70 processes on the machine): an average over a run of a minute hides a
  * build that kept a core busy for the five seconds one step was measured in.
  */
+/**
+ * The shortest interval whose CPU counts, ms. /proc/stat counts in ticks of 10 ms, and each CPU's
+ * counters move a whole tick at a time: over a few tens of ms one or two ticks read as cores'
+ * worth (a 30 ms run once read as 3.5 cores of steal on a 2-core machine). Over 500 ms a tick is
+ * 0.02 cores, well under the busy thresholds (results/format.ts).
+ */
+export const MIN_INTERVAL_MS = 500;
+
 export class ContentionMonitor {
   private first: CpuSnapshot | undefined;
   private last: CpuSnapshot | undefined;
@@ -107,17 +115,18 @@ export class ContentionMonitor {
   private sample(): CpuSnapshot | undefined {
     const now = takeSnapshot();
     if (!now || !this.last) return undefined;
+    if (now.atMs - this.last.atMs < MIN_INTERVAL_MS) return now; // too short to tell (the run's last, say)
     const o = otherCpu(this.last, now, { reaped: false });
     this.peak = Math.max(this.peak, o.otherCores + o.stealCores);
     this.last = now;
     return now;
   }
 
-  /** Stops and returns what was seen, or undefined where nothing could be measured. */
+  /** Stops and returns what was seen, or undefined where nothing could be measured (no /proc, or a run under MIN_INTERVAL_MS). */
   stop(): RunContention | undefined {
     clearInterval(this.timer);
     const end = this.sample();
-    if (!this.first || !end) return undefined;
+    if (!this.first || !end || end.atMs - this.first.atMs < MIN_INTERVAL_MS) return undefined;
     const all = otherCpu(this.first, end);
     const round = (x: number) => Math.round(x * 100) / 100;
     return { averageCores: round(all.otherCores + all.stealCores), peakCores: round(this.peak), stealCores: round(all.stealCores) };
