@@ -8,7 +8,7 @@ STAMP := node_modules/.package-lock.json
 NODEDIR = $(shell node -p "const p = require('path'), d = p.dirname(p.dirname(process.execPath)); require('fs').existsSync(p.join(d, 'include/node/node_version.h')) ? d : ''" 2>/dev/null)
 NPM_ENV = $(if $(NODEDIR),npm_config_nodedir=$(NODEDIR))
 
-.PHONY: test typecheck lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 sim sim-bench fidelity compare test-unit check-node ready clean
+.PHONY: test typecheck traffic-lab lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 sim sim-bench fidelity compare test-unit check-node ready clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
@@ -59,6 +59,10 @@ SCENARIO ?= degraded
 sim: ready
 	@$(NODE_RUN) sim/run.ts --scenario $(SCENARIO) $(ARGS)
 
+# The Traffic Lab page: prints a URL on 127.0.0.1 to open in a browser.
+traffic-lab: ready
+	@$(NODE_RUN) web/traffic-lab.ts $(ARGS)
+
 sim-bench: ready
 	@node --expose-gc --import tsx sim/bench.ts $(ARGS)
 
@@ -72,15 +76,17 @@ fidelity: ready
 compare: ready
 	@$(NODE_RUN) measure/compare.ts $(FILES) $(ARGS)
 
+# Two programs: the kit (Node.js types) and the Traffic Lab page (web/page, the DOM's).
 typecheck: ready
 	npx tsc --noEmit
+	npx tsc --noEmit -p web/page
 
 test: typecheck
 	node --import tsx --test --test-concurrency=1 --test-reporter=spec test/*.test.ts
 
 # The tests that start no lesson server: shape rules, renderers, policies, the simulator, the
 # state stores (better-sqlite3 included), the docs. CI runs them on every Node it tests.
-UNIT_TESTS := $(wildcard test/report-*.test.ts test/*-rules.test.ts) test/policies.test.ts test/sim-engine.test.ts test/shape-compare.test.ts test/docs.test.ts test/contention.test.ts test/steady.test.ts test/state-stores.test.ts test/code-layout.test.ts test/users-think.test.ts
+UNIT_TESTS := $(wildcard test/report-*.test.ts test/*-rules.test.ts) test/policies.test.ts test/sim-engine.test.ts test/shape-compare.test.ts test/docs.test.ts test/contention.test.ts test/steady.test.ts test/state-stores.test.ts test/code-layout.test.ts test/users-think.test.ts test/traffic-lab-settings.test.ts
 test-unit: typecheck
 	node --import tsx --test --test-concurrency=1 --test-reporter=spec $(UNIT_TESTS)
 

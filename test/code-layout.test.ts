@@ -1,5 +1,5 @@
 // Keeps the code easy to change: no source file over 300 lines, no function over 80, and each
-// layer imports only the layers below it (lib ← servers ← results ← sim ← measure), so the
+// layer imports only the layers below it (lib ← servers ← results ← sim ← measure ← web), so the
 // simulator and the reports never depend on the lab's process handling.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,6 +19,7 @@ const LAYERS: Record<string, readonly string[]> = {
   results: ['lib', 'servers'],
   sim: ['lib', 'servers', 'results'],
   measure: ['lib', 'servers', 'results', 'sim'],
+  web: ['lib', 'servers', 'results', 'sim', 'measure'],
 };
 
 function sourceFiles(dir: string): string[] {

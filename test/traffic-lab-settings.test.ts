@@ -1,0 +1,73 @@
+// The Traffic Lab's pure parts: the form's settings (every bad field named with its range) and
+// the stepped simulation the page runs (the same result as simulate(), actions at the current time).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEFAULTS, parseSettings, simConfig, type Settings } from '../web/page/settings.ts';
+import { simulate, SimSession } from '../sim/engine.ts';
+import { failOnWarnings } from './helpers.ts';
+
+failOnWarnings();
+
+/** The defaults as a form sends them: every value a string. */
+const asForm = (s: Settings = DEFAULTS) => Object.fromEntries(Object.entries(s).map(([k, v]) => [k, String(v)]));
+
+test('the defaults, as strings from the form, parse back to themselves', () => {
+  assert.deepEqual(parseSettings(asForm()), { ok: true, settings: DEFAULTS });
+  const large = parseSettings({ ...asForm(), topology: 'large', replicas: '3' });
+  assert.equal(large.ok && large.settings.replicas, 100);
+  const single = parseSettings({ ...asForm(), topology: 'single', replicas: '7' });
+  assert.equal(single.ok && single.settings.replicas, 1);
+});
+
+test('each bad field is named, with what it may be', () => {
+  const cases: [Record<string, unknown>, string, RegExp][] = [
+    [{ policy: 'fastest' }, 'policy', /one of round-robin, least-connections, random, power-of-two-choices; got "fastest"/],
+    [{ rate: '0' }, 'rate', /1 to 50000 req\/s; got "0"/],
+    [{ rate: 'NaN' }, 'rate', /got "NaN"/],
+    [{ connections: '2.5' }, 'connections', /a whole number; got "2.5"/],
+    [{ replicas: '11' }, 'replicas', /1 to 10/],
+    [{ serviceMs: '' }, 'serviceMs', /got ""/],
+    [{ durationS: undefined }, 'durationS', /got null/],
+    [{ topology: 'mesh' }, 'topology', /one of single, balanced, large/],
+    [{ topology: 'single', degrade: 'true' }, 'degrade', /at least 2 replicas/],
+  ];
+  for (const [change, field, message] of cases) {
+    const r = parseSettings({ ...asForm(), ...change });
+    assert.equal(r.ok, false, JSON.stringify(change));
+    if (!r.ok) {
+      assert.equal(r.field, field);
+      assert.match(r.message, message);
+    }
+  }
+});
+
+test('a session stepped in uneven stretches ends with exactly what simulate() gives', () => {
+  const config = { ...simConfig({ ...DEFAULTS, degrade: true, durationS: 5 }), events: [{ atMs: 2000, action: 'kill' as const, replica: 0 }] };
+  const whole = simulate(config);
+  const session = new SimSession(config);
+  for (let t = 0; !session.done; t += 137) session.advance(t, 500);
+  assert.deepEqual(session.result(), whole);
+});
+
+test('an action acts at the current time: a kill mid-run resets tries, which are retried', () => {
+  const config = simConfig({ ...DEFAULTS, durationS: 4 });
+  const session = new SimSession(config);
+  session.advance(2000);
+  assert.equal(session.totals().retried, 0);
+  session.act('kill', 1);
+  session.advance(Infinity);
+  assert.equal(session.replicas()[1]!.state, 'dead');
+  assert.ok(session.totals().retried > 0, 'the tries the kill reset were retried');
+  assert.equal(session.totals().failed, 0, 'and none failed: two replicas were left');
+  assert.throws(() => session.act('kill', 3), /a kill needs a replica in 0\.\.2; got 3/);
+  assert.throws(() => session.act('explode' as never, 0), /unknown action 'explode'/);
+});
+
+test('a second, once read, is dropped: a long run keeps only the seconds not yet read', () => {
+  const session = new SimSession(simConfig({ ...DEFAULTS, durationS: 3 }));
+  session.advance(2000);
+  const first = session.takeSecond(0);
+  assert.ok(first.completed > 0 && first.latency !== undefined);
+  assert.equal(session.takeSecond(0).completed, 0);
+  assert.equal(session.world.metrics.seconds[0], undefined);
+});

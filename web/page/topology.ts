@@ -1,0 +1,77 @@
+/**
+ * The topology picture: the balancer, then one box per replica showing its state (grey when dead,
+ * blue when frozen), its queue (requests on it now), its event loop's utilization in the last
+ * second and its share of the answers so far. Each box carries its own action buttons.
+ */
+import type { ReplicaNow } from '../../sim/engine.ts';
+import type { FaultAction } from '../../sim/types.ts';
+
+/** Queue length that fills a box's bar. */
+const FULL_QUEUE = 20;
+
+export type ActOn = (action: FaultAction, replica: number) => void;
+
+export class Topology {
+  private boxes: HTMLElement[] = [];
+
+  constructor(
+    private readonly container: HTMLElement,
+    private readonly actOn: ActOn,
+  ) {}
+
+  /** Draws the replicas as they are now; boxes are made as replicas appear. */
+  update(replicas: ReplicaNow[]): void {
+    const total = replicas.reduce((n, r) => n + r.served, 0);
+    const compact = replicas.length > 12;
+    this.container.classList.toggle('compact', compact);
+    while (this.boxes.length < replicas.length) this.boxes.push(this.makeBox(this.boxes.length, compact));
+    replicas.forEach((r, i) => {
+      const box = this.boxes[i]!;
+      box.dataset.state = r.state;
+      box.classList.toggle('down', r.down);
+      const share = total > 0 ? r.served / total : 0;
+      set(box, 'queue', String(r.queue));
+      set(box, 'utilization', `${Math.round(r.utilization * 100)} %`);
+      set(box, 'share', `${(share * 100).toFixed(1)} %`);
+      set(box, 'state', r.state);
+      const bar = box.querySelector<HTMLElement>('.bar > span')!;
+      bar.style.width = `${Math.min(100, (r.queue / FULL_QUEUE) * 100)}%`;
+      box.title = `${r.name}: ${r.state}, ${r.queue} in queue, ${Math.round(r.utilization * 100)} % busy, ${(share * 100).toFixed(1)} % of answers`;
+    });
+  }
+
+  clear(): void {
+    this.container.replaceChildren();
+    this.boxes = [];
+  }
+
+  private makeBox(i: number, compact: boolean): HTMLElement {
+    const box = document.createElement('div');
+    box.className = 'replica';
+    box.dataset.replica = String(i);
+    box.innerHTML = `<div class="name">app${i + 1}</div><div class="bar"><span></span></div>`;
+    if (!compact) {
+      box.insertAdjacentHTML(
+        'beforeend',
+        '<dl><dt>state</dt><dd data-field="state"></dd><dt>queue</dt><dd data-field="queue"></dd>' +
+          '<dt>busy</dt><dd data-field="utilization"></dd><dt>share</dt><dd data-field="share"></dd></dl><div class="actions"></div>',
+      );
+      const actions = box.querySelector('.actions')!;
+      for (const action of ['kill', 'freeze', 'thaw', 'stop'] as const) {
+        const b = document.createElement('button');
+        b.type = 'button';
+        b.textContent = action;
+        b.dataset.action = action;
+        b.addEventListener('click', () => this.actOn(action, i));
+        actions.append(b);
+      }
+    }
+    this.container.append(box);
+    return box;
+  }
+}
+
+function set(box: HTMLElement, field: string, text: string): void {
+  const el = box.querySelector<HTMLElement>(`[data-field="${field}"]`);
+  if (el && el.textContent !== text) el.textContent = text;
+}

@@ -1,0 +1,57 @@
+/**
+ * The Traffic Lab: `npx tsx web/traffic-lab.ts` (or `make traffic-lab`) bundles the page, serves
+ * it on 127.0.0.1 and prints one URL with a random token in it. The page runs the simulator in the
+ * browser; nothing here starts load. Ctrl-C (or SIGTERM, or the launcher going away) closes the
+ * server and every connection to it.
+ */
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { defineCommand, intFlag } from '../lib/cli.ts';
+import { KitError } from '../lib/errors.ts';
+import { formatReady, HOST } from '../lib/ready.ts';
+import { listen } from '../servers/lib/http.ts';
+import { exitWithLauncher } from '../servers/lib/lifeline.ts';
+import { failStartup, serverFlags } from '../servers/lib/main.ts';
+import { bundlePage, labListener, pageAssets } from './lab-server.ts';
+
+const spec = defineCommand({
+  usage: 'npx tsx web/traffic-lab.ts [--port <n>]',
+  summary:
+    'Serves the Traffic Lab page on 127.0.0.1: pick a topology, a balancing policy and a load, then kill, freeze, stop, add ' +
+    'or remove replicas while the simulation runs, and watch queues, utilization, throughput, p50/p95/p99 and retries. ' +
+    'Prints the URL to open (it carries a token; keep it to yourself).',
+  flags: {
+    port: { type: 'string', valueName: 'n', description: 'port on 127.0.0.1, 0 for any free port', default: '0' },
+  },
+  epilogue: 'Works in a current Chromium, Firefox or Safari; nothing else to install.',
+});
+
+async function main(): Promise<void> {
+  const flags = serverFlags(spec);
+  const wanted = intFlag('port', flags.port, 0, 65_535, 0);
+  const token = randomBytes(16).toString('hex');
+  let script: string;
+  try {
+    script = await bundlePage();
+  } catch (err) {
+    throw new KitError('KIT_ERR_PAGE_BUILD', `the page could not be bundled: ${(err as Error).message.split('\n')[0]}`, 'run npm ci in the kit folder (esbuild bundles the page)');
+  }
+  let port = wanted;
+  const server = http.createServer(labListener(pageAssets(script, token), () => port, token));
+  port = await listen(server, wanted);
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    server.close(() => process.exit(0));
+    server.closeAllConnections();
+    setTimeout(() => process.exit(0), 2000).unref();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  exitWithLauncher(stop);
+  process.stdout.write(formatReady('traffic-lab', port, process.pid) + '\n');
+  process.stdout.write(`Traffic Lab: open http://${HOST}:${port}/?token=${token}\n(Ctrl-C to stop)\n`);
+}
+
+main().catch(failStartup);
