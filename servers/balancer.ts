@@ -6,6 +6,7 @@
  *   any path            forwarded to the chosen replica; the answer gets `x-upstream-addr`
  *   GET /__lb/stats     requests, in flight, failures and health per replica; requests retried
  *   POST /__lb/down?upstream=NAME, /__lb/up?upstream=NAME   take a replica out of rotation, or back
+ *   POST /__lb/add?upstream=NAME=HOST:PORT   put one more replica (on loopback) into rotation
  *   POST /__lb/policy?name=POLICY   switch the policy for the requests that follow (the round-robin
  *                       cursor, the requests in flight and the replicas' health carry over)
  *
@@ -64,6 +65,16 @@ function admin(b: Balancer, req: http.IncomingMessage, res: http.ServerResponse)
     } else {
       up.down = upDown[1] === 'down';
       sendJson(res, 200, { upstream: up.name, available: !up.down });
+    }
+    return true;
+  }
+  const add = /^\/__lb\/add\?upstream=([^&]+)$/.exec(url);
+  if (add && req.method === 'POST') {
+    try {
+      const up = b.add(decodeURIComponent(add[1]!));
+      sendJson(res, 200, { upstream: up.name, addr: up.addr, upstreams: b.upstreams.map((u) => u.name) });
+    } catch (err) {
+      sendJson(res, 400, { error: (err as Error).message, field: 'upstream' });
     }
     return true;
   }

@@ -16,14 +16,15 @@
  *   POST /users             {"name": "..."} → 201 { id }, in the SQLite file given by --db
  *   GET  /users/:id         200 with the user, or 404
  *   GET  /__replica/stats   requests served per route (not counted itself), connections accepted,
- *                           CPU used so far (cpuUs: user + system, µs)
+ *                           CPU used so far (cpuUs: user + system, µs), and the event loop's delay
+ *                           over the last whole second (loopDelayMs: p99 and max, ms)
  *   POST /login, GET /me, POST /loan, GET /loans   lesson 5's state routes (lib/state-routes.ts),
  *                           over the store --state names (memory by default)
  *
  * Run alone: `npx tsx servers/replica.ts --name app1 --port 0 [--db /tmp/users.db]`.
  */
 import http from 'node:http';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { HttpError, readJsonBody, router, sendJson, type Routes } from './lib/http.ts';
@@ -165,13 +166,14 @@ async function main(): Promise<void> {
   const route = router(routes, () => ({ replica: name }));
   // Connections accepted so far (lesson 2: how many a proxy opens), this stats request's own included.
   let connections = 0;
+  const loopDelay = lastSecondLoopDelay();
   // Every answer, errors included, names the replica in a header too.
   const server = http.createServer((req, res) => {
     res.setHeader('x-replica', name);
     const pathOnly = (req.url ?? '/').split('?')[0]!.replace(/^\/users\/[^/]+$/, '/users/:id');
     if (pathOnly === '/__replica/stats') {
       const cpu = process.cpuUsage();
-      sendJson(res, 200, { replica: name, pid: process.pid, served, connections, cpuUs: cpu.user + cpu.system });
+      sendJson(res, 200, { replica: name, pid: process.pid, served, connections, cpuUs: cpu.user + cpu.system, loopDelayMs: loopDelay() });
       return;
     }
     if (routes[pathOnly]) served[pathOnly] = (served[pathOnly] ?? 0) + 1; // known routes only: junk paths must not grow memory
@@ -180,5 +182,26 @@ async function main(): Promise<void> {
   server.on('connection', () => connections++);
   await serve(`replica-${name}`, server, port, { onStop: () => (draining = true), drainDeadlineMs, abrupt: Boolean(flags.abrupt) });
 }
+
+/**
+ * The event loop's delay over the last whole second, p99 and max in ms (perf_hooks
+ * monitorEventLoopDelay, sampled every LOOP_SAMPLE_MS; Node docs). Its samples are the time
+ * between two runs of its timer, so an idle loop reads about LOOP_SAMPLE_MS (measured: p50 10.2 ms
+ * at a 10 ms resolution); the figures here take that interval off. Read, then reset, once a
+ * second, so any number of readers see the same figures.
+ */
+function lastSecondLoopDelay(): () => { p99: number; max: number } {
+  const h = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS });
+  h.enable();
+  let last = { p99: 0, max: 0 };
+  const ms = (ns: number) => Math.max(0, Math.round(ns / 1e3 - LOOP_SAMPLE_MS * 1e3) / 1e3);
+  setInterval(() => {
+    last = { p99: ms(h.percentile(99)), max: ms(h.max) };
+    h.reset();
+  }, 1000).unref();
+  return () => last;
+}
+
+const LOOP_SAMPLE_MS = 10;
 
 main().catch(failStartup);

@@ -114,6 +114,41 @@ test('a dead upstream is a 502 JSON; no upstream available at all is a 503 at on
   assert.equal((await probe(`${lb.url}/__lb/down?upstream=nobody`, { method: 'POST' })).status, 404);
 });
 
+test('POST /__lb/add puts one more replica into rotation; a name in use or a non-loopback address is a 400', async () => {
+  const own = await lab.start({ server: 'balancer', args: ['--upstream', `${replicas[0]!.name}=${replicas[0]!.addr}`, '--port', '0'] });
+  try {
+    const add = (item: string) => probe(`${own.url}/__lb/add?upstream=${encodeURIComponent(item)}`, { method: 'POST' });
+    const added = await add(`${replicas[1]!.name}=${replicas[1]!.addr}`);
+    assert.equal(added.status, 200);
+    assert.deepEqual(added.body.upstreams, ['app1', 'app2']);
+    const seen = new Set<string>();
+    for (let i = 0; i < 4; i++) seen.add((await probe(`${own.url}/whoami`)).body.replica);
+    assert.deepEqual([...seen].sort(), ['app1', 'app2']);
+    for (const item of [`app1=${replicas[1]!.addr}`, 'far=10.0.0.1:80', 'app3=127.0.0.1:99999']) {
+      const r = await add(item);
+      assert.equal(r.status, 400, item);
+      assert.equal(r.body.field, 'upstream');
+    }
+    assert.equal((await probe(`${own.url}/__lb/stats`)).body.upstreams.length, 2);
+  } finally {
+    await lab.stop(own);
+  }
+});
+
+test('a replica\'s stats show its event loop delay: a 300 ms block within a second, and near 0 idle', { timeout: 20_000 }, async () => {
+  const [blocked, idle] = replicas as [Replica, Replica];
+  await probe(`${blocked.url}/slow-sync?ms=300`);
+  let max = 0;
+  // The figures are of the last whole second: they change once a second.
+  for (const until = performance.now() + 3000; performance.now() < until && max < 250; ) {
+    max = (await probe(`${blocked.url}/__replica/stats`)).body.loopDelayMs.max;
+    if (max < 250) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(max >= 250 && max < 1000, `blocked 300 ms: max ${max} ms`);
+  const calm = (await probe(`${idle.url}/__replica/stats`)).body.loopDelayMs;
+  assert.ok(calm.p99 < 100, `idle: p99 ${calm.p99} ms`);
+});
+
 test('balancer flags: bad policy, non-loopback upstream, missing upstream → exit 2', async () => {
   for (const args of [['--policy', 'fastest', '--upstream', '127.0.0.1:1'], ['--upstream', '10.0.0.1:80'], [], ['--upstream', '127.0.0.1:99999'], ['--upstream', '127.0.0.1:1', '--keepalive', 'maybe']]) {
     const r = await runScript('servers/balancer.ts', args);

@@ -49,6 +49,8 @@ export interface LoadOptions {
   settledS?: number;
   /** Also return this many evenly spaced latency quantiles (`quantilesMs`), e.g. 1000 for the simulator. */
   quantiles?: number;
+  /** Called with every answer's time (ms) and status, and with status undefined for a request that got none (an error or a timeout). */
+  onAnswer?: (ms: number, status: number | undefined) => void;
   /** Called after every response with the number of responses so far (e.g. to act halfway through). */
   onResponse?: (responses: number) => void;
 }
@@ -141,6 +143,7 @@ export function startLoad(opts: LoadOptions): RunningLoad {
     recordMs(histogram, responseTime);
     settled?.record(client, responseTime);
     opts.onResponse?.(++responses);
+    opts.onAnswer?.(responseTime, status);
     if (opts.timeline) {
       const b = bucket();
       recordMs(b.h, responseTime);
@@ -154,6 +157,7 @@ export function startLoad(opts: LoadOptions): RunningLoad {
     }
   });
   if (opts.timeline) instance.on('reqError', () => bucket().errors++);
+  if (opts.onAnswer) instance.on('reqError', () => opts.onAnswer!(0, undefined));
   const timeline = (): TimelineSecond[] | undefined =>
     opts.timeline
       ? seconds.map((b, second) => {

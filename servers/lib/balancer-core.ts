@@ -9,7 +9,8 @@ import type http from 'node:http';
 import { admission, newHealth, type HealthState } from './failover.ts';
 import { chooseReplica } from './choose.ts';
 import { ipHashKey, PICKERS, pickByKey, roundRobin, type BalancerPolicy, type Picker, type ReplicaLoad } from './policies.ts';
-import { UPSTREAM_IDLE_MS, type BalancerOptions } from './upstreams.ts';
+import { parseUpstreamList, UPSTREAM_IDLE_MS, type BalancerOptions } from './upstreams.ts';
+import { KitError } from '../../lib/errors.ts';
 
 /** One replica as the balancer sees it. */
 export interface Upstream extends ReplicaLoad {
@@ -77,6 +78,18 @@ export class Balancer {
   setPolicy(policy: BalancerPolicy): void {
     this.#policy = policy;
     this.#pick = pickerFor(policy);
+  }
+
+  /**
+   * Puts one more replica into rotation (a scale-out by hand). Throws KIT_ERR_USAGE for a name
+   * already in use or an address that parseUpstreamList refuses (not loopback).
+   */
+  add(item: string): Upstream {
+    const [{ name, addr }] = parseUpstreamList(item) as [{ name: string; addr: string }];
+    if (this.upstreams.some((u) => u.name === name)) throw new KitError('KIT_ERR_USAGE', `an upstream named '${name}' is already in rotation`);
+    const up = openUpstream(name, addr, this.options);
+    this.upstreams.push(up);
+    return up;
   }
 
   /** The replica a sticky policy wants for this request, before availability (undefined: none yet). */
