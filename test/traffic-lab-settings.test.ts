@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULTS, parseSettings, simConfig, type Settings } from '../web/page/settings.ts';
 import { simulate, SimSession } from '../sim/engine.ts';
+import { parseLiveAction, parseLiveSettings } from '../web/page/live-settings.ts';
 import { failOnWarnings } from './helpers.ts';
 
 failOnWarnings();
@@ -70,4 +71,34 @@ test('a second, once read, is dropped: a long run keeps only the seconds not yet
   assert.ok(first.completed > 0 && first.latency !== undefined);
   assert.equal(session.takeSecond(0).completed, 0);
   assert.equal(session.world.metrics.seconds[0], undefined);
+});
+
+test('live settings: form strings parse; each bad field is named with its range; ip-hash is live only', () => {
+  const good = { replicas: '3', policy: 'ip-hash', connections: '8', rate: '0', serviceMs: '0.5', durationS: '30' };
+  assert.deepEqual(parseLiveSettings(good), { ok: true, settings: { replicas: 3, policy: 'ip-hash', connections: 8, rate: 0, serviceMs: 0.5, durationS: 30 } });
+  const bad: [Record<string, unknown>, string, RegExp][] = [
+    [{ ...good, replicas: '7' }, 'replicas', /1 to 6, a whole number/],
+    [{ ...good, connections: '2.5' }, 'connections', /a whole number/],
+    [{ ...good, rate: '5001' }, 'rate', /0 to 5000/],
+    [{ ...good, serviceMs: '' }, 'serviceMs', /0\.1 to 50 ms/],
+    [{ ...good, durationS: '121' }, 'durationS', /5 to 120 s/],
+    [{ ...good, policy: 'sticky-cookie' }, 'policy', /one of/],
+  ];
+  for (const [raw, field, message] of bad) {
+    const r = parseLiveSettings(raw);
+    assert.ok(!r.ok && r.field === field && message.test(r.message), `${field}: ${JSON.stringify(r)}`);
+  }
+  assert.equal((parseLiveSettings(null) as { field: string }).field, 'body');
+  const sim = parseSettings({ ...asForm(), policy: 'ip-hash' });
+  assert.ok(!sim.ok && sim.field === 'policy' && /live mode only/.test(sim.message));
+});
+
+test('live actions: a replica is app1 to app8, a policy one of the live ones', () => {
+  assert.deepEqual(parseLiveAction({ action: 'kill', replica: 'app2' }), { ok: true, action: { action: 'kill', replica: 'app2' } });
+  assert.deepEqual(parseLiveAction({ action: 'add', replica: 'ignored' }), { ok: true, action: { action: 'add' } });
+  assert.deepEqual(parseLiveAction({ action: 'policy', policy: 'random' }), { ok: true, action: { action: 'policy', policy: 'random' } });
+  for (const [raw, field] of [[{ action: 'kill' }, 'replica'], [{ action: 'hog', replica: 'app10' }, 'replica'], [{ action: 'policy', policy: 'fifo' }, 'policy'], [{ action: 'reboot' }, 'action'], ['kill', 'body']] as const) {
+    const r = parseLiveAction(raw);
+    assert.ok(!r.ok && r.field === field, JSON.stringify(r));
+  }
 });

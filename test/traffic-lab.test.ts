@@ -4,44 +4,26 @@
 // and retries above 0). Browser tests skip, saying why, where no Chromium is installed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { request } from 'undici';
-import { parseReady } from '../lib/ready.ts';
 import { TOKEN_HEADER } from '../web/lab-server.ts';
-import { assertAllGone, failOnWarnings, ROOT } from './helpers.ts';
+import { assertAllGone, failOnWarnings } from './helpers.ts';
+import { noBrowser, openPage as open, startTrafficLab, type TrafficLab } from './traffic-lab-helpers.ts';
 
 failOnWarnings();
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
-const noBrowser = CHROMIUM ? false : 'no Chromium found (Debian/Ubuntu: apt-get install chromium, or set CHROMIUM_PATH); .ci/run installs it';
-
-let lab: { child: ChildProcess; port: number; url: string; token: string };
+let lab: TrafficLab;
 
 before(async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'web/traffic-lab.ts'), '--port', '0'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, LAB_LIFELINE: 'stdin' } });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  lab = await new Promise((resolve, reject) => {
-    let port = 0;
-    createInterface({ input: child.stdout! }).on('line', (l) => {
-      port ||= parseReady(l)?.port ?? 0;
-      const m = /open (http:\/\/127\.0\.0\.1:\d+\/\?token=([0-9a-f]+))/.exec(l);
-      if (m) resolve({ child, port, url: m[1]!, token: m[2]! });
-    });
-    child.once('exit', (code) => reject(new Error(`traffic-lab exited (${code}) before printing its URL: ${stderr}`)));
-  });
+  lab = await startTrafficLab();
 });
 
 after(() => {
   if (lab?.child.exitCode === null) lab.child.kill('SIGKILL');
 });
 
-const get = (pathAndQuery: string, headers: Record<string, string> = {}, method: 'GET' | 'POST' = 'GET') =>
-  request(`http://127.0.0.1:${lab.port}${pathAndQuery}`, { method, headers: { host: `127.0.0.1:${lab.port}`, ...headers } }).then(async (r) => ({ status: r.statusCode, headers: r.headers, body: await r.body.text() }));
+const get = (pathAndQuery: string, headers: Record<string, string> = {}, method: 'GET' | 'POST' = 'GET') => lab.send(pathAndQuery, { headers, method });
+const openPage = () => open(lab.url);
 
 test('the page and its assets need the token; a foreign Host or Origin gets 403', async () => {
   const page = await get(`/?token=${lab.token}`);
@@ -67,18 +49,6 @@ test('the page and its assets need the token; a foreign Host or Origin gets 403'
   assert.equal((await get(`/nope?token=${lab.token}`)).status, 404);
   assert.equal((await get(`/?token=${lab.token}`, {}, 'POST')).status, 405);
 });
-
-/** Opens the page in headless Chromium; every console error and page error is collected. */
-async function openPage() {
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
-  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-  const errors: string[] = [];
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(lab.url);
-  return { browser, page, errors };
-}
 
 test('simulation: one degraded replica gives round robin a p95 at least 10x least connections\'', { skip: noBrowser, timeout: 60_000 }, async () => {
   const { browser, page, errors } = await openPage();

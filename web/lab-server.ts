@@ -15,6 +15,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { ROOT } from '../measure/lib/paths.ts';
 import { sendJson } from '../servers/lib/http.ts';
+import type { LiveHost } from './live-routes.ts';
 
 export const TOKEN_HEADER = 'x-traffic-lab-token';
 const PAGE = path.join(ROOT, 'web', 'page');
@@ -68,12 +69,13 @@ export function pageAssets(script: string, token: string): Map<string, [string, 
   ]);
 }
 
-/** The request listener: the checks above, then the assets (GET or HEAD only). */
-export function labListener(assets: Map<string, [string, string]>, port: () => number, token: string): http.RequestListener {
+/** The request listener: the checks above, then live mode's routes (web/live-routes.ts), then the assets (GET or HEAD only). */
+export function labListener(assets: Map<string, [string, string]>, port: () => number, token: string, live?: LiveHost): http.RequestListener {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const refused = refusal({ host: req.headers.host, origin: req.headers.origin, token: url.searchParams.get('token') ?? header(req, TOKEN_HEADER) }, port(), token);
     if (refused) return sendJson(res, 403, { error: 'forbidden', reason: refused });
+    if (live?.handle(req, res, url)) return;
     const asset = assets.get(url.pathname);
     if (!asset) return sendJson(res, 404, { error: 'not found', path: url.pathname });
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed', allowed: ['GET', 'HEAD'] }, { allow: 'GET, HEAD' });

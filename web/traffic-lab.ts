@@ -1,7 +1,8 @@
 /**
  * The Traffic Lab: `npx tsx web/traffic-lab.ts` (or `make traffic-lab`) bundles the page, serves
  * it on 127.0.0.1 and prints one URL with a random token in it. The page runs the simulator in the
- * browser; nothing here starts load. Ctrl-C (or SIGTERM, or the launcher going away) closes the
+ * browser; in live mode (web/live-routes.ts) this server starts the real lab and its bounded load,
+ * one run at a time. Ctrl-C (or SIGTERM, or the launcher going away) closes the
  * server and every connection to it.
  */
 import { randomBytes } from 'node:crypto';
@@ -13,12 +14,14 @@ import { listen } from '../servers/lib/http.ts';
 import { exitWithLauncher } from '../servers/lib/lifeline.ts';
 import { failStartup, serverFlags } from '../servers/lib/main.ts';
 import { bundlePage, labListener, pageAssets } from './lab-server.ts';
+import { LiveHost } from './live-routes.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx web/traffic-lab.ts [--port <n>]',
   summary:
     'Serves the Traffic Lab page on 127.0.0.1: pick a topology, a balancing policy and a load, then kill, freeze, stop, add ' +
     'or remove replicas while the simulation runs, and watch queues, utilization, throughput, p50/p95/p99 and retries. ' +
+    'Live mode does the same to real replicas behind the kit\'s balancer, with real load (at most 120 s, 64 connections). ' +
     'Prints the URL to open (it carries a token; keep it to yourself).',
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port on 127.0.0.1, 0 for any free port', default: '0' },
@@ -37,15 +40,19 @@ async function main(): Promise<void> {
     throw new KitError('KIT_ERR_PAGE_BUILD', `the page could not be bundled: ${(err as Error).message.split('\n')[0]}`, 'run npm ci in the kit folder (esbuild bundles the page)');
   }
   let port = wanted;
-  const server = http.createServer(labListener(pageAssets(script, token), () => port, token));
+  const live = new LiveHost((line) => process.stdout.write(line + '\n'));
+  const server = http.createServer(labListener(pageAssets(script, token), () => port, token, live));
   port = await listen(server, wanted);
   let stopping = false;
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    server.close(() => process.exit(0));
-    server.closeAllConnections();
-    setTimeout(() => process.exit(0), 2000).unref();
+    // The live run's processes first: each gets SIGTERM, then SIGKILL after its grace.
+    setTimeout(() => process.exit(0), 6000).unref();
+    void live.close().finally(() => {
+      server.close(() => process.exit(0));
+      server.closeAllConnections();
+    });
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -1,12 +1,15 @@
 /**
- * The Traffic Lab page: reads the form, runs the simulator in the page (sim/engine.ts, the same
- * picking, failover and autoscaling code as the lab), and draws the topology, the per-second
- * charts and a summary of the run. The summary's cells carry data-testid attributes, which the
- * browser tests read.
+ * The Traffic Lab page: reads the form, and either runs the simulator in the page (sim/engine.ts,
+ * the same picking, failover and autoscaling code as the lab) or, in live mode, asks the page's
+ * server to run the real lab (live.ts). Either way it draws the topology, the per-second charts
+ * and a summary of the run. The summary's cells carry data-testid attributes, which the browser
+ * tests read.
  */
 import type { SimSession } from '../../sim/engine.ts';
 import type { FaultAction } from '../../sim/types.ts';
 import { Charts } from './charts.ts';
+import { LiveClient, replicaViews } from './live.ts';
+import { parseLiveSettings, type LiveSecond, type LiveSettings } from './live-settings.ts';
 import { Runner, type SecondPoint } from './runner.ts';
 import { parseSettings, simConfig } from './settings.ts';
 import { Topology } from './topology.ts';
@@ -19,6 +22,10 @@ const charts = new Charts($('charts'));
 const topology = new Topology($('replicas'), act);
 let runner: Runner | undefined;
 let pending: SecondPoint[] = [];
+/** The replicas of the live run's last second, while a live run is going. */
+let live: LiveSecond['replicas'] | undefined;
+const SIM_ACTIONS = ['kill', 'freeze', 'thaw', 'stop'];
+const LIVE_ACTIONS = [...SIM_ACTIONS, 'hog'];
 
 function setStatus(state: 'idle' | 'running' | 'finished' | 'error', text: string): void {
   status.dataset.state = state;
@@ -37,7 +44,9 @@ function formValues(): Record<string, unknown> {
 
 function start(): void {
   stop();
-  const parsed = parseSettings(formValues());
+  const values = formValues();
+  if (values.mode === 'live') return void startLive(values);
+  const parsed = parseSettings(values);
   if (!parsed.ok) {
     setStatus('error', parsed.message);
     form.querySelector<HTMLElement>(`[name="${parsed.field}"]`)?.focus();
@@ -45,6 +54,7 @@ function start(): void {
   }
   charts.clear();
   topology.clear();
+  topology.actions = SIM_ACTIONS;
   pending = [];
   const s = parsed.settings;
   runner = new Runner(simConfig(s), s.speed === 'fast', {
@@ -66,6 +76,7 @@ function start(): void {
 }
 
 function stop(): void {
+  if (live) void client.post('stop', {});
   if (runner?.running) {
     runner.stop();
     summarize(runner.session);
@@ -84,13 +95,18 @@ function summarize(session: SimSession): void {
     'run-p95': t.latency.p95.toFixed(2),
     'run-p99': t.latency.p99.toFixed(2),
   };
+  fill(cells);
+}
+
+function fill(cells: Record<string, string>): void {
   for (const [id, text] of Object.entries(cells)) $(id).textContent = text;
 }
 
-function act(action: FaultAction, replica?: number): void {
+function act(action: string, replica?: number): void {
+  if (live) return void actLive(action, replica);
   if (!runner?.running) return setStatus('error', 'start a run first: actions act on a running simulation');
   try {
-    runner.session.act(action, replica);
+    runner.session.act(action as FaultAction, replica);
   } catch (err) {
     setStatus('error', (err as Error).message);
   }
@@ -98,10 +114,71 @@ function act(action: FaultAction, replica?: number): void {
 
 /** "Kill 1 app server": the first replica still taking requests. */
 function killOne(): void {
+  if (live) {
+    const i = live.findIndex((r) => r.state === 'up' && !r.down);
+    return i < 0 ? setStatus('error', 'no replica is up') : act('kill', i);
+  }
   const i = runner?.session.replicas().findIndex((r) => r.state === 'up' && !r.down) ?? -1;
   if (i < 0) return setStatus('error', runner?.running ? 'no replica is up' : 'start a run first');
   act('kill', i);
 }
+
+/** The form in live mode's terms (the rate caps a closed loop; an open loop's rate is the cap). */
+function liveSettingsFrom(v: Record<string, unknown>) {
+  const replicas = v.topology === 'single' ? 1 : v.topology === 'large' ? 100 : v.replicas;
+  return parseLiveSettings({ replicas, policy: v.policy, connections: v.connections, rate: v.clients === 'open' ? v.rate : '0', serviceMs: v.serviceMs, durationS: v.durationS });
+}
+
+async function startLive(values: Record<string, unknown>): Promise<void> {
+  const parsed = liveSettingsFrom(values);
+  if (!parsed.ok) {
+    setStatus('error', `live mode: ${parsed.message}`);
+    form.querySelector<HTMLElement>(`[name="${parsed.field}"]`)?.focus();
+    return;
+  }
+  setStatus('running', 'starting the replicas and the balancer…');
+  const r = await client.post('start', parsed.settings);
+  if (r.status !== 200) return setStatus('error', `${r.body.error ?? `HTTP ${r.status}`}${r.body.field ? ` (field: ${r.body.field})` : ''}`);
+  // "Degrade the last replica": lesson 4's hog on it, for the whole run.
+  if (values.degrade) await client.post('act', { action: 'hog', replica: `app${parsed.settings.replicas}` });
+}
+
+async function actLive(action: string, replica?: number): Promise<void> {
+  const body = action === 'add' || action === 'remove' ? { action } : { action, replica: live?.[replica ?? -1]?.name };
+  const r = await client.post('act', body);
+  if (r.status !== 200) setStatus('error', r.body.error ?? `HTTP ${r.status}`);
+}
+
+function liveStarted(s: LiveSettings): void {
+  if (runner?.running) stop();
+  charts.clear();
+  topology.clear();
+  topology.actions = LIVE_ACTIONS;
+  live = [];
+  setStatus('running', `live: ${s.policy}, ${s.replicas} replica${s.replicas === 1 ? '' : 's'}, ${s.connections} connections, ${s.durationS} s`);
+}
+
+function liveSecond(s: LiveSecond): void {
+  if (!live) liveStarted({ policy: s.policy, replicas: s.replicas.length } as LiveSettings); // joined mid-run
+  live = s.replicas;
+  topology.update(replicaViews(s));
+  charts.add(s);
+  charts.draw();
+  $('clock').textContent = `${s.second + 1} s`;
+  const t = s.totals;
+  fill({ 'run-answers': String(t.answers), 'run-failed': String(t.failed), 'run-retried': String(t.retried), 'run-p50': t.p50.toFixed(2), 'run-p95': t.p95.toFixed(2), 'run-p99': t.p99.toFixed(2) });
+}
+
+const client = new LiveClient({
+  hello: (running) => running && setStatus('running', 'a live run is going (started from another tab): its seconds follow'),
+  started: liveStarted,
+  second: liveSecond,
+  ended: (reason) => {
+    live = undefined;
+    setStatus('finished', `live run ended: ${reason}; every process it started is stopped`);
+  },
+  lost: () => live && setStatus('error', 'lost the stream from the Traffic Lab server; is it still running?'),
+});
 
 form.addEventListener('submit', (e) => {
   e.preventDefault();
@@ -111,6 +188,9 @@ $('stop').addEventListener('click', stop);
 $('kill-one').addEventListener('click', killOne);
 $('add').addEventListener('click', () => act('add'));
 $('remove').addEventListener('click', () => act('remove'));
+form.querySelector('[name="policy"]')!.addEventListener('change', (e) => {
+  if (live) void client.post('act', { action: 'policy', policy: (e.target as HTMLSelectElement).value });
+});
 // Periodic summary while running, so the table is never far behind the charts.
 setInterval(() => runner?.running && summarize(runner.session), 1000);
 setStatus('idle', 'ready: choose the settings and press Start');

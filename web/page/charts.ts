@@ -1,10 +1,19 @@
 /**
- * The page's time series, one point per simulated second, drawn with uPlot: throughput (req/s),
+ * The page's time series, one point per second (simulated, or measured in live mode), drawn with uPlot: throughput (req/s),
  * latency (p50/p95/p99, ms) and trouble (failed answers and retried requests per second). Only
  * the last WINDOW_S seconds are kept, so a long run's page does not grow.
  */
 import uPlot from 'uplot';
-import type { SecondPoint } from './runner.ts';
+
+/** One second on the charts: simulated (runner.ts) or measured in live mode (live-settings.ts LiveSecond). */
+export interface ChartPoint {
+  second: number;
+  /** Answers in the second, req/s. */
+  throughput: number;
+  latency?: { p50: number; p95: number; p99: number } | null;
+  failed: number;
+  retried: number;
+}
 
 /** Seconds of history on the charts. */
 export const WINDOW_S = 600;
@@ -14,7 +23,7 @@ const CHART_WIDTH = 400;
 interface ChartSpec {
   title: string;
   unit: string;
-  series: { label: string; color: string; value: (p: SecondPoint) => number | null }[];
+  series: { label: string; color: string; value: (p: ChartPoint) => number | null }[];
 }
 
 const SPECS: ChartSpec[] = [
@@ -54,7 +63,7 @@ export class Charts {
           width: CHART_WIDTH,
           height: 180,
           scales: { x: { time: false } },
-          axes: [{ label: 'simulated s' }, {}],
+          axes: [{ label: 's' }, {}],
           series: [{ label: 's' }, ...spec.series.map((s) => ({ label: s.label, stroke: s.color, width: 1.5 }))],
         },
         data as uPlot.AlignedData,
@@ -65,7 +74,7 @@ export class Charts {
   }
 
   /** Adds one second to every chart (dropping the oldest past WINDOW_S). */
-  add(p: SecondPoint): void {
+  add(p: ChartPoint): void {
     for (const c of this.plots) {
       c.data[0]!.push(p.second + 1);
       c.spec.series.forEach((s, i) => c.data[i + 1]!.push(s.value(p)));

@@ -50,7 +50,7 @@ export const DEFAULTS: Settings = {
 
 type Numeric = 'replicas' | 'rate' | 'connections' | 'thinkMs' | 'serviceMs' | 'durationS' | 'seed';
 /** Each number's allowed range, and whether it must be whole. */
-export const RANGES: Record<Numeric, { min: number; max: number; whole: boolean; unit: string }> = {
+export const RANGES: Record<Numeric, Range> = {
   replicas: { min: 1, max: 10, whole: true, unit: '' },
   rate: { min: 1, max: 50_000, whole: false, unit: 'req/s' },
   connections: { min: 1, max: 1000, whole: true, unit: '' },
@@ -60,15 +60,27 @@ export const RANGES: Record<Numeric, { min: number; max: number; whole: boolean;
   seed: { min: 0, max: 2 ** 31 - 1, whole: true, unit: '' },
 };
 
-export type Parsed = { ok: true; settings: Settings } | { ok: false; field: string; message: string };
+export type Parsed = { ok: true; settings: Settings } | FieldError;
 
-const oneOf = <T extends string>(field: string, value: unknown, allowed: readonly T[]): T | Parsed => {
+/** A field's range: from min to max, whole numbers only or not, and its unit for messages. */
+export interface Range {
+  min: number;
+  max: number;
+  whole: boolean;
+  unit: string;
+}
+
+/** The failure of one field: its name and a sentence a student can act on. */
+export type FieldError = { ok: false; field: string; message: string };
+
+/** `value` when it is one of `allowed`, else the field's error. */
+export const oneOf = <T extends string>(field: string, value: unknown, allowed: readonly T[]): T | FieldError => {
   if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
   return { ok: false, field, message: `${field} must be one of ${allowed.join(', ')}; got ${JSON.stringify(value ?? null)}` };
 };
 
-const numberIn = (field: Numeric, value: unknown): number | Parsed => {
-  const r = RANGES[field];
+/** `value` (a number, or a form's string) when it is inside `r`, else the field's error. */
+export const numberIn = (field: string, value: unknown, r: Range): number | FieldError => {
   const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
   const range = `${r.min} to ${r.max}${r.unit ? ' ' + r.unit : ''}${r.whole ? ', a whole number' : ''}`;
   if (!Number.isFinite(n) || n < r.min || n > r.max || (r.whole && !Number.isInteger(n))) {
@@ -77,12 +89,13 @@ const numberIn = (field: Numeric, value: unknown): number | Parsed => {
   return n;
 };
 
-const failed = (x: unknown): x is Parsed => typeof x === 'object' && x !== null && 'ok' in x;
+export const failed = (x: unknown): x is FieldError => typeof x === 'object' && x !== null && 'ok' in x;
 
 /** Checks every field of `raw` (strings from a form, or numbers); the first bad or missing one is named. */
 export function parseSettings(raw: Record<string, unknown>): Parsed {
   const topology = oneOf('topology', raw.topology, TOPOLOGIES);
   if (failed(topology)) return topology;
+  if (raw.policy === 'ip-hash') return { ok: false, field: 'policy', message: 'ip-hash runs in live mode only: the simulator has no sticky policies' };
   const policy = oneOf('policy', raw.policy, POLICIES);
   if (failed(policy)) return policy;
   const clients = oneOf('clients', raw.clients, ['open', 'closed'] as const);
@@ -91,7 +104,7 @@ export function parseSettings(raw: Record<string, unknown>): Parsed {
   if (failed(speed)) return speed;
   const numbers = {} as Record<Numeric, number>;
   for (const field of Object.keys(RANGES) as Numeric[]) {
-    const n = numberIn(field, raw[field]);
+    const n = numberIn(field, raw[field], RANGES[field]);
     if (failed(n)) return n;
     numbers[field] = n;
   }

@@ -3,16 +3,31 @@
  * blue when frozen), its queue (requests on it now), its event loop's utilization in the last
  * second and its share of the answers so far. Each box carries its own action buttons.
  */
-import type { ReplicaNow } from '../../sim/engine.ts';
-import type { FaultAction } from '../../sim/types.ts';
+
+/** A replica as the picture shows it: simulated (sim/session.ts ReplicaNow) or live. */
+export interface ReplicaView {
+  name: string;
+  state: string;
+  down: boolean;
+  /** Requests on it now (live: in flight from the balancer). */
+  queue: number;
+  /** Answers (live: requests the balancer sent it) so far. */
+  served: number;
+  /** Busy share of its event loop (live: CPU share of one core) in the last second, 0..1; null when unknown. */
+  utilization: number | null;
+  /** Live only: the event loop's delay p99 in the last second, ms. */
+  loopDelayMs?: number | null;
+}
 
 /** Queue length that fills a box's bar. */
 const FULL_QUEUE = 20;
 
-export type ActOn = (action: FaultAction, replica: number) => void;
+export type ActOn = (action: string, replica: number) => void;
 
 export class Topology {
   private boxes: HTMLElement[] = [];
+  /** The buttons each new box gets (simulated: kill, freeze, thaw, stop; live adds hog). */
+  actions: readonly string[] = ['kill', 'freeze', 'thaw', 'stop'];
 
   constructor(
     private readonly container: HTMLElement,
@@ -20,7 +35,7 @@ export class Topology {
   ) {}
 
   /** Draws the replicas as they are now; boxes are made as replicas appear. */
-  update(replicas: ReplicaNow[]): void {
+  update(replicas: ReplicaView[]): void {
     const total = replicas.reduce((n, r) => n + r.served, 0);
     const compact = replicas.length > 12;
     this.container.classList.toggle('compact', compact);
@@ -31,12 +46,14 @@ export class Topology {
       box.classList.toggle('down', r.down);
       const share = total > 0 ? r.served / total : 0;
       set(box, 'queue', String(r.queue));
-      set(box, 'utilization', `${Math.round(r.utilization * 100)} %`);
+      const busy = r.utilization === null ? '–' : `${Math.round(r.utilization * 100)} %`;
+      set(box, 'utilization', busy);
+      set(box, 'delay', r.loopDelayMs === undefined || r.loopDelayMs === null ? '–' : `${r.loopDelayMs.toFixed(1)} ms`);
       set(box, 'share', `${(share * 100).toFixed(1)} %`);
       set(box, 'state', r.state);
       const bar = box.querySelector<HTMLElement>('.bar > span')!;
       bar.style.width = `${Math.min(100, (r.queue / FULL_QUEUE) * 100)}%`;
-      box.title = `${r.name}: ${r.state}, ${r.queue} in queue, ${Math.round(r.utilization * 100)} % busy, ${(share * 100).toFixed(1)} % of answers`;
+      box.title = `${r.name}: ${r.state}, ${r.queue} in queue, ${busy} busy, ${(share * 100).toFixed(1)} % of answers`;
     });
   }
 
@@ -54,10 +71,11 @@ export class Topology {
       box.insertAdjacentHTML(
         'beforeend',
         '<dl><dt>state</dt><dd data-field="state"></dd><dt>queue</dt><dd data-field="queue"></dd>' +
-          '<dt>busy</dt><dd data-field="utilization"></dd><dt>share</dt><dd data-field="share"></dd></dl><div class="actions"></div>',
+          '<dt>busy</dt><dd data-field="utilization"></dd><dt>share</dt><dd data-field="share"></dd>' +
+          '<dt>loop delay</dt><dd data-field="delay"></dd></dl><div class="actions"></div>',
       );
       const actions = box.querySelector('.actions')!;
-      for (const action of ['kill', 'freeze', 'thaw', 'stop'] as const) {
+      for (const action of this.actions) {
         const b = document.createElement('button');
         b.type = 'button';
         b.textContent = action;

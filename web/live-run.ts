@@ -1,0 +1,241 @@
+/**
+ * One live run of the Traffic Lab: the real lab, started through the harness (measure/lib): N
+ * replicas and the kit's balancer on free loopback ports, and a bounded autocannon load on the
+ * balancer's CPU route (/work?ms=). Once a second it reads the balancer's /__lb/stats and each
+ * replica's /__replica/stats, and hands the second (LiveSecond: throughput, p50/p95/p99 from an
+ * HDR histogram of that second's answers, failed, retried, and per replica requests, in flight,
+ * CPU and event loop delay) to its listener. Actions signal the real processes.
+ *
+ * The run ends by itself when the load's time is up; stop() ends it early. Either way every
+ * process it started is stopped (the Lab's guarantee, also on Ctrl-C or a crash of this process).
+ */
+import { performance } from 'node:perf_hooks';
+import { Lab } from '../measure/lib/lab.ts';
+import { startLoad, type RunningLoad } from '../measure/lib/load.ts';
+import { probe, probeOk } from '../measure/lib/probe.ts';
+import { startBalancer, startReplicas, type Replica } from '../measure/lib/topology.ts';
+import { HOGS, HOG_CONNECTIONS } from '../measure/lib/degraded-run.ts';
+import { createLatencyHistogram, recordMs, summarize } from '../results/latency.ts';
+import { LIVE_MAX_REPLICAS, type LiveAction, type LiveReplica, type LiveSecond, type LiveSettings } from './page/live-settings.ts';
+
+/** A stats request to a replica gets this long: a frozen or hogged one does not answer, and the second must go out on time. */
+const STATS_TIMEOUT_MS = 400;
+/** autocannon's per-request timeout in a live run, s: a frozen replica's requests fail (and count) instead of hanging the connection for 10 s. */
+const REQUEST_TIMEOUT_S = 5;
+
+interface LiveReplicaState {
+  replica: Replica;
+  state: LiveReplica['state'];
+  hog?: RunningLoad;
+  cpuUs?: number;
+}
+
+/** Raised for an action the run cannot do now (409 to the page): no such replica, or it is already dead. */
+export class LiveConflict extends Error {}
+
+export class LiveRun {
+  readonly lab = new Lab();
+  readonly startedAt = performance.now();
+  private replicas: LiveReplicaState[] = [];
+  private lbUrl = '';
+  private dbFile: string | undefined;
+  private load: RunningLoad | undefined;
+  private second = 0;
+  private histogram = createLatencyHistogram();
+  private readonly runHistogram = createLatencyHistogram();
+  private readonly totals = { answers: 0, failed: 0 };
+  private counts = { answers: 0, failed: 0 };
+  private retriedBefore = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private ending: Promise<void> | undefined;
+  private policy: string;
+  /** Resolves when the run has ended and all its processes are gone. */
+  readonly ended: Promise<void>;
+  private resolveEnded!: () => void;
+
+  private constructor(
+    readonly settings: LiveSettings,
+    private readonly onSecond: (s: LiveSecond) => void,
+  ) {
+    this.policy = settings.policy;
+    this.ended = new Promise((r) => (this.resolveEnded = r));
+  }
+
+  /** Starts the lab and its load; rejects (with every process stopped) when a server does not start. */
+  static async start(settings: LiveSettings, onSecond: (s: LiveSecond) => void, log: (line: string) => void = () => {}): Promise<LiveRun> {
+    const run = new LiveRun(settings, onSecond);
+    run.lab.log = log; // a line per process started and stopped, with its pid
+    try {
+      await run.begin();
+    } catch (err) {
+      await run.stop();
+      throw err;
+    }
+    return run;
+  }
+
+  private async begin(): Promise<void> {
+    const replicas = await startReplicas(this.lab, this.settings.replicas);
+    this.dbFile = replicas.dbFile;
+    this.replicas = replicas.map((replica) => ({ replica, state: 'up' }));
+    for (const r of this.replicas) this.watchExit(r);
+    const lb = await startBalancer(this.lab, 'builtin', this.settings.policy, replicas);
+    this.lbUrl = lb.url;
+    const { connections, durationS, rate, serviceMs } = this.settings;
+    this.load = startLoad({
+      url: `${lb.url}/work?ms=${serviceMs}`,
+      connections,
+      durationS,
+      ...(rate > 0 ? { rate } : {}),
+      timeoutS: REQUEST_TIMEOUT_S,
+      onAnswer: (ms, status) => {
+        const failed = status === undefined || status < 200 || status > 299;
+        if (failed) {
+          this.counts.failed++;
+          this.totals.failed++;
+        }
+        if (status === undefined) return;
+        recordMs(this.histogram, ms);
+        recordMs(this.runHistogram, ms);
+        this.counts.answers++;
+        this.totals.answers++;
+      },
+    });
+    this.load.result.then(
+      () => void this.stop(),
+      () => void this.stop(),
+    );
+    this.timer = setInterval(() => void this.tick(), 1000);
+  }
+
+  private watchExit(r: LiveReplicaState): void {
+    void r.replica.proc.exited.then(() => {
+      r.state = 'dead';
+      r.hog?.stop();
+    });
+  }
+
+  /** Reads one second and hands it on. Stats that do not come in time leave that replica's figures null. */
+  private async tick(): Promise<void> {
+    const second = this.second++;
+    const h = this.histogram;
+    const counts = this.counts;
+    this.histogram = createLatencyHistogram();
+    this.counts = { answers: 0, failed: 0 };
+    const [lb, ...stats] = await Promise.all([
+      probe(`${this.lbUrl}/__lb/stats`, { timeoutMs: STATS_TIMEOUT_MS }).catch(() => undefined),
+      ...this.replicas.map((r) => (r.state === 'up' || r.state === 'draining' ? probe(`${r.replica.url}/__replica/stats`, { timeoutMs: STATS_TIMEOUT_MS }).catch(() => undefined) : undefined)),
+    ]);
+    if (this.ending) return;
+    const ups: { name: string; requests: number; inFlight: number; down: boolean; resting: boolean }[] = lb?.body?.upstreams ?? [];
+    const retried: number = lb?.body?.retried ?? this.retriedBefore;
+    const l = summarize(h);
+    const all = summarize(this.runHistogram);
+    this.onSecond({
+      second,
+      policy: this.policy,
+      throughput: counts.answers,
+      latency: l.count ? { p50: l.p50, p95: l.p95, p99: l.p99 } : null,
+      failed: counts.failed,
+      retried: retried - this.retriedBefore,
+      replicas: this.replicas.map((r, i) => {
+        const u = ups.find((x) => x.name === r.replica.name);
+        const s = stats[i]?.status === 200 ? stats[i]!.body : undefined;
+        const cpuUs: number | undefined = s?.cpuUs;
+        const utilization = cpuUs !== undefined && r.cpuUs !== undefined ? Math.round(((cpuUs - r.cpuUs) / 1e6) * 100) / 100 : null;
+        if (cpuUs !== undefined) r.cpuUs = cpuUs;
+        return {
+          name: r.replica.name,
+          state: r.state,
+          down: Boolean(u?.down || u?.resting),
+          requests: u?.requests ?? 0,
+          inFlight: u?.inFlight ?? 0,
+          utilization,
+          loopDelayMs: s?.loopDelayMs ?? null,
+          hogged: r.hog !== undefined,
+        };
+      }),
+      totals: { ...this.totals, retried, p50: all.p50, p95: all.p95, p99: all.p99 },
+    });
+    this.retriedBefore = retried;
+  }
+
+  /** Carries out one action on the real processes. Throws LiveConflict when it cannot be done now. */
+  async act(a: LiveAction): Promise<object> {
+    if (this.ending) throw new LiveConflict('the live run is ending');
+    if (a.action === 'policy') {
+      await probeOk(`${this.lbUrl}/__lb/policy?name=${a.policy}`, { method: 'POST' });
+      this.policy = a.policy;
+      return { policy: a.policy };
+    }
+    if (a.action === 'add') return this.add();
+    if (a.action === 'remove') {
+      const last = [...this.replicas].reverse().find((r) => r.state === 'up');
+      if (!last) throw new LiveConflict('no replica is up to remove');
+      // Out of rotation first, so no new request goes to it while it drains.
+      await probeOk(`${this.lbUrl}/__lb/down?upstream=${last.replica.name}`, { method: 'POST' });
+      return this.act({ action: 'stop', replica: last.replica.name });
+    }
+    const r = this.replicas.find((x) => x.replica.name === a.replica);
+    if (!r) throw new LiveConflict(`there is no ${a.replica}; this run has ${this.replicas.map((x) => x.replica.name).join(', ')}`);
+    if (r.state === 'dead') throw new LiveConflict(`${a.replica} is dead already`);
+    const proc = r.replica.proc;
+    switch (a.action) {
+      case 'kill':
+        proc.signal('SIGKILL');
+        break;
+      case 'freeze':
+        if (r.state === 'up') proc.signal('SIGSTOP');
+        r.state = r.state === 'draining' ? r.state : 'frozen';
+        break;
+      case 'thaw':
+        proc.signal('SIGCONT');
+        if (r.state === 'frozen') r.state = 'up';
+        break;
+      case 'stop':
+        if (r.state === 'frozen') proc.signal('SIGCONT'); // a stopped process cannot run its SIGTERM handler
+        proc.signal('SIGTERM', 'leader');
+        r.state = 'draining';
+        break;
+      case 'hog':
+        if (!r.hog) this.hog(r);
+        break;
+    }
+    return { replica: r.replica.name, state: r.state };
+  }
+
+  /** Lesson 4's hog: HOG_CONNECTIONS connections of requests that block the replica's event loop, until the run ends. */
+  private hog(r: LiveReplicaState): void {
+    const leftS = Math.max(1, Math.ceil(this.settings.durationS - (performance.now() - this.startedAt) / 1000));
+    r.hog = startLoad({ url: `${r.replica.url}${HOGS.stall}`, connections: HOG_CONNECTIONS, durationS: Math.min(120, leftS), timeoutS: REQUEST_TIMEOUT_S });
+    r.hog.result.catch(() => undefined);
+  }
+
+  private async add(): Promise<object> {
+    if (this.replicas.length >= LIVE_MAX_REPLICAS) throw new LiveConflict(`a live run has at most ${LIVE_MAX_REPLICAS} replicas`);
+    const name = `app${this.replicas.length + 1}`;
+    const db = this.dbFile;
+    const proc = await this.lab.start({ server: 'replica', args: ['--name', name, '--port', '0', ...(db ? ['--db', db] : [])] });
+    const r: LiveReplicaState = { replica: { name, proc, url: proc.url, addr: `127.0.0.1:${proc.port}` }, state: 'up' };
+    this.replicas.push(r);
+    this.watchExit(r);
+    await probeOk(`${this.lbUrl}/__lb/add?upstream=${encodeURIComponent(`${name}=${r.replica.addr}`)}`, { method: 'POST' });
+    return { replica: name, state: 'up' };
+  }
+
+  /** Ends the load and stops every process (frozen ones are thawed first, so they can exit). Idempotent. */
+  stop(): Promise<void> {
+    this.ending ??= (async () => {
+      clearInterval(this.timer);
+      this.load?.stop();
+      for (const r of this.replicas) {
+        r.hog?.stop();
+        if (r.state === 'frozen') r.replica.proc.signal('SIGCONT');
+      }
+      await Promise.all([this.load?.result.catch(() => undefined), ...this.replicas.map((r) => r.hog?.result.catch(() => undefined))]);
+      await this.lab.close();
+      this.resolveEnded();
+    })();
+    return this.ending;
+  }
+}

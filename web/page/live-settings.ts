@@ -1,0 +1,114 @@
+/**
+ * Live mode's settings and actions: what the page sends to start the real lab and act on it,
+ * checked field by field (a bad one is named with its allowed range; nothing starts). Pure: the
+ * page checks before it sends, and the page's server checks again, since any request may be
+ * hostile. No DOM, no Node.js APIs.
+ *
+ * The bounds keep a live run something a 2-core laptop can carry and a student cannot turn into
+ * an unbounded load: at most 6 replicas (8 with adds), 64 connections, 5,000 req/s, 120 s (one
+ * autocannon run, the kit's load limit).
+ */
+import { failed, numberIn, oneOf, type FieldError, type Range } from './settings.ts';
+
+/** The kit balancer's policies that make sense for one client machine (sticky-cookie needs cookies the load does not keep). */
+export const LIVE_POLICIES = ['round-robin', 'least-connections', 'random', 'power-of-two-choices', 'ip-hash'] as const;
+export type LivePolicy = (typeof LIVE_POLICIES)[number];
+
+export interface LiveSettings {
+  replicas: number;
+  policy: LivePolicy;
+  /** autocannon's connections, a closed loop. */
+  connections: number;
+  /** A cap on the request rate, req/s; 0 is none (as fast as the answers come). */
+  rate: number;
+  /** CPU time each request spends on a replica's event loop (the replica's /work?ms=), ms. */
+  serviceMs: number;
+  durationS: number;
+}
+
+/** The most replicas a live run may have at once, adds included. */
+export const LIVE_MAX_REPLICAS = 8;
+
+export const LIVE_RANGES: Record<Exclude<keyof LiveSettings, 'policy'>, Range> = {
+  replicas: { min: 1, max: 6, whole: true, unit: '' },
+  connections: { min: 1, max: 64, whole: true, unit: '' },
+  rate: { min: 0, max: 5000, whole: false, unit: 'req/s (0: no cap)' },
+  serviceMs: { min: 0.1, max: 50, whole: false, unit: 'ms' },
+  durationS: { min: 5, max: 120, whole: true, unit: 's' },
+};
+
+export type LiveParsed = { ok: true; settings: LiveSettings } | FieldError;
+
+/** Checks a start request's body; the first bad or missing field is named. */
+export function parseLiveSettings(raw: unknown): LiveParsed {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, field: 'body', message: 'the body must be a JSON object of settings' };
+  const r = raw as Record<string, unknown>;
+  const policy = oneOf('policy', r.policy, LIVE_POLICIES);
+  if (failed(policy)) return policy;
+  const numbers = {} as Record<keyof typeof LIVE_RANGES, number>;
+  for (const field of Object.keys(LIVE_RANGES) as (keyof typeof LIVE_RANGES)[]) {
+    const n = numberIn(field, r[field], LIVE_RANGES[field]);
+    if (failed(n)) return n;
+    numbers[field] = n;
+  }
+  return { ok: true, settings: { policy, ...numbers } };
+}
+
+/**
+ * What a button asks of the live lab: a signal to one replica (kill: SIGKILL, freeze: SIGSTOP,
+ * thaw: SIGCONT, stop: SIGTERM and its drain), a hog on one replica's event loop, a replica more
+ * or fewer, or another policy for the requests that follow.
+ */
+export const LIVE_ACTIONS = ['kill', 'freeze', 'thaw', 'stop', 'hog', 'add', 'remove', 'policy'] as const;
+export type LiveActionName = (typeof LIVE_ACTIONS)[number];
+export type LiveAction = { action: 'kill' | 'freeze' | 'thaw' | 'stop' | 'hog'; replica: string } | { action: 'add' } | { action: 'remove' } | { action: 'policy'; policy: LivePolicy };
+
+/** Checks an action request's body. */
+export function parseLiveAction(raw: unknown): { ok: true; action: LiveAction } | FieldError {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, field: 'body', message: 'the body must be a JSON object with an action' };
+  const r = raw as Record<string, unknown>;
+  const action = oneOf('action', r.action, LIVE_ACTIONS);
+  if (failed(action)) return action;
+  if (action === 'add') return { ok: true, action: { action } };
+  if (action === 'remove') return { ok: true, action: { action } };
+  if (action === 'policy') {
+    const policy = oneOf('policy', r.policy, LIVE_POLICIES);
+    return failed(policy) ? policy : { ok: true, action: { action, policy } };
+  }
+  if (typeof r.replica !== 'string' || !/^app[1-9]$/.test(r.replica)) return { ok: false, field: 'replica', message: `replica must name one, app1 to app${LIVE_MAX_REPLICAS}; got ${JSON.stringify(r.replica ?? null)}` };
+  return { ok: true, action: { action, replica: r.replica } };
+}
+
+/** One replica in a live second. */
+export interface LiveReplica {
+  name: string;
+  /** What the lab did to it: up, frozen (SIGSTOP), draining (SIGTERM, not yet exited), dead (exited). */
+  state: 'up' | 'frozen' | 'draining' | 'dead';
+  /** Out of the balancer's rotation: taken out by hand, or resting after failures (passive health). */
+  down: boolean;
+  /** Requests the balancer has sent it so far, and has in flight on it now. */
+  requests: number;
+  inFlight: number;
+  /** CPU it used in the last second, as a fraction of one core; null when it did not answer. */
+  utilization: number | null;
+  /** Its event loop's delay (monitorEventLoopDelay) over its last whole second, p99 and max, ms; null when it did not answer. */
+  loopDelayMs: { p99: number; max: number } | null;
+  hogged: boolean;
+}
+
+/** One second of a live run, as the page's server streams it. */
+export interface LiveSecond {
+  second: number;
+  policy: string;
+  /** Answers in this second (2xx or not), req/s. */
+  throughput: number;
+  /** Client-side latency of this second's answers, ms (HDR histogram); null with no answers. */
+  latency: { p50: number; p95: number; p99: number } | null;
+  /** Answers that were not 2xx plus requests that got no answer, in this second. */
+  failed: number;
+  /** Requests the balancer tried on more than one replica, in this second. */
+  retried: number;
+  replicas: LiveReplica[];
+  /** The run so far: answers, failed, retried, and the latency of every answer (one HDR histogram), ms. */
+  totals: { answers: number; failed: number; retried: number; p50: number; p95: number; p99: number };
+}
