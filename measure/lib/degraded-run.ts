@@ -21,8 +21,7 @@ import type { RunContext } from './experiment.ts';
 import { createLatencyHistogram, quantilesMs, type LatencySummary } from '../../results/latency.ts';
 import { addSlice, newLoadTally, sliceOf, summarizeLoadTally, type LoadTally } from './tally.ts';
 import type { ServerProcess } from './launch.ts';
-import { performance } from 'node:perf_hooks';
-import { runLoad, startLoad } from './load.ts';
+import { runLoad, sustainLoad } from './load.ts';
 import type { Progress } from './progress.ts';
 import { measureSteadily, STEP_TRIES } from './steady.ts';
 import { probeOk } from './probe.ts';
@@ -121,30 +120,6 @@ async function measureRounds(all: Slot[], replicas: Replica[], rounds: number, d
     );
     for (const [slot, part] of value) addPart(slot, part);
   }
-}
-
-/**
- * A load started again each time its run ends, until stopped: the hog must outlast rounds taken
- * again, and one load run lasts at most 120 s. Bounded: it stops by itself after `totalS`.
- */
-function sustainLoad(opts: Parameters<typeof startLoad>[0], totalS: number): { stop: () => Promise<void> } {
-  const until = performance.now() + totalS * 1000;
-  let stopped = false;
-  let current = startLoad(opts);
-  const loop = (async () => {
-    for (;;) {
-      await current.result.catch(() => undefined);
-      if (stopped || performance.now() >= until) return;
-      current = startLoad(opts);
-    }
-  })();
-  return {
-    stop: async () => {
-      stopped = true;
-      current.stop();
-      await loop;
-    },
-  };
 }
 
 export async function runDegraded<C = undefined>(

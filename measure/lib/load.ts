@@ -176,6 +176,33 @@ export function startLoad(opts: LoadOptions): RunningLoad {
 }
 
 /**
+ * A load longer than one run's 120 s: `opts` started again each time its run ends, until stopped
+ * or `totalS` has passed (a run started late lasts only the time left). `done` resolves when the
+ * last run has ended.
+ */
+export function sustainLoad(opts: LoadOptions, totalS: number): { stop: () => Promise<void>; done: Promise<void> } {
+  const until = performance.now() + totalS * 1000;
+  let stopped = false;
+  let current = startLoad({ ...opts, durationS: Math.min(opts.durationS, totalS) });
+  const done = (async () => {
+    for (;;) {
+      await current.result.catch(() => undefined);
+      const leftS = (until - performance.now()) / 1000;
+      if (stopped || leftS < 0.5) return;
+      current = startLoad({ ...opts, durationS: Math.min(opts.durationS, leftS) });
+    }
+  })();
+  return {
+    done,
+    stop: async () => {
+      stopped = true;
+      current.stop();
+      await done;
+    },
+  };
+}
+
+/**
  * The settled part of a run (`settleS`, `settledS`): records the responses that complete inside
  * it, and with `settledS` starts it at the first moment every connection has been answered (but
  * not before `settleS`) and stops the run `settledS` later.
