@@ -54,7 +54,7 @@ test('live routes: 403 without the token or from another origin, 415 unless JSON
   assert.equal(lab.startedPids().length, 0, 'nothing started');
 });
 
-test('live: the page runs the real lab; "kill" shows the replica dead and retries above 0; a second start gets 409; stop leaves nothing', { skip: noBrowser, timeout: 90_000 }, async () => {
+test('live: the page runs the real lab and the model alongside; "kill" shows the replica dead and retries above 0; a second start gets 409; stop leaves nothing', { skip: noBrowser, timeout: 90_000 }, async () => {
   const { browser, page, errors } = await openPage(lab.url);
   try {
     await page.selectOption('select[name=mode]', 'live');
@@ -65,6 +65,8 @@ test('live: the page runs the real lab; "kill" shows the replica dead and retrie
     await page.fill('input[name=durationS]', String(SETTINGS.durationS));
     await page.click('#start');
     await page.waitForFunction(() => Number(document.getElementById('run-answers')!.textContent) > 0, undefined, { timeout: 30_000 });
+    // The simulator runs alongside with the same settings: its row fills too.
+    await page.waitForFunction(() => Number(document.getElementById('model-answers')!.textContent) > 0, undefined, { timeout: 10_000 });
     const again = await post('start', SETTINGS);
     assert.equal(again.status, 409);
     assert.match(JSON.parse(again.body).error, /a live run is already going/);

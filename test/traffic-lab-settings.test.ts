@@ -81,7 +81,7 @@ test('live settings: form strings parse; each bad field is named with its range;
     [{ ...good, connections: '2.5' }, 'connections', /a whole number/],
     [{ ...good, rate: '5001' }, 'rate', /0 to 5000/],
     [{ ...good, serviceMs: '' }, 'serviceMs', /0\.1 to 50 ms/],
-    [{ ...good, durationS: '121' }, 'durationS', /5 to 120 s/],
+    [{ ...good, durationS: '601' }, 'durationS', /5 to 600 s/],
     [{ ...good, policy: 'sticky-cookie' }, 'policy', /one of/],
   ];
   for (const [raw, field, message] of bad) {
@@ -93,11 +93,11 @@ test('live settings: form strings parse; each bad field is named with its range;
   assert.ok(!sim.ok && sim.field === 'policy' && /live mode only/.test(sim.message));
 });
 
-test('live actions: a replica is app1 to app8, a policy one of the live ones', () => {
+test('live actions: a replica is app1 to app99, a policy one of the live ones', () => {
   assert.deepEqual(parseLiveAction({ action: 'kill', replica: 'app2' }), { ok: true, action: { action: 'kill', replica: 'app2' } });
   assert.deepEqual(parseLiveAction({ action: 'add', replica: 'ignored' }), { ok: true, action: { action: 'add' } });
   assert.deepEqual(parseLiveAction({ action: 'policy', policy: 'random' }), { ok: true, action: { action: 'policy', policy: 'random' } });
-  for (const [raw, field] of [[{ action: 'kill' }, 'replica'], [{ action: 'hog', replica: 'app10' }, 'replica'], [{ action: 'policy', policy: 'fifo' }, 'policy'], [{ action: 'reboot' }, 'action'], ['kill', 'body']] as const) {
+  for (const [raw, field] of [[{ action: 'kill' }, 'replica'], [{ action: 'hog', replica: 'app100' }, 'replica'], [{ action: 'policy', policy: 'fifo' }, 'policy'], [{ action: 'reboot' }, 'action'], ['kill', 'body']] as const) {
     const r = parseLiveAction(raw);
     assert.ok(!r.ok && r.field === field, JSON.stringify(r));
   }

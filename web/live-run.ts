@@ -11,22 +11,24 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Lab } from '../measure/lib/lab.ts';
-import { startLoad, type RunningLoad } from '../measure/lib/load.ts';
+import { sustainLoad } from '../measure/lib/load.ts';
 import { probe, probeOk } from '../measure/lib/probe.ts';
 import { startBalancer, startReplicas, type Replica } from '../measure/lib/topology.ts';
 import { HOGS, HOG_CONNECTIONS } from '../measure/lib/degraded-run.ts';
 import { createLatencyHistogram, recordMs, summarize } from '../results/latency.ts';
-import { LIVE_MAX_REPLICAS, type LiveAction, type LiveReplica, type LiveSecond, type LiveSettings } from './page/live-settings.ts';
+import { LIVE_MAX_REPLICAS, LIVE_MAX_STARTED, type LiveAction, type LiveReplica, type LiveSecond, type LiveSettings } from './page/live-settings.ts';
 
 /** A stats request to a replica gets this long: a frozen or hogged one does not answer, and the second must go out on time. */
 const STATS_TIMEOUT_MS = 400;
 /** autocannon's per-request timeout in a live run, s: a frozen replica's requests fail (and count) instead of hanging the connection for 10 s. */
 const REQUEST_TIMEOUT_S = 5;
 
+type SustainedLoad = ReturnType<typeof sustainLoad>;
+
 interface LiveReplicaState {
   replica: Replica;
   state: LiveReplica['state'];
-  hog?: RunningLoad;
+  hog?: SustainedLoad;
   cpuUs?: number;
 }
 
@@ -39,7 +41,7 @@ export class LiveRun {
   private replicas: LiveReplicaState[] = [];
   private lbUrl = '';
   private dbFile: string | undefined;
-  private load: RunningLoad | undefined;
+  private load: SustainedLoad | undefined;
   private second = 0;
   private histogram = createLatencyHistogram();
   private readonly runHistogram = createLatencyHistogram();
@@ -82,10 +84,11 @@ export class LiveRun {
     const lb = await startBalancer(this.lab, 'builtin', this.settings.policy, replicas);
     this.lbUrl = lb.url;
     const { connections, durationS, rate, serviceMs } = this.settings;
-    this.load = startLoad({
+    // One autocannon run lasts at most 120 s; a longer live run is several, back to back.
+    this.load = sustainLoad({
       url: `${lb.url}/work?ms=${serviceMs}`,
       connections,
-      durationS,
+      durationS: 120,
       ...(rate > 0 ? { rate } : {}),
       timeoutS: REQUEST_TIMEOUT_S,
       onAnswer: (ms, status) => {
@@ -100,18 +103,15 @@ export class LiveRun {
         this.counts.answers++;
         this.totals.answers++;
       },
-    });
-    this.load.result.then(
-      () => void this.stop(),
-      () => void this.stop(),
-    );
+    }, durationS);
+    void this.load.done.then(() => this.stop());
     this.timer = setInterval(() => void this.tick(), 1000);
   }
 
   private watchExit(r: LiveReplicaState): void {
     void r.replica.proc.exited.then(() => {
       r.state = 'dead';
-      r.hog?.stop();
+      void r.hog?.stop();
     });
   }
 
@@ -207,12 +207,12 @@ export class LiveRun {
   /** Lesson 4's hog: HOG_CONNECTIONS connections of requests that block the replica's event loop, until the run ends. */
   private hog(r: LiveReplicaState): void {
     const leftS = Math.max(1, Math.ceil(this.settings.durationS - (performance.now() - this.startedAt) / 1000));
-    r.hog = startLoad({ url: `${r.replica.url}${HOGS.stall}`, connections: HOG_CONNECTIONS, durationS: Math.min(120, leftS), timeoutS: REQUEST_TIMEOUT_S });
-    r.hog.result.catch(() => undefined);
+    r.hog = sustainLoad({ url: `${r.replica.url}${HOGS.stall}`, connections: HOG_CONNECTIONS, durationS: 120, timeoutS: REQUEST_TIMEOUT_S }, leftS);
   }
 
   private async add(): Promise<object> {
-    if (this.replicas.length >= LIVE_MAX_REPLICAS) throw new LiveConflict(`a live run has at most ${LIVE_MAX_REPLICAS} replicas`);
+    if (this.replicas.filter((r) => r.state !== 'dead').length >= LIVE_MAX_REPLICAS) throw new LiveConflict(`a live run has at most ${LIVE_MAX_REPLICAS} replicas at once`);
+    if (this.replicas.length >= LIVE_MAX_STARTED) throw new LiveConflict(`a live run starts at most ${LIVE_MAX_STARTED} replicas in all; start a new run`);
     const name = `app${this.replicas.length + 1}`;
     const db = this.dbFile;
     const proc = await this.lab.start({ server: 'replica', args: ['--name', name, '--port', '0', ...(db ? ['--db', db] : [])] });
@@ -227,12 +227,8 @@ export class LiveRun {
   stop(): Promise<void> {
     this.ending ??= (async () => {
       clearInterval(this.timer);
-      this.load?.stop();
-      for (const r of this.replicas) {
-        r.hog?.stop();
-        if (r.state === 'frozen') r.replica.proc.signal('SIGCONT');
-      }
-      await Promise.all([this.load?.result.catch(() => undefined), ...this.replicas.map((r) => r.hog?.result.catch(() => undefined))]);
+      for (const r of this.replicas) if (r.state === 'frozen') r.replica.proc.signal('SIGCONT');
+      await Promise.all([this.load?.stop(), ...this.replicas.map((r) => r.hog?.stop())]);
       await this.lab.close();
       this.resolveEnded();
     })();

@@ -21,7 +21,7 @@ const spec = defineCommand({
   summary:
     'Serves the Traffic Lab page on 127.0.0.1: pick a topology, a balancing policy and a load, then kill, freeze, stop, add ' +
     'or remove replicas while the simulation runs, and watch queues, utilization, throughput, p50/p95/p99 and retries. ' +
-    'Live mode does the same to real replicas behind the kit\'s balancer, with real load (at most 120 s, 64 connections). ' +
+    'Live mode does the same to real replicas behind the kit\'s balancer, with real load (at most 10 minutes, 64 connections, 5,000 req/s). ' +
     'Prints the URL to open (it carries a token; keep it to yourself).',
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port on 127.0.0.1, 0 for any free port', default: '0' },

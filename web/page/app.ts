@@ -9,7 +9,7 @@ import type { SimSession } from '../../sim/engine.ts';
 import type { FaultAction } from '../../sim/types.ts';
 import { Charts } from './charts.ts';
 import { LiveClient, replicaViews } from './live.ts';
-import { parseLiveSettings, type LiveSecond, type LiveSettings } from './live-settings.ts';
+import { modelConfig, parseLiveSettings, type LiveSecond, type LiveSettings } from './live-settings.ts';
 import { Runner, type SecondPoint } from './runner.ts';
 import { parseSettings, simConfig } from './settings.ts';
 import { Topology } from './topology.ts';
@@ -24,6 +24,9 @@ let runner: Runner | undefined;
 let pending: SecondPoint[] = [];
 /** The replicas of the live run's last second, while a live run is going. */
 let live: LiveSecond['replicas'] | undefined;
+/** The simulator run alongside a live run (same settings, real time), and its seconds not yet charted. */
+let model: Runner | undefined;
+const modelSeconds = new Map<number, SecondPoint>();
 const SIM_ACTIONS = ['kill', 'freeze', 'thaw', 'stop'];
 const LIVE_ACTIONS = [...SIM_ACTIONS, 'hog'];
 
@@ -55,6 +58,10 @@ function start(): void {
   charts.clear();
   topology.clear();
   topology.actions = SIM_ACTIONS;
+  topology.compactOver = 12;
+  $('model-row').hidden = true;
+  $('run-label').textContent = 'simulated';
+  charts.showModel(false);
   pending = [];
   const s = parsed.settings;
   runner = new Runner(simConfig(s), s.speed === 'fast', {
@@ -84,22 +91,15 @@ function stop(): void {
   }
 }
 
-/** The run's totals so far into the summary table. */
-function summarize(session: SimSession): void {
+/** The run's totals so far into the summary table (`row` model: the simulator alongside a live run). */
+function summarize(session: SimSession, row: 'run' | 'model' = 'run'): void {
   const t = session.totals();
-  const cells: Record<string, string> = {
-    'run-answers': String(t.completed),
-    'run-failed': String(t.failed),
-    'run-retried': String(t.retried),
-    'run-p50': t.latency.p50.toFixed(2),
-    'run-p95': t.latency.p95.toFixed(2),
-    'run-p99': t.latency.p99.toFixed(2),
-  };
-  fill(cells);
+  fill(row, { answers: t.completed, failed: t.failed, retried: t.retried, ...t.latency });
 }
 
-function fill(cells: Record<string, string>): void {
-  for (const [id, text] of Object.entries(cells)) $(id).textContent = text;
+function fill(row: 'run' | 'model', t: { answers: number; failed: number; retried: number; p50: number; p95: number; p99: number }): void {
+  const cells = { answers: String(t.answers), failed: String(t.failed), retried: String(t.retried), p50: t.p50.toFixed(2), p95: t.p95.toFixed(2), p99: t.p99.toFixed(2) };
+  for (const [id, text] of Object.entries(cells)) $(`${row}-${id}`).textContent = text;
 }
 
 function act(action: string, replica?: number): void {
@@ -146,7 +146,32 @@ async function startLive(values: Record<string, unknown>): Promise<void> {
 async function actLive(action: string, replica?: number): Promise<void> {
   const body = action === 'add' || action === 'remove' ? { action } : { action, replica: live?.[replica ?? -1]?.name };
   const r = await client.post('act', body);
-  if (r.status !== 200) setStatus('error', r.body.error ?? `HTTP ${r.status}`);
+  if (r.status !== 200) return setStatus('error', r.body.error ?? `HTTP ${r.status}`);
+  // The model does the same to its replica (it has no hog to start mid-run).
+  if (model?.running && action !== 'hog') {
+    try {
+      model.session.act(action as FaultAction, replica);
+    } catch {
+      /* the model's replica may be in another state: the lab's answer is the one that counts */
+    }
+  }
+}
+
+/** Starts the simulator alongside the live run, when the box is ticked and the policy is one it has. */
+function startModel(s: LiveSettings): void {
+  model?.stop();
+  model = undefined;
+  modelSeconds.clear();
+  const config = (form.elements.namedItem('model') as HTMLInputElement).checked ? modelConfig(s) : undefined;
+  $('model-row').hidden = !config;
+  charts.showModel(Boolean(config));
+  if (!config) return;
+  model = new Runner(config, false, { second: (p) => modelSeconds.set(p.second, p), frame: () => {}, finished: () => {} });
+  model.start();
+}
+
+function stopModel(): void {
+  model?.stop();
 }
 
 function liveStarted(s: LiveSettings): void {
@@ -154,7 +179,10 @@ function liveStarted(s: LiveSettings): void {
   charts.clear();
   topology.clear();
   topology.actions = LIVE_ACTIONS;
+  topology.compactOver = Infinity; // kills and adds leave dead boxes; the live ones keep their buttons
   live = [];
+  $('run-label').textContent = 'live';
+  startModel(s);
   setStatus('running', `live: ${s.policy}, ${s.replicas} replica${s.replicas === 1 ? '' : 's'}, ${s.connections} connections, ${s.durationS} s`);
 }
 
@@ -162,11 +190,12 @@ function liveSecond(s: LiveSecond): void {
   if (!live) liveStarted({ policy: s.policy, replicas: s.replicas.length } as LiveSettings); // joined mid-run
   live = s.replicas;
   topology.update(replicaViews(s));
-  charts.add(s);
+  charts.add({ ...s, model: modelSeconds.get(s.second) ?? null });
+  modelSeconds.delete(s.second);
   charts.draw();
   $('clock').textContent = `${s.second + 1} s`;
-  const t = s.totals;
-  fill({ 'run-answers': String(t.answers), 'run-failed': String(t.failed), 'run-retried': String(t.retried), 'run-p50': t.p50.toFixed(2), 'run-p95': t.p95.toFixed(2), 'run-p99': t.p99.toFixed(2) });
+  fill('run', s.totals);
+  if (model) summarize(model.session, 'model');
 }
 
 const client = new LiveClient({
@@ -175,6 +204,7 @@ const client = new LiveClient({
   second: liveSecond,
   ended: (reason) => {
     live = undefined;
+    stopModel();
     setStatus('finished', `live run ended: ${reason}; every process it started is stopped`);
   },
   lost: () => live && setStatus('error', 'lost the stream from the Traffic Lab server; is it still running?'),

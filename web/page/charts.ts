@@ -13,6 +13,8 @@ export interface ChartPoint {
   latency?: { p50: number; p95: number; p99: number } | null;
   failed: number;
   retried: number;
+  /** In live mode: the simulator's second for the same settings, run alongside (its curves are dashed). */
+  model?: ChartPoint | null;
 }
 
 /** Seconds of history on the charts. */
@@ -23,11 +25,14 @@ const CHART_WIDTH = 400;
 interface ChartSpec {
   title: string;
   unit: string;
-  series: { label: string; color: string; value: (p: ChartPoint) => number | null }[];
+  series: { label: string; color: string; value: (p: ChartPoint) => number | null; model?: true }[];
 }
 
+/** The model's dashed twin of a series: the same value, read from the point's `model`. */
+const modelOf = (label: string, color: string, value: (p: ChartPoint) => number | null) => ({ label: `${label} (model)`, color, model: true as const, value: (p: ChartPoint) => (p.model ? value(p.model) : null) });
+
 const SPECS: ChartSpec[] = [
-  { title: 'throughput', unit: 'req/s', series: [{ label: 'answers/s', color: '#2563eb', value: (p) => p.throughput }] },
+  { title: 'throughput', unit: 'req/s', series: [{ label: 'answers/s', color: '#2563eb', value: (p) => p.throughput }, modelOf('answers/s', '#2563eb', (p) => p.throughput)] },
   {
     title: 'latency',
     unit: 'ms',
@@ -35,6 +40,7 @@ const SPECS: ChartSpec[] = [
       { label: 'p50', color: '#16a34a', value: (p) => p.latency?.p50 ?? null },
       { label: 'p95', color: '#d97706', value: (p) => p.latency?.p95 ?? null },
       { label: 'p99', color: '#dc2626', value: (p) => p.latency?.p99 ?? null },
+      modelOf('p95', '#d97706', (p) => p.latency?.p95 ?? null),
     ],
   },
   {
@@ -43,6 +49,7 @@ const SPECS: ChartSpec[] = [
     series: [
       { label: 'failed', color: '#dc2626', value: (p) => p.failed },
       { label: 'retried', color: '#7c3aed', value: (p) => p.retried },
+      modelOf('retried', '#7c3aed', (p) => p.retried),
     ],
   },
 ];
@@ -64,7 +71,7 @@ export class Charts {
           height: 180,
           scales: { x: { time: false } },
           axes: [{ label: 's' }, {}],
-          series: [{ label: 's' }, ...spec.series.map((s) => ({ label: s.label, stroke: s.color, width: 1.5 }))],
+          series: [{ label: 's' }, ...spec.series.map((s) => ({ label: s.label, stroke: s.color, width: 1.5, ...(s.model ? { dash: [6, 4], show: false } : {}) }))],
         },
         data as uPlot.AlignedData,
         box,
@@ -85,6 +92,11 @@ export class Charts {
   /** Draws what was added since the last draw (once per frame at most). */
   draw(): void {
     for (const c of this.plots) c.plot.setData(c.data as uPlot.AlignedData);
+  }
+
+  /** Shows or hides the model's dashed curves (live mode with the simulator alongside). */
+  showModel(on: boolean): void {
+    for (const c of this.plots) c.spec.series.forEach((s, i) => s.model && c.plot.setSeries(i + 1, { show: on }));
   }
 
   clear(): void {

@@ -5,9 +5,9 @@
  * hostile. No DOM, no Node.js APIs.
  *
  * The bounds keep a live run something a 2-core laptop can carry and a student cannot turn into
- * an unbounded load: at most 6 replicas (8 with adds), 64 connections, 5,000 req/s, 120 s (one
- * autocannon run, the kit's load limit).
+ * an unbounded load: at most 6 replicas (8 at once with adds), 64 connections, 5,000 req/s, 600 s.
  */
+import type { SimConfig } from '../../sim/types.ts';
 import { failed, numberIn, oneOf, type FieldError, type Range } from './settings.ts';
 
 /** The kit balancer's policies that make sense for one client machine (sticky-cookie needs cookies the load does not keep). */
@@ -28,13 +28,15 @@ export interface LiveSettings {
 
 /** The most replicas a live run may have at once, adds included. */
 export const LIVE_MAX_REPLICAS = 8;
+/** The most a live run starts in all (app1 to app99; dead ones keep their names). */
+export const LIVE_MAX_STARTED = 99;
 
 export const LIVE_RANGES: Record<Exclude<keyof LiveSettings, 'policy'>, Range> = {
   replicas: { min: 1, max: 6, whole: true, unit: '' },
   connections: { min: 1, max: 64, whole: true, unit: '' },
   rate: { min: 0, max: 5000, whole: false, unit: 'req/s (0: no cap)' },
   serviceMs: { min: 0.1, max: 50, whole: false, unit: 'ms' },
-  durationS: { min: 5, max: 120, whole: true, unit: 's' },
+  durationS: { min: 5, max: 600, whole: true, unit: 's' },
 };
 
 export type LiveParsed = { ok: true; settings: LiveSettings } | FieldError;
@@ -75,7 +77,7 @@ export function parseLiveAction(raw: unknown): { ok: true; action: LiveAction } 
     const policy = oneOf('policy', r.policy, LIVE_POLICIES);
     return failed(policy) ? policy : { ok: true, action: { action, policy } };
   }
-  if (typeof r.replica !== 'string' || !/^app[1-9]$/.test(r.replica)) return { ok: false, field: 'replica', message: `replica must name one, app1 to app${LIVE_MAX_REPLICAS}; got ${JSON.stringify(r.replica ?? null)}` };
+  if (typeof r.replica !== 'string' || !/^app[1-9]\d?$/.test(r.replica)) return { ok: false, field: 'replica', message: `replica must name one, app1 to app${LIVE_MAX_STARTED}; got ${JSON.stringify(r.replica ?? null)}` };
   return { ok: true, action: { action, replica: r.replica } };
 }
 
@@ -111,4 +113,26 @@ export interface LiveSecond {
   replicas: LiveReplica[];
   /** The run so far: answers, failed, retried, and the latency of every answer (one HDR histogram), ms. */
   totals: { answers: number; failed: number; retried: number; p50: number; p95: number; p99: number };
+}
+
+/**
+ * The simulator's config for a live run's settings, to run alongside it: the same replicas,
+ * policy and load (a capped rate as an open loop at that rate), each request `serviceMs` on its
+ * replica's event loop, and nothing else: no balancer, no load generator, no cores shared with
+ * them (what measure/sim-vs-lab.ts measures and adds). Undefined for ip-hash, which the simulator
+ * does not have.
+ */
+export function modelConfig(s: LiveSettings, seed = 1): SimConfig | undefined {
+  if (s.policy === 'ip-hash') return undefined;
+  return {
+    seed,
+    loop: 'turns',
+    replicas: s.replicas,
+    policy: s.policy,
+    clients: s.rate > 0 ? { kind: 'open', ratePerS: s.rate } : { kind: 'closed', count: s.connections },
+    service: { kind: 'fixed', ms: s.serviceMs },
+    durationMs: s.durationS * 1000,
+    timeline: true,
+    bucketMs: 1000,
+  };
 }

@@ -28,6 +28,8 @@ export class Topology {
   private boxes: HTMLElement[] = [];
   /** The buttons each new box gets (simulated: kill, freeze, thaw, stop; live adds hog). */
   actions: readonly string[] = ['kill', 'freeze', 'thaw', 'stop'];
+  /** Past this many replicas the boxes shrink to a dot each, without buttons (the 100-replica preset; live mode never). */
+  compactOver = 12;
 
   constructor(
     private readonly container: HTMLElement,
@@ -37,7 +39,7 @@ export class Topology {
   /** Draws the replicas as they are now; boxes are made as replicas appear. */
   update(replicas: ReplicaView[]): void {
     const total = replicas.reduce((n, r) => n + r.served, 0);
-    const compact = replicas.length > 12;
+    const compact = replicas.length > this.compactOver;
     this.container.classList.toggle('compact', compact);
     while (this.boxes.length < replicas.length) this.boxes.push(this.makeBox(this.boxes.length, compact));
     replicas.forEach((r, i) => {
