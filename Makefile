@@ -8,7 +8,7 @@ STAMP := node_modules/.package-lock.json
 NODEDIR = $(shell node -p "const p = require('path'), d = p.dirname(p.dirname(process.execPath)); require('fs').existsSync(p.join(d, 'include/node/node_version.h')) ? d : ''" 2>/dev/null)
 NPM_ENV = $(if $(NODEDIR),npm_config_nodedir=$(NODEDIR))
 
-.PHONY: test typecheck traffic-lab lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 sim sim-bench fidelity compare test-unit check-node ready clean
+.PHONY: test typecheck traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 sim sim-bench fidelity compare test-unit check-node ready clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
@@ -62,6 +62,10 @@ sim: ready
 # The Traffic Lab page: prints a URL on 127.0.0.1 to open in a browser.
 traffic-lab: ready
 	@$(NODE_RUN) web/traffic-lab.ts $(ARGS)
+
+# The Traffic Lab's frame rate, in-browser simulator speed, live stream cost and memory (about 13 minutes; ARGS="--part fps").
+traffic-lab-bench: ready
+	@$(NODE_RUN) web/bench.ts $(ARGS)
 
 sim-bench: ready
 	@node --expose-gc --import tsx sim/bench.ts $(ARGS)

@@ -30,6 +30,7 @@ export const ERROR_CODES = {
   KIT_ERR_STORE: { exit: EXIT.failed, what: 'the state store (SQLite file, Redis server) cannot be used' },
   KIT_ERR_NATIVE_BUILD: { exit: EXIT.failed, what: 'better-sqlite3 was compiled for another Node.js and could not be rebuilt' },
   KIT_ERR_PAGE_BUILD: { exit: EXIT.failed, what: 'the Traffic Lab page could not be bundled (esbuild missing or failed)' },
+  KIT_ERR_BROWSER_MISSING: { exit: EXIT.failed, what: 'the Traffic Lab benchmark needs Chromium, and none was found' },
 } as const satisfies Record<string, { exit: number; what: string }>;
 
 export type KitErrorCode = keyof typeof ERROR_CODES;

@@ -8,8 +8,8 @@ import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
 import { EXIT } from '../lib/errors.ts';
 import { runIfMain, type Io } from '../lib/entry.ts';
 import { colorEnabled, makeChalk, makeTable, textThenNumbers } from '../results/format.ts';
-import { exp, fixed } from './dist.ts';
-import { simulate, type SimConfig } from './engine.ts';
+import { simulate } from './engine.ts';
+import { workloads } from './workloads.ts';
 
 const command = defineCommand({
   usage: 'npx tsx sim/bench.ts [--requests <n>]',
@@ -19,28 +19,6 @@ const command = defineCommand({
   },
   epilogue: 'For a steadier heap column: node --expose-gc --import tsx sim/bench.ts',
 });
-
-/** Workloads: each sized by maxRequests, with a duration long enough for all of them. */
-function workloads(n: number): { name: string; config: SimConfig }[] {
-  return [
-    {
-      name: '3 replicas, 6 closed-loop clients, round robin, 0.1 ms service',
-      config: { replicas: 3, policy: 'round-robin', clients: { kind: 'closed', count: 6 }, service: fixed(0.1), maxRequests: n, durationMs: n },
-    },
-    {
-      name: '3 replicas, one hogged (degraded), least connections, turns',
-      config: { replicas: 3, policy: 'least-connections', loop: 'turns', clients: { kind: 'closed', count: 6 }, service: fixed(0.1), hogs: [{ replica: 2, ms: fixed(30), connections: 3 }], maxRequests: n, durationMs: n },
-    },
-    {
-      name: 'M/M/1 at 80 % (open loop, Poisson)',
-      config: { replicas: 1, policy: 'round-robin', clients: { kind: 'open', ratePerS: 800 }, service: exp(1), maxRequests: n, durationMs: Math.ceil(n / 0.8) + 1000 },
-    },
-    {
-      name: '100 replicas, power of two choices, load 50 ms stale',
-      config: { replicas: 100, policy: 'power-of-two-choices', staleMs: 50, clients: { kind: 'open', ratePerS: 9000 }, service: exp(10), maxRequests: n, durationMs: Math.ceil(n / 9) + 1000 },
-    },
-  ];
-}
 
 /** The command; throws KIT_ERR_USAGE. */
 export async function main(argv: string[], io: Io): Promise<number> {

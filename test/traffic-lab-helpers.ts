@@ -4,14 +4,14 @@
  * in headless Chromium with every console and page error collected.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import { parseReady } from '../lib/ready.ts';
 import { ROOT } from './helpers.ts';
+import { findChromium, launchChromium } from '../web/browser.ts';
 
-export const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
+export const CHROMIUM = findChromium();
 export const noBrowser = CHROMIUM ? false : 'no Chromium found (Debian/Ubuntu: apt-get install chromium, or set CHROMIUM_PATH); .ci/run installs it';
 
 export interface TrafficLab {
@@ -77,8 +77,7 @@ export async function startTrafficLab(): Promise<TrafficLab> {
 
 /** Opens the page in headless Chromium; every console error and page error is collected. */
 export async function openPage(url: string) {
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+  const browser = await launchChromium();
   const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
   const errors: string[] = [];
   page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));

@@ -35,13 +35,16 @@ function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** The page's script: web/page/app.ts and what it imports (the simulator, uPlot), one ES module. */
-export async function bundlePage(): Promise<string> {
+/**
+ * The page's script: web/page/app.ts and what it imports (the simulator, uPlot), one ES module;
+ * or another entry in web/page (web/bench.ts bundles bench-engine.ts as a classic script).
+ */
+export async function bundlePage(entry = 'app.ts', format: 'esm' | 'iife' = 'esm'): Promise<string> {
   const esbuild = await import('esbuild');
   const out = await esbuild.build({
-    entryPoints: [path.join(PAGE, 'app.ts')],
+    entryPoints: [path.join(PAGE, entry)],
     bundle: true,
-    format: 'esm',
+    format,
     platform: 'browser',
     target: 'es2022',
     minify: true,

@@ -12,7 +12,7 @@
 import { performance } from 'node:perf_hooks';
 import { Lab } from '../measure/lib/lab.ts';
 import { sustainLoad } from '../measure/lib/load.ts';
-import { probe, probeOk } from '../measure/lib/probe.ts';
+import { probe, probeOk, type ProbeResult } from '../measure/lib/probe.ts';
 import { startBalancer, startReplicas, type Replica } from '../measure/lib/topology.ts';
 import { HOGS, HOG_CONNECTIONS } from '../measure/lib/degraded-run.ts';
 import { createLatencyHistogram, recordMs, summarize } from '../results/latency.ts';
@@ -30,6 +30,16 @@ interface LiveReplicaState {
   state: LiveReplica['state'];
   hog?: SustainedLoad;
   cpuUs?: number;
+}
+
+/**
+ * What the stream reads once a second: the balancer's /__lb/stats and each listed replica's
+ * /__replica/stats (undefined: not asked), all at once, each given STATS_TIMEOUT_MS; a request
+ * that fails or comes late is undefined. web/bench.ts times the balancer with and without it.
+ */
+export function readStats(lbUrl: string, replicaUrls: (string | undefined)[]): Promise<(ProbeResult | undefined)[]> {
+  const ask = (url: string) => probe(url, { timeoutMs: STATS_TIMEOUT_MS }).catch(() => undefined);
+  return Promise.all([ask(`${lbUrl}/__lb/stats`), ...replicaUrls.map((u) => (u === undefined ? undefined : ask(`${u}/__replica/stats`)))]);
 }
 
 /** Raised for an action the run cannot do now (409 to the page): no such replica, or it is already dead. */
@@ -122,10 +132,7 @@ export class LiveRun {
     const counts = this.counts;
     this.histogram = createLatencyHistogram();
     this.counts = { answers: 0, failed: 0 };
-    const [lb, ...stats] = await Promise.all([
-      probe(`${this.lbUrl}/__lb/stats`, { timeoutMs: STATS_TIMEOUT_MS }).catch(() => undefined),
-      ...this.replicas.map((r) => (r.state === 'up' || r.state === 'draining' ? probe(`${r.replica.url}/__replica/stats`, { timeoutMs: STATS_TIMEOUT_MS }).catch(() => undefined) : undefined)),
-    ]);
+    const [lb, ...stats] = await readStats(this.lbUrl, this.replicas.map((r) => (r.state === 'up' || r.state === 'draining' ? r.replica.url : undefined)));
     if (this.ending) return;
     const ups: { name: string; requests: number; inFlight: number; down: boolean; resting: boolean }[] = lb?.body?.upstreams ?? [];
     const retried: number = lb?.body?.retried ?? this.retriedBefore;
