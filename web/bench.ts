@@ -168,6 +168,17 @@ function frameRate(page: Page, ms: number): Promise<{ fps: number; maxGapMs: num
   })`);
 }
 
+/** Waits for the run's first answers; throws KIT_ERR_WAIT_TIMEOUT with the page's status when they do not come (a refused setting, say). */
+async function waitForAnswers(page: Page): Promise<void> {
+  try {
+    await page.waitForFunction(() => Number(document.getElementById('run-answers')!.textContent) > 0 || document.getElementById('status')!.dataset.state === 'error', undefined, { timeout: 30_000 });
+  } catch {
+    /* reported below */
+  }
+  if (Number(await page.textContent('[data-testid="run-answers"]')) > 0) return;
+  throw new KitError('KIT_ERR_WAIT_TIMEOUT', `the page's run did not start: ${await page.textContent('#status')}`);
+}
+
 async function openLab(browser: Browser, url: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
   await page.goto(url);
@@ -182,7 +193,7 @@ async function fps(browser: Browser, url: string, say: (l: string) => void): Pro
   await page.fill('input[name=rate]', '5000');
   await page.fill('input[name=durationS]', '60');
   await page.click('#start');
-  await page.waitForFunction(() => Number(document.getElementById('run-answers')!.textContent) > 0);
+  await waitForAnswers(page);
   const clock = async () => parseFloat((await page.textContent('#clock')) ?? '0');
   const from = await clock();
   const r = await frameRate(page, 10_000);
@@ -202,9 +213,9 @@ async function memory(browser: Browser, server: { url: string; token: string; po
   await page.selectOption('select[name=mode]', 'live');
   await page.selectOption('select[name=clients]', 'open');
   await page.fill('input[name=rate]', '600');
-  await page.fill('input[name=durationS]', String(minutes * 60 + 15));
+  await page.fill('input[name=durationS]', String(minutes * 60)); // live mode's most: 600 s
   await page.click('#start');
-  await page.waitForFunction(() => Number(document.getElementById('run-answers')!.textContent) > 0, undefined, { timeout: 30_000 });
+  await waitForAnswers(page);
   const act = async (body: object) => {
     const r = await fetch(`http://127.0.0.1:${server.port}/live/act`, { method: 'POST', headers: { 'content-type': 'application/json', [TOKEN_HEADER]: server.token }, body: JSON.stringify(body) });
     return r.status;
@@ -220,7 +231,7 @@ async function memory(browser: Browser, server: { url: string; token: string; po
     return { heap, rss, answerMs, frames };
   };
   const began = performance.now();
-  const until = began + minutes * 60_000;
+  const until = began + minutes * 60_000 - 15_000; // the last sample while the run still goes
   let first: Awaited<ReturnType<typeof sample>> | undefined;
   let step = 0;
   let next = 1;

@@ -112,7 +112,7 @@ export class LiveHost {
 
   private broadcast(event: 'second' | 'started' | 'ended', data: LiveSecond | object): void {
     const text = `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-    for (const res of this.streams) res.write(text);
+    for (const res of this.streams) if (!res.writableEnded) res.write(text);
   }
 
   /** Stops the run, if any; true when there was one. */
