@@ -94,6 +94,8 @@ test('live: closing the tab ends the run within a few seconds, and its processes
   const closedAt = Date.now();
   await browser.close();
   await lab.waitForLine(/^live run ending: no page is watching/, 10_000);
+  // The run is over (and a new one may start) once the server says so, after its processes.
+  await lab.waitForLine(/^live run ended: no page is watching/, 10_000);
   await assertAllGone(lab.startedPids().slice(before));
   assert.ok(Date.now() - closedAt < 10_000);
 });

@@ -87,7 +87,10 @@ export class LiveHost {
       this.log(`live run started: ${parsed.settings.replicas} replicas, ${parsed.settings.policy}, ${parsed.settings.connections} connections, ${parsed.settings.durationS} s`);
       void run.ended.then(() => {
         if (this.run === run) this.run = undefined;
-        this.broadcast('ended', { reason: this.endReason ?? 'finished: the load ran its length' });
+        const reason = this.endReason ?? 'finished: the load ran its length';
+        // Only now may a new run start: this line and the `ended` event say so.
+        this.log(`live run ended: ${reason}; every process it started is stopped`);
+        this.broadcast('ended', { reason });
       });
       this.broadcast('started', parsed.settings);
       sendJson(res, 200, { settings: parsed.settings });
