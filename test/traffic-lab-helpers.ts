@@ -23,8 +23,8 @@ export interface TrafficLab {
   lines: string[];
   /** Pids of the servers its live runs started (from its `started <server> pid=N` lines). */
   startedPids(): number[];
-  /** Resolves with the first stdout line (already printed or still to come) that matches, or rejects after `ms`. */
-  waitForLine(re: RegExp, ms: number): Promise<string>;
+  /** Resolves with the first stdout line from line `from` on (already printed or still to come) that matches, or rejects after `ms`. */
+  waitForLine(re: RegExp, ms: number, from?: number): Promise<string>;
   /** A request to the server, with its own Host unless `headers` says otherwise. */
   send(pathAndQuery: string, opts?: { headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string }): Promise<{ status: number; headers: Record<string, unknown>; body: string }>;
 }
@@ -52,10 +52,10 @@ export async function startTrafficLab(): Promise<TrafficLab> {
     ...found,
     lines,
     startedPids: () => lines.flatMap((l) => /^started \S+ pid=(\d+)/.exec(l)?.[1] ?? []).map(Number),
-    waitForLine: (re, ms) =>
+    waitForLine: (re, ms, from = 0) =>
       new Promise((resolve, reject) => {
         const check = () => {
-          const hit = lines.find((l) => re.test(l));
+          const hit = lines.slice(from).find((l) => re.test(l));
           if (!hit) return;
           waiters.delete(check);
           clearTimeout(timer);

@@ -100,6 +100,32 @@ test('live: closing the tab ends the run within a few seconds, and its processes
   assert.ok(Date.now() - closedAt < 10_000);
 });
 
+test('live actions run one at a time: adds at once keep the cap of 8 and distinct names; Stop while starting stops it', { timeout: 60_000 }, async () => {
+  const stream = await fetch(`http://127.0.0.1:${lab.port}/live/stream?token=${lab.token}`);
+  try {
+    assert.equal((await post('start', { ...SETTINGS, rate: 0.5 })).status, 400, 'autocannon refuses a rate under 1');
+    assert.equal((await post('start', { ...SETTINGS, replicas: 6, rate: 200 })).status, 200);
+    const adds = await Promise.all(Array.from({ length: 4 }, () => post('act', { action: 'add' })));
+    assert.deepEqual(adds.map((r) => r.status).sort(), [200, 200, 409, 409]);
+    assert.deepEqual(adds.filter((r) => r.status === 200).map((r) => JSON.parse(r.body).replica).sort(), ['app7', 'app8']);
+    const stopFrom = lab.lines.length;
+    assert.deepEqual(JSON.parse((await post('stop', {})).body), { stopped: true });
+    await lab.waitForLine(/^live run ended: stopped from the page/, 10_000, stopFrom);
+    // Stop while the lab is still starting: the start answers that it was stopped, and nothing stays.
+    const before = lab.startedPids().length;
+    const from = lab.lines.length;
+    const starting = post('start', { ...SETTINGS, replicas: 2 });
+    await lab.waitForLine(/^started replica /, 10_000, from);
+    assert.equal((await post('stop', {})).status, 200);
+    const started = await starting;
+    assert.equal(started.status, 409);
+    assert.match(JSON.parse(started.body).error, /stopped before it began/);
+    await assertAllGone(lab.startedPids().slice(before));
+  } finally {
+    await stream.body?.cancel().catch(() => undefined);
+  }
+});
+
 test('Ctrl-C during a live run ends the server and every process the run started', { timeout: 60_000 }, async () => {
   const before = lab.startedPids().length;
   const stream = await fetch(`http://127.0.0.1:${lab.port}/live/stream?token=${lab.token}`);

@@ -80,6 +80,7 @@ test('live settings: form strings parse; each bad field is named with its range;
     [{ ...good, replicas: '7' }, 'replicas', /1 to 6, a whole number/],
     [{ ...good, connections: '2.5' }, 'connections', /a whole number/],
     [{ ...good, rate: '5001' }, 'rate', /0 to 5000/],
+    [{ ...good, rate: '0.5' }, 'rate', /a whole number/],
     [{ ...good, serviceMs: '' }, 'serviceMs', /0\.1 to 50 ms/],
     [{ ...good, durationS: '601' }, 'durationS', /5 to 600 s/],
     [{ ...good, policy: 'sticky-cookie' }, 'policy', /one of/],

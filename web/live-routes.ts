@@ -29,11 +29,13 @@ export class LiveHost {
   private readonly watchdog: NodeJS.Timeout;
   private closed = false;
   private endReason: string | undefined;
+  private stopWhenStarted = false;
+  private startingDone: Promise<void> = Promise.resolve();
 
   constructor(private readonly log: (line: string) => void = () => {}) {
     this.watchdog = setInterval(() => {
       if (this.streams.size > 0) this.lastListened = Date.now();
-      else if (this.run && Date.now() - this.lastListened > HEARTBEAT_MS) void this.end('no page is watching it (the tab was closed)');
+      else if (this.run && Date.now() - this.lastListened > HEARTBEAT_MS) void this.end('no page is watching it (the tab was closed)').catch(() => undefined);
     }, 500);
     this.watchdog.unref();
   }
@@ -72,22 +74,32 @@ export class LiveHost {
   private async start(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const parsed = parseLiveSettings(await this.body(req));
     if (!parsed.ok) return sendJson(res, 400, { error: parsed.message, field: parsed.field });
-    if (this.run || this.starting) return sendJson(res, 409, { error: 'a live run is already going: stop it first (another tab may have started it)' });
+    if (this.run || this.starting) {
+      const why = this.endReason && this.run ? 'the last live run is still ending; try again in a moment' : 'a live run is already going: stop it first (another tab may have started it)';
+      return sendJson(res, 409, { error: why });
+    }
     if (this.closed) return sendJson(res, 503, { error: 'the Traffic Lab server is stopping' });
     this.starting = true;
+    this.stopWhenStarted = false;
+    let started: () => void = () => {};
+    this.startingDone = new Promise((r) => (started = r));
     try {
       const run = await LiveRun.start(parsed.settings, (s) => this.broadcast('second', s), this.log);
-      if (this.closed) {
+      if (this.closed || this.stopWhenStarted) {
         await run.stop();
-        return sendJson(res, 503, { error: 'the Traffic Lab server is stopping' });
+        return sendJson(res, 409, { error: this.closed ? 'the Traffic Lab server is stopping' : 'stopped before it began: Stop was pressed while the lab was starting' });
       }
       this.run = run;
       this.endReason = undefined;
+      // An error while it stops must not take the server down; its processes end either way (the Lab).
+      run.ended.catch((err) => this.log(`live run: ${(err as Error).message}`));
       this.lastListened = Date.now();
       this.log(`live run started: ${parsed.settings.replicas} replicas, ${parsed.settings.policy}, ${parsed.settings.connections} connections, ${parsed.settings.durationS} s`);
       void run.ended.then(() => {
+        this.endReason ??= 'finished: the load ran its length';
         if (this.run === run) this.run = undefined;
-        const reason = this.endReason ?? 'finished: the load ran its length';
+        const reason = this.endReason!;
+        this.endReason = undefined;
         // Only now may a new run start: this line and the `ended` event say so.
         this.log(`live run ended: ${reason}; every process it started is stopped`);
         this.broadcast('ended', { reason });
@@ -96,6 +108,7 @@ export class LiveHost {
       sendJson(res, 200, { settings: parsed.settings });
     } finally {
       this.starting = false;
+      started();
     }
   }
 
@@ -118,8 +131,12 @@ export class LiveHost {
     for (const res of this.streams) if (!res.writableEnded) res.write(text);
   }
 
-  /** Stops the run, if any; true when there was one. */
+  /** Stops the run, if any (one still starting stops as soon as it has started); true when there was one. */
   private async end(why: string): Promise<boolean> {
+    if (this.starting) {
+      this.stopWhenStarted = true;
+      return true;
+    }
     const run = this.run;
     if (!run) return false;
     this.endReason = why;
@@ -132,6 +149,7 @@ export class LiveHost {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.watchdog);
+    await this.startingDone; // a run still starting is stopped by start() itself, seeing closed
     await this.end('the server is stopping');
     for (const res of this.streams) res.end();
     this.streams.clear();

@@ -29,7 +29,9 @@ interface LiveReplicaState {
   replica: Replica;
   state: LiveReplica['state'];
   hog?: SustainedLoad;
+  /** Its CPU so far at the last stats that came in, µs, and when (performance.now(), ms). */
   cpuUs?: number;
+  cpuAt?: number;
 }
 
 /**
@@ -60,6 +62,9 @@ export class LiveRun {
   private retriedBefore = 0;
   private timer: NodeJS.Timeout | undefined;
   private ending: Promise<void> | undefined;
+  private ticking = false;
+  /** Actions, one at a time: an add decides its name and the cap before its process starts. */
+  private actions: Promise<unknown> = Promise.resolve();
   private policy: string;
   /** Resolves when the run has ended and all its processes are gone. */
   readonly ended: Promise<void>;
@@ -115,7 +120,10 @@ export class LiveRun {
       },
     }, durationS);
     void this.load.done.then(() => this.stop());
-    this.timer = setInterval(() => void this.tick(), 1000);
+    this.timer = setInterval(() => {
+      // A tick still waiting for its stats (a starved machine) is not overlapped: seconds stay in order.
+      if (!this.ticking) void this.tick();
+    }, 1000);
   }
 
   private watchExit(r: LiveReplicaState): void {
@@ -126,14 +134,23 @@ export class LiveRun {
   }
 
   /** Reads one second and hands it on. Stats that do not come in time leave that replica's figures null. */
-  private async tick(): Promise<void> {
+  private async tick(final = false): Promise<void> {
+    this.ticking = true;
+    try {
+      await this.readSecond(final);
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async readSecond(final: boolean): Promise<void> {
     const second = this.second++;
     const h = this.histogram;
     const counts = this.counts;
     this.histogram = createLatencyHistogram();
     this.counts = { answers: 0, failed: 0 };
     const [lb, ...stats] = await readStats(this.lbUrl, this.replicas.map((r) => (r.state === 'up' || r.state === 'draining' ? r.replica.url : undefined)));
-    if (this.ending) return;
+    if (this.ending && !final) return;
     const ups: { name: string; requests: number; inFlight: number; down: boolean; resting: boolean }[] = lb?.body?.upstreams ?? [];
     const retried: number = lb?.body?.retried ?? this.retriedBefore;
     const l = summarize(h);
@@ -149,8 +166,10 @@ export class LiveRun {
         const u = ups.find((x) => x.name === r.replica.name);
         const s = stats[i]?.status === 200 ? stats[i]!.body : undefined;
         const cpuUs: number | undefined = s?.cpuUs;
-        const utilization = cpuUs !== undefined && r.cpuUs !== undefined ? Math.round(((cpuUs - r.cpuUs) / 1e6) * 100) / 100 : null;
-        if (cpuUs !== undefined) r.cpuUs = cpuUs;
+        // Over the time since the last stats that came in: a hogged replica's may have missed a second or two.
+        const now = performance.now();
+        const utilization = cpuUs !== undefined && r.cpuUs !== undefined ? Math.round(((cpuUs - r.cpuUs) / 1e3 / (now - r.cpuAt!)) * 100) / 100 : null;
+        if (cpuUs !== undefined) [r.cpuUs, r.cpuAt] = [cpuUs, now];
         return {
           name: r.replica.name,
           state: r.state,
@@ -168,7 +187,13 @@ export class LiveRun {
   }
 
   /** Carries out one action on the real processes. Throws LiveConflict when it cannot be done now. */
-  async act(a: LiveAction): Promise<object> {
+  act(a: LiveAction): Promise<object> {
+    const next = this.actions.then(() => this.actNow(a));
+    this.actions = next.catch(() => undefined);
+    return next;
+  }
+
+  private async actNow(a: LiveAction): Promise<object> {
     if (this.ending) throw new LiveConflict('the live run is ending');
     if (a.action === 'policy') {
       await probeOk(`${this.lbUrl}/__lb/policy?name=${a.policy}`, { method: 'POST' });
@@ -181,7 +206,7 @@ export class LiveRun {
       if (!last) throw new LiveConflict('no replica is up to remove');
       // Out of rotation first, so no new request goes to it while it drains.
       await probeOk(`${this.lbUrl}/__lb/down?upstream=${last.replica.name}`, { method: 'POST' });
-      return this.act({ action: 'stop', replica: last.replica.name });
+      return this.actNow({ action: 'stop', replica: last.replica.name });
     }
     const r = this.replicas.find((x) => x.replica.name === a.replica);
     if (!r) throw new LiveConflict(`there is no ${a.replica}; this run has ${this.replicas.map((x) => x.replica.name).join(', ')}`);
@@ -234,10 +259,18 @@ export class LiveRun {
   stop(): Promise<void> {
     this.ending ??= (async () => {
       clearInterval(this.timer);
-      for (const r of this.replicas) if (r.state === 'frozen') r.replica.proc.signal('SIGCONT');
-      await Promise.all([this.load?.stop(), ...this.replicas.map((r) => r.hog?.stop())]);
-      await this.lab.close();
-      this.resolveEnded();
+      try {
+        for (const r of this.replicas) if (r.state === 'frozen') r.replica.proc.signal('SIGCONT');
+        await Promise.all([this.load?.stop(), ...this.replicas.map((r) => r.hog?.stop())]);
+        // The part-second since the last tick (its stats take 400 ms at most), so the totals hold every answer.
+        while (this.ticking) await new Promise((r) => setTimeout(r, 20));
+        if (this.lbUrl) await this.tick(true);
+      } catch {
+        /* the processes are stopped below whatever happened */
+      } finally {
+        await this.lab.close();
+        this.resolveEnded();
+      }
     })();
     return this.ending;
   }

@@ -172,13 +172,14 @@ export function startLoad(opts: LoadOptions): RunningLoad {
     const q = opts.quantiles ? quantilesMs(histogram, opts.quantiles) : undefined;
     return { ...r, ...(t ? { timeline: t } : {}), ...(slow ? { slow } : {}), ...(s ? { settled: s } : {}), ...(q ? { quantilesMs: q } : {}) };
   });
-  return { stop: () => instance.stop(), result };
+  // autocannon refuses some options (an overallRate under 1, say) by returning an emitter with no stop().
+  return { stop: () => instance.stop?.(), result };
 }
 
 /**
  * A load longer than one run's 120 s: `opts` started again each time its run ends, until stopped
- * or `totalS` has passed (a run started late lasts only the time left). `done` resolves when the
- * last run has ended.
+ * or `totalS` has passed (a run started late lasts only the time left), or a run fails. `done`
+ * resolves when the last run has ended.
  */
 export function sustainLoad(opts: LoadOptions, totalS: number): { stop: () => Promise<void>; done: Promise<void> } {
   const until = performance.now() + totalS * 1000;
@@ -186,7 +187,8 @@ export function sustainLoad(opts: LoadOptions, totalS: number): { stop: () => Pr
   let current = startLoad({ ...opts, durationS: Math.min(opts.durationS, totalS) });
   const done = (async () => {
     for (;;) {
-      await current.result.catch(() => undefined);
+      // A run that fails (a refused option, say) is not started again: that would spin until totalS.
+      if (!(await current.result.then(() => true, () => false))) return;
       const leftS = (until - performance.now()) / 1000;
       if (stopped || leftS < 0.5) return;
       current = startLoad({ ...opts, durationS: Math.min(opts.durationS, leftS) });

@@ -26,6 +26,8 @@ let pending: SecondPoint[] = [];
 let live: LiveSecond['replicas'] | undefined;
 /** The simulator run alongside a live run (same settings, real time), and its seconds not yet charted. */
 let model: Runner | undefined;
+/** A live start is on its way to the server (Stop then stops it as soon as it has started). */
+let liveStarting = false;
 const modelSeconds = new Map<number, SecondPoint>();
 const SIM_ACTIONS = ['kill', 'freeze', 'thaw', 'stop'];
 const LIVE_ACTIONS = [...SIM_ACTIONS, 'hog'];
@@ -46,6 +48,7 @@ function formValues(): Record<string, unknown> {
 }
 
 function start(): void {
+  if (live || liveStarting) return setStatus('error', 'a live run is going (from this tab or another): press Stop and wait for it to end first');
   stop();
   const values = formValues();
   if (values.mode === 'live') return void startLive(values);
@@ -83,7 +86,7 @@ function start(): void {
 }
 
 function stop(): void {
-  if (live) void client.post('stop', {});
+  if (live || liveStarting) void client.post('stop', {});
   if (runner?.running) {
     runner.stop();
     summarize(runner.session);
@@ -137,7 +140,8 @@ async function startLive(values: Record<string, unknown>): Promise<void> {
     return;
   }
   setStatus('running', 'starting the replicas and the balancer…');
-  const r = await client.post('start', parsed.settings);
+  liveStarting = true;
+  const r = await client.post('start', parsed.settings).finally(() => (liveStarting = false));
   if (r.status !== 200) return setStatus('error', `${r.body.error ?? `HTTP ${r.status}`}${r.body.field ? ` (field: ${r.body.field})` : ''}`);
   // "Degrade the last replica": lesson 4's hog on it, for the whole run.
   if (values.degrade) await client.post('act', { action: 'hog', replica: `app${parsed.settings.replicas}` });
@@ -187,7 +191,7 @@ function liveStarted(s: LiveSettings): void {
 }
 
 function liveSecond(s: LiveSecond): void {
-  if (!live) liveStarted({ policy: s.policy, replicas: s.replicas.length } as LiveSettings); // joined mid-run
+  if (!live) return; // a second from a run this page has not been told of (the hello carries it)
   live = s.replicas;
   topology.update(replicaViews(s));
   charts.add({ ...s, model: modelSeconds.get(s.second) ?? null });
@@ -199,7 +203,11 @@ function liveSecond(s: LiveSecond): void {
 }
 
 const client = new LiveClient({
-  hello: (running) => running && setStatus('running', 'a live run is going (started from another tab): its seconds follow'),
+  hello: (running, settings) => {
+    if (!running || !settings || live) return;
+    liveStarted(settings); // joined mid-run: the model, if ticked, starts from now
+    setStatus('running', `a live run is going (started from another tab): ${settings.policy}, ${settings.replicas} replicas; its seconds follow`);
+  },
   started: liveStarted,
   second: liveSecond,
   ended: (reason) => {
@@ -219,7 +227,8 @@ $('kill-one').addEventListener('click', killOne);
 $('add').addEventListener('click', () => act('add'));
 $('remove').addEventListener('click', () => act('remove'));
 form.querySelector('[name="policy"]')!.addEventListener('change', (e) => {
-  if (live) void client.post('act', { action: 'policy', policy: (e.target as HTMLSelectElement).value });
+  if (!live) return;
+  void client.post('act', { action: 'policy', policy: (e.target as HTMLSelectElement).value }).then((r) => r.status !== 200 && setStatus('error', r.body.error ?? `HTTP ${r.status}`));
 });
 // Periodic summary while running, so the table is never far behind the charts.
 setInterval(() => runner?.running && summarize(runner.session), 1000);

@@ -34,7 +34,8 @@ export const LIVE_MAX_STARTED = 99;
 export const LIVE_RANGES: Record<Exclude<keyof LiveSettings, 'policy'>, Range> = {
   replicas: { min: 1, max: 6, whole: true, unit: '' },
   connections: { min: 1, max: 64, whole: true, unit: '' },
-  rate: { min: 0, max: 5000, whole: false, unit: 'req/s (0: no cap)' },
+  // Whole req/s: autocannon refuses an overall rate under 1 and splits a fractional one across connections.
+  rate: { min: 0, max: 5000, whole: true, unit: 'req/s (0: no cap)' },
   serviceMs: { min: 0.1, max: 50, whole: false, unit: 'ms' },
   durationS: { min: 5, max: 600, whole: true, unit: 's' },
 };

@@ -17,6 +17,9 @@ export interface LiveView {
   lost(): void;
 }
 
+/** How long a request to the page's server may take, ms (a start waits for the replicas and the balancer). */
+const POST_TIMEOUT_MS = 30_000;
+
 export class LiveClient {
   private readonly token = new URLSearchParams(location.search).get('token') ?? '';
   private readonly source: EventSource;
@@ -34,7 +37,8 @@ export class LiveClient {
   /** POSTs `body` as JSON to a /live/ route; resolves with the status and the parsed answer (never rejects on a status). */
   async post(route: 'start' | 'act' | 'stop', body: unknown): Promise<{ status: number; body: { error?: string; field?: string } & Record<string, unknown> }> {
     try {
-      const r = await fetch(`/live/${route}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-traffic-lab-token': this.token }, body: JSON.stringify(body) });
+      // Bounded: with many tabs open the browser's few connections per host can all be taken by streams.
+      const r = await fetch(`/live/${route}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-traffic-lab-token': this.token }, body: JSON.stringify(body), signal: AbortSignal.timeout(POST_TIMEOUT_MS) });
       return { status: r.status, body: await r.json() };
     } catch (err) {
       return { status: 0, body: { error: `the Traffic Lab server did not answer (${(err as Error).message}); is it still running?` } };
