@@ -168,7 +168,7 @@ test('port in use: one line, exit 3, nothing left running', async () => {
   const held = await holdPort();
   try {
     const r = await runScript('servers/cluster.ts', ['--port', String(held.port), '--workers', '3']);
-    assert.equal(r.code, 3);
+    assert.equal(r.code, 3, `exit ${r.code}; stderr: ${r.stderr}; stdout: ${r.stdout.slice(-2000)}`);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.match(r.stderr, new RegExp(`^error KIT_ERR_PORT_IN_USE: port ${held.port} `));
   } finally {
