@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { after, before } from 'node:test';
 import { request } from 'undici';
 import { parseReady } from '../lib/ready.ts';
 import { ROOT } from './helpers.ts';
@@ -84,4 +85,19 @@ export async function openPage(url: string) {
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(url);
   return { browser, page, errors };
+}
+
+/**
+ * One Traffic Lab server for the test file: started before its first test and handed to `use`,
+ * SIGKILLed after its last if a test has not ended it.
+ */
+export function trafficLabForFile(use: (lab: TrafficLab) => void): void {
+  let lab: TrafficLab | undefined;
+  before(async () => {
+    lab = await startTrafficLab();
+    use(lab);
+  });
+  after(() => {
+    if (lab?.child.exitCode === null) lab.child.kill('SIGKILL');
+  });
 }

@@ -3,25 +3,18 @@
 // the field, 409); in headless Chromium a kill on a real replica shows it dead with retries above
 // 0; closing the tab ends the run; and every process a run started is gone after stop, after the
 // tab closes, and after Ctrl-C. Browser tests skip, saying why, where no Chromium is installed.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import os from 'node:os';
 import path from 'node:path';
 import { TOKEN_HEADER } from '../web/lab-server.ts';
 import { assertAllGone, failOnWarnings } from './helpers.ts';
-import { noBrowser, openPage, startTrafficLab, type TrafficLab } from './traffic-lab-helpers.ts';
+import { noBrowser, openPage, trafficLabForFile, type TrafficLab } from './traffic-lab-helpers.ts';
 
 failOnWarnings();
 
 let lab: TrafficLab;
-
-before(async () => {
-  lab = await startTrafficLab();
-});
-
-after(() => {
-  if (lab?.child.exitCode === null) lab.child.kill('SIGKILL');
-});
+trafficLabForFile((l) => (lab = l));
 
 /** Light settings: the test's own load must not be what the machine spends its time on. */
 const SETTINGS = { replicas: 3, policy: 'round-robin', connections: 6, rate: 600, serviceMs: 1, durationS: 30 };

@@ -2,25 +2,18 @@
 // token, its Ctrl-C), and the page in a real headless Chromium (no console errors; a degraded
 // replica shows round robin's p95 far above least connections'; a kill shows the replica dead
 // and retries above 0). Browser tests skip, saying why, where no Chromium is installed.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import os from 'node:os';
 import path from 'node:path';
 import { TOKEN_HEADER } from '../web/lab-server.ts';
 import { assertAllGone, failOnWarnings } from './helpers.ts';
-import { noBrowser, openPage as open, startTrafficLab, type TrafficLab } from './traffic-lab-helpers.ts';
+import { noBrowser, openPage as open, trafficLabForFile, type TrafficLab } from './traffic-lab-helpers.ts';
 
 failOnWarnings();
 
 let lab: TrafficLab;
-
-before(async () => {
-  lab = await startTrafficLab();
-});
-
-after(() => {
-  if (lab?.child.exitCode === null) lab.child.kill('SIGKILL');
-});
+trafficLabForFile((l) => (lab = l));
 
 const get = (pathAndQuery: string, headers: Record<string, string> = {}, method: 'GET' | 'POST' = 'GET') => lab.send(pathAndQuery, { headers, method });
 const openPage = () => open(lab.url);
