@@ -1,10 +1,11 @@
 /**
  * The simulated balancer: the kit's own choice step (servers/lib/choose.ts, with the policies'
- * pickers) for every try, and its failover rules (servers/lib/failover.ts): a failed try rests
+ * pickers, and ip-hash's pickByKey as the balancer-core does) for every try, and its failover rules (servers/lib/failover.ts): a failed try rests
  * its replica after max_fails and is retried on another while the rules allow. Stale load
  * information (`staleMs`) is a refresh of what the picker sees. No Node.js APIs.
  */
-import { chooseReplica } from '../servers/lib/choose.ts';
+import { chooseReplica, type Candidate } from '../servers/lib/choose.ts';
+import { pickByKey } from '../servers/lib/policies.ts';
 import { failureStatus, mayRetry, recordFailure, triesAllowed, type FailureKind } from '../servers/lib/failover.ts';
 import { finish } from './clients.ts';
 import { enqueue } from './replica.ts';
@@ -12,7 +13,9 @@ import { acceptsConnections, Ev, REFUSED_MS, type Replica, type Request, type Wo
 
 /** Picks a replica for `req`'s next try and sends it there, or answers the client when none is open. */
 export function tryNext(w: World, req: Request): void {
-  const choice = chooseReplica(w.replicas, req.tried, w.rules, w.now, w.pick, w.cursor, w.rng);
+  const key = req.key;
+  const prefer = key === undefined ? undefined : (ups: readonly Candidate[]) => pickByKey(ups, key);
+  const choice = chooseReplica(w.replicas, req.tried, w.rules, w.now, w.pick, w.cursor, w.rng, prefer);
   if (!choice) return finish(w, req, req.lastKind ? failureStatus(req.lastKind) : 503, req.tried.length === 0);
   w.cursor = choice.cursor;
   const r = w.replicas[choice.index]!;

@@ -11,7 +11,7 @@ import { Ev, REFUSED_MS, type Request, type World } from './world.ts';
 export function send(w: World, client: number): void {
   if (w.now >= w.loadEnd || w.metrics.sent >= w.maxRequests) return;
   w.metrics.sent++;
-  const req: Request = { sentAt: w.now, client, tried: [], lastKind: undefined };
+  const req: Request = { sentAt: w.now, client, tried: [], lastKind: undefined, key: w.keyFor(client) };
   let reach = w.now;
   if (w.pathQueue) reach = w.pathFreeAt = Math.max(w.now, w.pathFreeAt) + w.pathQueue();
   if (w.pathDelay) reach += w.pathDelay();

@@ -10,7 +10,7 @@ import { fail, refresh, tryNext } from './balancer.ts';
 import { arrival, send } from './clients.ts';
 import { complete, enqueue, freeze, kill, ready, retire, start, stop, thaw, timeout } from './replica.ts';
 import { exponential } from './rng.ts';
-import type { FaultAction, SimConfig, SimResult, TimelineEvent } from './types.ts';
+import { SIM_POLICIES, type FaultAction, type SimConfig, type SimPolicy, type SimResult, type TimelineEvent } from './types.ts';
 import { validate } from './validate.ts';
 import { Ev, servesOpenConnections, World, type ReplicaState, type SimEvent } from './world.ts';
 
@@ -96,6 +96,12 @@ export class SimSession {
     }
     this.events.push({ atMs: w.now, action, ...(targeted ? { replica } : {}) });
     w.at(w.now, Ev.Fault, this.events.length - 1);
+  }
+
+  /** Switches the balancer's policy now (as the balancer's POST /__lb/policy does); a RangeError for one the simulator has not. */
+  setPolicy(policy: SimPolicy): void {
+    if (!(SIM_POLICIES as readonly string[]).includes(policy)) throw new RangeError(`unknown policy '${String(policy)}'`);
+    this.world.setPolicy(policy);
   }
 
   /**

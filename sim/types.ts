@@ -4,9 +4,17 @@
  * No Node.js APIs.
  */
 import type { HpaConfig, HpaReason } from '../servers/lib/hpa.ts';
-import type { Policy } from '../servers/lib/policies.ts';
+import { POLICIES } from '../servers/lib/policies.ts';
 import type { LatencySummary } from '../results/latency.ts';
 import type { Dist } from './dist.ts';
+
+/**
+ * The policies the simulator runs: the four load-aware ones, and ip-hash (sticky by the client's
+ * address, as nginx's ip_hash and the kit's balancer do). The cookie policy needs sessions, which
+ * the simulated clients do not keep.
+ */
+export const SIM_POLICIES = [...POLICIES, 'ip-hash'] as const;
+export type SimPolicy = (typeof SIM_POLICIES)[number];
 
 export type ClientModel = { kind: 'open'; ratePerS: number } | { kind: 'closed'; count: number; think?: Dist };
 
@@ -35,7 +43,14 @@ export interface SimConfig {
   seed?: number;
   /** Replicas at the start. */
   replicas: number;
-  policy: Policy;
+  policy: SimPolicy;
+  /**
+   * For ip-hash: how many /24 networks the clients' addresses come from (ip_hash keys on the first
+   * three octets). Default 1, as on loopback, where every client is 127.0.0.1 and ip-hash sends
+   * them all to one replica. A closed-loop client i is on network i mod n; an open-loop request
+   * comes from one of the n at random.
+   */
+  clientNetworks?: number;
   /** The balancer sees each replica's in-flight count as of the last refresh, every `staleMs` ms; 0 = live. */
   staleMs?: number;
   clients: ClientModel;
@@ -100,7 +115,7 @@ export interface ReplicaReport {
 
 export interface SimResult {
   seed: number;
-  policy: Policy;
+  policy: SimPolicy;
   /** Simulated time covered, ms. */
   simulatedMs: number;
   /** Measured window, ms (duration less warm-up). */

@@ -1,7 +1,6 @@
 /** The checks a SimConfig must pass before it is run. No Node.js APIs. */
 import { validateHpaConfig } from '../servers/lib/hpa.ts';
-import { PICKERS } from '../servers/lib/policies.ts';
-import type { SimConfig } from './types.ts';
+import { SIM_POLICIES, type SimConfig } from './types.ts';
 
 /** Throws a RangeError naming the first setting that makes no sense. */
 export function validate(c: SimConfig): void {
@@ -11,7 +10,10 @@ export function validate(c: SimConfig): void {
   if (!Number.isInteger(c.replicas) || c.replicas < 1) bad(`replicas must be a whole number ≥ 1; got ${c.replicas}`);
   if (c.seed !== undefined && (!Number.isInteger(c.seed) || c.seed < -(2 ** 31) || c.seed >= 2 ** 31)) bad(`seed must be a 32-bit whole number; got ${c.seed}`);
   if (c.autoscale) validateHpaConfig(c.autoscale.hpa);
-  if (!(c.policy in PICKERS)) bad(`unknown policy '${c.policy}'`);
+  if (!(SIM_POLICIES as readonly string[]).includes(c.policy)) bad(`unknown policy '${c.policy}'`);
+  if (c.clientNetworks !== undefined && (!Number.isInteger(c.clientNetworks) || c.clientNetworks < 1 || c.clientNetworks > 65_536)) {
+    bad(`clientNetworks must be a whole number in 1..65536; got ${c.clientNetworks}`);
+  }
   if (!(c.durationMs > 0) || !Number.isFinite(c.durationMs)) bad(`durationMs must be > 0; got ${c.durationMs}`);
   if ((c.warmupMs ?? 0) < 0 || (c.warmupMs ?? 0) >= c.durationMs) bad(`warmupMs must be in [0, durationMs); got ${c.warmupMs}`);
   if (c.clients.kind === 'open' && !(c.clients.ratePerS > 0)) bad(`an open loop needs ratePerS > 0; got ${c.clients.ratePerS}`);

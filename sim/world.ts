@@ -6,11 +6,11 @@
 import TinyQueue from 'tinyqueue';
 import type { Candidate } from '../servers/lib/choose.ts';
 import { FAILOVER_DEFAULTS, newHealth, type FailureKind, type HealthRules } from '../servers/lib/failover.ts';
-import { PICKERS, type Picker, type Rng } from '../servers/lib/policies.ts';
+import { ipHashKey, PICKERS, roundRobin, type Picker, type Rng } from '../servers/lib/policies.ts';
 import { sampler } from './dist.ts';
 import { Metrics } from './metrics.ts';
 import { seededRng } from './rng.ts';
-import type { SimConfig } from './types.ts';
+import type { SimConfig, SimPolicy } from './types.ts';
 
 export const enum Ev {
   Arrival,
@@ -42,6 +42,8 @@ export interface Request {
   client: number; // -1: open loop
   tried: number[];
   lastKind: FailureKind | undefined;
+  /** ip-hash's key: the client's network (undefined under the other policies). */
+  key: string | undefined;
 }
 
 /** One try (or one hog request) on one replica. */
@@ -134,7 +136,10 @@ export class World {
   readonly method: 'GET' | 'POST';
   readonly fo: { retries: number; maxFails: number; failTimeoutMs: number; responseTimeoutMs: number; connectTimeoutMs: number };
   readonly rules: HealthRules;
-  readonly pick: Picker;
+  /** The policy's picker (ip-hash: round robin, for when no replica is open for a key); setPolicy changes it. */
+  pick!: Picker;
+  /** ip-hash: each client network's key (ipHashKey of an address in it); undefined under the other policies. */
+  networkKeys: string[] | undefined;
   readonly stale: boolean;
   readonly pooled: boolean;
   readonly turns: boolean;
@@ -164,7 +169,7 @@ export class World {
     this.method = config.method ?? 'GET';
     this.fo = { ...FAILOVER_DEFAULTS, ...config.failover };
     this.rules = { maxFails: this.fo.maxFails, failTimeoutMs: this.fo.failTimeoutMs };
-    this.pick = PICKERS[config.policy];
+    this.setPolicy(config.policy);
     this.stale = (config.staleMs ?? 0) > 0;
     // The samplers are made in this order, as they always were: the same seed gives the same run.
     this.poolWork = config.pool ? sampler(config.pool.work, this.rng) : undefined;
@@ -234,6 +239,24 @@ export class World {
       t = edge;
       b++;
     }
+  }
+
+  /**
+   * The balancer's policy from now on; the round-robin cursor carries over, as in the kit's
+   * balancer. Requests already sent keep the key they had (none, if sent under another policy).
+   */
+  setPolicy(policy: SimPolicy): void {
+    // ip-hash falls back to round robin only when no replica is open for the key (as in the kit's balancer).
+    this.pick = policy === 'ip-hash' ? roundRobin : PICKERS[policy];
+    this.networkKeys = policy === 'ip-hash' ? Array.from({ length: this.config.clientNetworks ?? 1 }, (_, n) => ipHashKey(`10.${n >> 8}.${n & 255}.1`)) : undefined;
+  }
+
+  /** ip-hash's key for a request from `client` (-1: the open loop, from a network at random). */
+  keyFor(client: number): string | undefined {
+    const keys = this.networkKeys;
+    if (!keys) return undefined;
+    if (keys.length === 1) return keys[0];
+    return keys[client >= 0 ? client % keys.length : Math.min(keys.length - 1, Math.floor(this.rng() * keys.length))];
   }
 
   /** A replica's in-flight count moves by `delta`; the picker sees it now unless load information is stale. */

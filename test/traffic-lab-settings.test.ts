@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULTS, parseSettings, simConfig, type Settings } from '../web/page/settings.ts';
 import { simulate, SimSession } from '../sim/engine.ts';
-import { parseLiveAction, parseLiveSettings } from '../web/page/live-settings.ts';
+import { modelConfig, parseLiveAction, parseLiveSettings } from '../web/page/live-settings.ts';
 import { failOnWarnings } from './helpers.ts';
 
 failOnWarnings();
@@ -22,7 +22,7 @@ test('the defaults, as strings from the form, parse back to themselves', () => {
 
 test('each bad field is named, with what it may be', () => {
   const cases: [Record<string, unknown>, string, RegExp][] = [
-    [{ policy: 'fastest' }, 'policy', /one of round-robin, least-connections, random, power-of-two-choices; got "fastest"/],
+    [{ policy: 'fastest' }, 'policy', /one of round-robin, least-connections, random, power-of-two-choices, ip-hash; got "fastest"/],
     [{ rate: '0' }, 'rate', /1 to 50000 req\/s; got "0"/],
     [{ rate: 'NaN' }, 'rate', /got "NaN"/],
     [{ connections: '2.5' }, 'connections', /a whole number; got "2.5"/],
@@ -73,7 +73,7 @@ test('a second, once read, is dropped: a long run keeps only the seconds not yet
   assert.equal(session.world.metrics.seconds[0], undefined);
 });
 
-test('live settings: form strings parse; each bad field is named with its range; ip-hash is live only', () => {
+test('live settings: form strings parse; each bad field is named with its range', () => {
   const good = { replicas: '3', policy: 'ip-hash', connections: '8', rate: '0', serviceMs: '0.5', durationS: '30' };
   assert.deepEqual(parseLiveSettings(good), { ok: true, settings: { replicas: 3, policy: 'ip-hash', connections: 8, rate: 0, serviceMs: 0.5, durationS: 30 } });
   const bad: [Record<string, unknown>, string, RegExp][] = [
@@ -90,8 +90,22 @@ test('live settings: form strings parse; each bad field is named with its range;
     assert.ok(!r.ok && r.field === field && message.test(r.message), `${field}: ${JSON.stringify(r)}`);
   }
   assert.equal((parseLiveSettings(null) as { field: string }).field, 'body');
-  const sim = parseSettings({ ...asForm(), policy: 'ip-hash' });
-  assert.ok(!sim.ok && sim.field === 'policy' && /live mode only/.test(sim.message));
+});
+
+test('ip-hash in the simulator: client networks are 1 to 1000; the model of a live run puts every client on one network, as on 127.0.0.1', () => {
+  const sim = parseSettings({ ...asForm(), policy: 'ip-hash', networks: '6' });
+  assert.ok(sim.ok && sim.settings.policy === 'ip-hash');
+  assert.equal(sim.ok && simConfig(sim.settings).clientNetworks, 6);
+  for (const networks of ['0', '1001', '2.5', '']) {
+    const r = parseSettings({ ...asForm(), policy: 'ip-hash', networks });
+    assert.ok(!r.ok && r.field === 'networks' && /1 to 1000, a whole number/.test(r.message), JSON.stringify(r));
+  }
+  const sticky = parseSettings({ ...asForm(), policy: 'sticky-cookie' });
+  assert.ok(!sticky.ok && sticky.field === 'policy', JSON.stringify(sticky));
+  const model = modelConfig({ replicas: 3, policy: 'ip-hash', connections: 6, rate: 0, serviceMs: 0.5, durationS: 5 });
+  assert.equal(model.clientNetworks, 1);
+  const served = simulate(model).replicas.map((r) => r.served);
+  assert.equal(served.filter((n) => n > 0).length, 1, `one replica serves every loopback client: ${served.join(', ')}`);
 });
 
 test('live actions: a replica is app1 to app99, a policy one of the live ones', () => {

@@ -81,6 +81,27 @@ test('simulation: "kill" on a replica shows it dead, and the requests it held ar
   }
 });
 
+test('simulation: ip-hash with one client network (loopback) gives one replica every answer; six networks spread them', { skip: noBrowser, timeout: 60_000 }, async () => {
+  const { browser, page, errors } = await openPage();
+  try {
+    const shares = async (networks: string) => {
+      await page.selectOption('select[name=policy]', 'ip-hash');
+      await page.fill('input[name=networks]', networks);
+      await page.selectOption('select[name=speed]', 'fast');
+      await page.fill('input[name=durationS]', '5');
+      await page.click('#start');
+      await page.waitForSelector('#status[data-state="finished"]', { timeout: 30_000 });
+      return page.$$eval('.replica [data-field="share"]', (cells) => cells.map((c) => parseFloat(c.textContent ?? '')));
+    };
+    assert.deepEqual((await shares('1')).sort((a, b) => a - b), [0, 0, 100]);
+    const six = await shares('6');
+    assert.ok(six.length === 3 && six.every((x) => x > 5 && x < 95), `six networks: ${six.join(', ')} %`);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+  }
+});
+
 test('a bad setting is named on the page and nothing starts', { skip: noBrowser, timeout: 60_000 }, async () => {
   const { browser, page, errors } = await openPage();
   try {

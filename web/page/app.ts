@@ -6,7 +6,7 @@
  * tests read.
  */
 import type { SimSession } from '../../sim/engine.ts';
-import type { FaultAction } from '../../sim/types.ts';
+import type { FaultAction, SimPolicy } from '../../sim/types.ts';
 import { Charts } from './charts.ts';
 import { LiveClient, replicaViews } from './live.ts';
 import { modelConfig, parseLiveSettings, type LiveSecond, type LiveSettings } from './live-settings.ts';
@@ -161,7 +161,7 @@ async function actLive(action: string, replica?: number): Promise<void> {
   }
 }
 
-/** Starts the simulator alongside the live run, when the box is ticked and the policy is one it has. */
+/** Starts the simulator alongside the live run, when the box is ticked. */
 function startModel(s: LiveSettings): void {
   model?.stop();
   model = undefined;
@@ -226,9 +226,17 @@ $('stop').addEventListener('click', stop);
 $('kill-one').addEventListener('click', killOne);
 $('add').addEventListener('click', () => act('add'));
 $('remove').addEventListener('click', () => act('remove'));
+// A new policy takes effect at once, in the lab (and its model) or in the simulator.
 form.querySelector('[name="policy"]')!.addEventListener('change', (e) => {
-  if (!live) return;
-  void client.post('act', { action: 'policy', policy: (e.target as HTMLSelectElement).value }).then((r) => r.status !== 200 && setStatus('error', r.body.error ?? `HTTP ${r.status}`));
+  const policy = (e.target as HTMLSelectElement).value as SimPolicy;
+  if (!live) {
+    if (runner?.running) runner.session.setPolicy(policy);
+    return;
+  }
+  void client.post('act', { action: 'policy', policy }).then((r) => {
+    if (r.status !== 200) return setStatus('error', r.body.error ?? `HTTP ${r.status}`);
+    if (model?.running) model.session.setPolicy(policy);
+  });
 });
 // Periodic summary while running, so the table is never far behind the charts.
 setInterval(() => runner?.running && summarize(runner.session), 1000);

@@ -120,16 +120,16 @@ export interface LiveSecond {
  * The simulator's config for a live run's settings, to run alongside it: the same replicas,
  * policy and load (a capped rate as an open loop at that rate), each request `serviceMs` on its
  * replica's event loop, and nothing else: no balancer, no load generator, no cores shared with
- * them (what measure/sim-vs-lab.ts measures and adds). Undefined for ip-hash, which the simulator
- * does not have.
+ * them (what measure/sim-vs-lab.ts measures and adds). Its clients are on one network, as the
+ * lab's all are on 127.0.0.1, so ip-hash sends them to one replica in both.
  */
-export function modelConfig(s: LiveSettings, seed = 1): SimConfig | undefined {
-  if (s.policy === 'ip-hash') return undefined;
+export function modelConfig(s: LiveSettings, seed = 1): SimConfig {
   return {
     seed,
     loop: 'turns',
     replicas: s.replicas,
     policy: s.policy,
+    clientNetworks: 1,
     clients: s.rate > 0 ? { kind: 'open', ratePerS: s.rate } : { kind: 'closed', count: s.connections },
     service: { kind: 'fixed', ms: s.serviceMs },
     durationMs: s.durationS * 1000,

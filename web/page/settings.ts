@@ -3,9 +3,8 @@
  * named with its allowed range), and the simulator config they stand for. Pure: the page and the
  * page's server share it. No DOM, no Node.js APIs.
  */
-import { POLICIES, type Policy } from '../../servers/lib/policies.ts';
 import { DEGRADED_SPEC } from '../../results/degraded-spec.ts';
-import type { SimConfig } from '../../sim/engine.ts';
+import { SIM_POLICIES, type SimConfig, type SimPolicy } from '../../sim/engine.ts';
 
 export const TOPOLOGIES = ['single', 'balanced', 'large'] as const;
 export type Topology = (typeof TOPOLOGIES)[number];
@@ -16,7 +15,9 @@ export interface Settings {
   /** One app server (no choice to make), a balancer in front of 1 to 10 replicas, or 100. */
   topology: Topology;
   replicas: number;
-  policy: Policy;
+  policy: SimPolicy;
+  /** ip-hash: how many /24 networks the clients come from (1: all on one address, as on loopback). */
+  networks: number;
   /** Open loop: new requests at `rate` req/s whatever happens; closed: `connections` clients, each waiting `thinkMs` after an answer. */
   clients: 'open' | 'closed';
   rate: number;
@@ -37,6 +38,7 @@ export const DEFAULTS: Settings = {
   topology: 'balanced',
   replicas: 3,
   policy: 'round-robin',
+  networks: 1,
   clients: 'closed',
   rate: 2000,
   connections: 6,
@@ -48,10 +50,11 @@ export const DEFAULTS: Settings = {
   seed: 1,
 };
 
-type Numeric = 'replicas' | 'rate' | 'connections' | 'thinkMs' | 'serviceMs' | 'durationS' | 'seed';
+type Numeric = 'replicas' | 'networks' | 'rate' | 'connections' | 'thinkMs' | 'serviceMs' | 'durationS' | 'seed';
 /** Each number's allowed range, and whether it must be whole. */
 export const RANGES: Record<Numeric, Range> = {
   replicas: { min: 1, max: 10, whole: true, unit: '' },
+  networks: { min: 1, max: 1000, whole: true, unit: '' },
   rate: { min: 1, max: 50_000, whole: false, unit: 'req/s' },
   connections: { min: 1, max: 1000, whole: true, unit: '' },
   thinkMs: { min: 0, max: 10_000, whole: false, unit: 'ms' },
@@ -95,8 +98,7 @@ export const failed = (x: unknown): x is FieldError => typeof x === 'object' && 
 export function parseSettings(raw: Record<string, unknown>): Parsed {
   const topology = oneOf('topology', raw.topology, TOPOLOGIES);
   if (failed(topology)) return topology;
-  if (raw.policy === 'ip-hash') return { ok: false, field: 'policy', message: 'ip-hash runs in live mode only: the simulator has no sticky policies' };
-  const policy = oneOf('policy', raw.policy, POLICIES);
+  const policy = oneOf('policy', raw.policy, SIM_POLICIES);
   if (failed(policy)) return policy;
   const clients = oneOf('clients', raw.clients, ['open', 'closed'] as const);
   if (failed(clients)) return clients;
@@ -121,6 +123,7 @@ export function simConfig(s: Settings): SimConfig {
     loop: 'turns',
     replicas: s.replicas,
     policy: s.policy,
+    clientNetworks: s.networks,
     clients: s.clients === 'open' ? { kind: 'open', ratePerS: s.rate } : { kind: 'closed', count: s.connections, ...(s.thinkMs > 0 ? { think: { kind: 'exponential', meanMs: s.thinkMs } } : {}) },
     service: { kind: 'exponential', meanMs: s.serviceMs },
     ...(s.degrade ? { hogs: [{ replica: s.replicas - 1, ms: { kind: 'fixed', ms: DEGRADED_SPEC.hogMs }, connections: DEGRADED_SPEC.hogConnections }] } : {}),
