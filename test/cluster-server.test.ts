@@ -176,6 +176,14 @@ test('port in use: one line, exit 3, nothing left running', async () => {
   }
 });
 
+// The likely cause of a rare exit 1 in the port-in-use test: node:cluster answers a worker's listen
+// request after the primary's shutdown has killed that worker, and the failed send crashed it.
+test('a message to a worker that has just died does not crash the primary', async () => {
+  const r = await runScript('test/fixtures/send-to-dead-worker.ts', [], {}, 20_000);
+  assert.equal(r.code, 0, `exit ${r.code}; stderr: ${r.stderr}`);
+  assert.match(r.stdout, /primary still running/);
+});
+
 test('bad flags are usage errors (exit 2)', async () => {
   for (const args of [['--workers', '0'], ['--workers', 'many'], ['--cost', 'N=7'], ['--oops']]) {
     const r = await runScript('servers/cluster.ts', args);

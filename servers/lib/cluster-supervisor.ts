@@ -79,6 +79,12 @@ export class Supervisor {
     // would come back on a different random port.
     const port = this.listening.size > 0 ? this.o.port : (this.boundPort ?? this.o.port);
     const w = cluster.fork({ ...this.o.workerEnv, LAB_WORKER_PORT: String(port) });
+    // A message to a worker that has just died (node:cluster's own reply to its listen request, or
+    // ours) fails with ERR_IPC_CHANNEL_CLOSED as an 'error' on the Worker; unheard, it would crash
+    // the primary with exit 1. The death itself is handled on 'exit'.
+    w.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ERR_IPC_CHANNEL_CLOSED') process.stderr.write(`worker ${w.process.pid ?? '(not started)'}: ${err.message}\n`);
+    });
     if (replacing !== undefined) this.replaces.set(w.id, replacing);
     this.o.quota.forked(w.id);
     return w;
