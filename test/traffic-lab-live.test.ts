@@ -50,6 +50,12 @@ test('live routes: 403 without the token or from another origin, 415 unless JSON
 test('live: the page runs the real lab and the model alongside; "kill" shows the replica dead and retries above 0; a second start gets 409; stop leaves nothing', { skip: noBrowser, timeout: 90_000 }, async () => {
   const { browser, page, errors } = await openPage(lab.url);
   try {
+    // A simulated run first: its boxes and totals must be gone as soon as the live run starts.
+    await page.selectOption('select[name=speed]', 'fast');
+    await page.fill('input[name=durationS]', '2');
+    await page.click('#start');
+    await page.waitForSelector('#status[data-state="finished"]', { timeout: 30_000 });
+    assert.notEqual(await page.textContent('#run-answers'), '–');
     await page.selectOption('select[name=mode]', 'live');
     await page.fill('input[name=replicas]', String(SETTINGS.replicas));
     await page.fill('input[name=connections]', String(SETTINGS.connections));
@@ -57,6 +63,8 @@ test('live: the page runs the real lab and the model alongside; "kill" shows the
     await page.fill('input[name=rate]', String(SETTINGS.rate));
     await page.fill('input[name=durationS]', String(SETTINGS.durationS));
     await page.click('#start');
+    assert.equal(await page.textContent('#run-answers'), '–', 'the simulated run\'s totals are cleared');
+    assert.equal(await page.locator('.replica').count(), 0, 'the simulated run\'s replicas (and their buttons) are gone');
     await page.waitForFunction(() => Number(document.getElementById('run-answers')!.textContent) > 0, undefined, { timeout: 30_000 });
     // The simulator runs alongside with the same settings: its row fills too.
     await page.waitForFunction(() => Number(document.getElementById('model-answers')!.textContent) > 0, undefined, { timeout: 10_000 });

@@ -60,6 +60,7 @@ function start(): void {
   }
   charts.clear();
   topology.clear();
+  clearRow('run');
   topology.actions = SIM_ACTIONS;
   topology.compactOver = 12;
   $('model-row').hidden = true;
@@ -105,6 +106,11 @@ function fill(row: 'run' | 'model', t: { answers: number; failed: number; retrie
   for (const [id, text] of Object.entries(cells)) $(`${row}-${id}`).textContent = text;
 }
 
+/** Empties a summary row ('–' in each cell), so a new run never shows the last run's totals. */
+function clearRow(row: 'run' | 'model'): void {
+  for (const id of ['answers', 'failed', 'retried', 'p50', 'p95', 'p99']) $(`${row}-${id}`).textContent = '–';
+}
+
 function act(action: string, replica?: number): void {
   if (live) return void actLive(action, replica);
   if (!runner?.running) return setStatus('error', 'start a run first: actions act on a running simulation');
@@ -139,6 +145,9 @@ async function startLive(values: Record<string, unknown>): Promise<void> {
     form.querySelector<HTMLElement>(`[name="${parsed.field}"]`)?.focus();
     return;
   }
+  // The last run's boxes and totals go now: their buttons would act on nothing while the lab starts.
+  topology.clear();
+  clearRow('run');
   setStatus('running', 'starting the replicas and the balancer…');
   liveStarting = true;
   const r = await client.post('start', parsed.settings).finally(() => (liveStarting = false));
@@ -168,6 +177,7 @@ function startModel(s: LiveSettings): void {
   modelSeconds.clear();
   const config = (form.elements.namedItem('model') as HTMLInputElement).checked ? modelConfig(s) : undefined;
   $('model-row').hidden = !config;
+  clearRow('model');
   charts.showModel(Boolean(config));
   if (!config) return;
   model = new Runner(config, false, { second: (p) => modelSeconds.set(p.second, p), frame: () => {}, finished: () => {} });
