@@ -5,7 +5,9 @@
  * second 5 (2 with --quick) replica app3 gets SIGTERM (it drains), SIGKILL (it crashes) or SIGSTOP
  * (it freezes: the kernel still accepts connections, nothing answers). Then the kill again with
  * --retries 0, and a kill while the clients create users with POST /users. The balancer's response
- * timeout is 1.5 s for these runs, so a frozen replica costs 1.5 s per request it holds.
+ * timeout is 1.5 s for these runs, so a frozen replica costs 1.5 s per request it holds. The
+ * balancer keeps an access log (--access-log, nginx's format for both balancers), whose retried and
+ * slow counts must equal the clients'.
  */
 import { openDatabase } from '../servers/lib/sqlite.ts';
 import { defineCommand } from '../lib/cli.ts';
@@ -22,7 +24,8 @@ const command = defineCommand({
   summary:
     'Stops, kills or freezes one of three replicas while /fast runs through the balancer, and prints a per-second timeline ' +
     '(req/s, errors, p99) and a summary: errors clients saw, requests retried, slow requests. Then the kill without retries, ' +
-    'and a kill during POST /users (no user may be stored twice).',
+    'and a kill during POST /users (no user may be stored twice). The balancer\'s access log counts the retried and slow requests, ' +
+    'checked against the clients\' counts, and one retried request is read from it field by field.',
   flags: {
     ...COMMON_FLAGS,
     lb: LB_FLAG,
@@ -58,7 +61,7 @@ async function runPlan(ctx: RunContext<Options>, plan: FaultPlan, index: number)
       },
     },
   ];
-  const { load: result, retries, extra: post } = await faultedLoad(
+  const { load: result, retries, extra: post, accessLog, replicas } = await faultedLoad(
     lab,
     progress,
     {
@@ -72,6 +75,7 @@ async function runPlan(ctx: RunContext<Options>, plan: FaultPlan, index: number)
       warmup: { route: FAILOVER_SPEC.route, connections: CONNECTIONS, seconds: 1 },
       load: { route: FAILOVER_SPEC.route, connections: CONNECTIONS, durationS, timeline: true, slowMs: SLOW_MS, timeoutS: 10, ...(plan.method === 'POST' ? { requests: posts as never } : {}) },
       fault: { signal: SIGNAL[plan.fault], atS: faultAtS },
+      accessLog: true,
     },
     (t): PostCheck | undefined =>
       plan.method === 'POST'
@@ -93,6 +97,8 @@ async function runPlan(ctx: RunContext<Options>, plan: FaultPlan, index: number)
     p99: result.latency.p99,
     max: result.latency.max,
     ...(post ? { post } : {}),
+    ...(accessLog ? { log: { answered: accessLog.answered, retried: accessLog.retried, slow: accessLog.slow, ...(accessLog.sample ? { sample: accessLog.sample } : {}), names: Object.fromEntries(replicas.map((x) => [x.addr, x.name])) } } : {}),
+    clientRetried: result.headerMatched ?? 0,
   };
 }
 

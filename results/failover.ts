@@ -8,6 +8,7 @@ import { FAILOVER_DEFAULTS } from '../servers/lib/failover.ts';
 import { fmtMs, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
 import { renderTimeline } from './timeline.ts';
 import { line } from './shape.ts';
+import { explainSample, logHints, logShape, type RunLog } from './failover-log.ts';
 
 export type Fault = 'sigterm' | 'sigkill' | 'sigstop';
 
@@ -42,6 +43,10 @@ export interface FaultRun {
   p99: number;
   max: number;
   post?: PostCheck;
+  /** The balancer's access log over the load (lab runs; the simulator keeps none). */
+  log?: RunLog;
+  /** Answers whose x-upstream-addr named more than one replica: the retries clients could see. */
+  clientRetried?: number;
 }
 
 /** One run of the experiment: a fault, the method the clients send, and the balancer's retries. */
@@ -121,11 +126,13 @@ export function shape(r: FailoverResult): string[] {
       out.push(line(run.name, 'slow-requests', run.slow.count === 0 ? 'none' : 'some'));
     }
     if (run.fault === 'sigkill') out.push(line(run.name, 'retried', run.retried > 0 ? 'some' : 'none'));
+    if (run.fault !== 'sigterm') out.push(...logShape(run.name, run.log, { retried: run.clientRetried ?? 0, slow: run.slow.count }, run.fault === 'sigstop', timeout));
   }
   return out;
 }
 
 export const hints: Record<string, string> = {
+  ...logHints,
   sigterm: 'a replica stopped with SIGTERM drains: nothing should fail or wait; errors mean the drain or the retry of a refused connection is broken',
   sigkill: 'a killed replica resets its connections: the balancer should retry those GETs on another replica, so clients see no error',
   sigstop: 'a frozen replica accepts connections but never answers: only the response timeout ends those requests, then they are retried elsewhere',
@@ -177,6 +184,20 @@ export function render(r: FailoverResult, color: boolean, caption = machineCapti
         `${post.storedTwice} names stored twice; ${post.retried} POSTs sent to a second replica (allowed only after a refused connection).`,
     );
   }
+  out.push(...renderLog(r));
   out.push('Retries turn a lost replica into latency: compare the frozen run\'s slow requests with the response timeout, and the kill with and without retries.');
   return out.join('\n');
+}
+
+/** The access log against the clients, run by run, and one retried request as the log has it. */
+function renderLog(r: FailoverResult): string[] {
+  const logged = r.runs.filter((run) => run.log);
+  if (logged.length === 0) return [];
+  const head = ['run', 'log: answered', 'log: retried', 'clients: 2+ replicas in x-upstream-addr', `log: ≥ ${r.slowThresholdMs / 1000} s`, `clients: ≥ ${r.slowThresholdMs / 1000} s`];
+  const t = makeTable(head, textThenNumbers(1, head.length));
+  for (const run of logged) t.push([run.name, String(run.log!.answered), String(run.log!.retried), String(run.clientRetried ?? 0), String(run.log!.slow), String(run.slow.count)]);
+  const out = ['', `The balancer's access log (${r.balancer}), against what the clients saw`, t.toString()];
+  const shown = logged.find((run) => run.fault === 'sigstop' && run.log!.sample) ?? logged.find((run) => run.log!.sample);
+  if (shown) out.push(`One retried request of the ${shown.name} run, as the log has it:`, ...explainSample(shown.log!.sample!, shown.log!.names, r.settings.responseTimeoutMs));
+  return out;
 }

@@ -14,7 +14,8 @@
  * --response-timeout is retried on another replica (up to --retries more tries; only idempotent
  * methods once the request may have reached the replica), and counts against the replica's passive
  * health (--max-fails within --fail-timeout: it rests). Every retried request prints a `retry:` line
- * on stdout; SIGUSR1 prints `retries: total=N`.
+ * on stdout; SIGUSR1 prints `retries: total=N`. --access-log <file> appends a line per forwarded
+ * request in nginx's format (servers/lib/access-log.ts): the replicas tried, their statuses and times.
  * Last try failed → 502 JSON (504 for a timeout); no replica available → 503 JSON at once;
  * request body over 1 MiB → 413 (bodies are read whole so that a POST that never reached a
  * replica can be sent to another one; nginx's client_max_body_size is also 1 MiB by default).
@@ -33,7 +34,7 @@ import { balancerFlags, balancerOptions } from './lib/upstreams.ts';
 const DEFAULT_PORT = 3020;
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/balancer.ts --upstream <[name=]host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off] [--retries <n>] [--max-fails <n>] [--fail-timeout <s>] [--connect-timeout <ms>] [--response-timeout <ms>]',
+  usage: 'npx tsx servers/balancer.ts --upstream <[name=]host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off] [--retries <n>] [--max-fails <n>] [--fail-timeout <s>] [--connect-timeout <ms>] [--response-timeout <ms>] [--access-log <file>]',
   summary: 'The kit\'s HTTP load balancer for lesson 4. Listens on 127.0.0.1 and prints one ready line.',
   flags: balancerFlags(DEFAULT_PORT),
   epilogue:
@@ -91,7 +92,11 @@ function main(): void {
   const server = http.createServer((req, res) => {
     if (!admin(b, req, res)) void forward(b, req, res);
   });
-  process.on('SIGUSR1', () => process.stdout.write(`retries: total=${b.retried}\n`));
+  // The access log is written before the total, so a reader that waits for the total has it whole.
+  process.on('SIGUSR1', () => {
+    b.accessLog?.flush();
+    process.stdout.write(`retries: total=${b.retried}\n`);
+  });
   serve('balancer', server, options.port, { onStop: () => b.close() }).catch(failStartup);
 }
 

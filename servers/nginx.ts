@@ -24,7 +24,7 @@ import { balancerFlags, balancerOptions } from './lib/upstreams.ts';
 const DEFAULT_PORT = 3021;
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/nginx.ts --upstream <host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off] [--retries <n>] [--max-fails <n>] [--fail-timeout <s>] [--connect-timeout <ms>] [--response-timeout <ms>] [--print-config]',
+  usage: 'npx tsx servers/nginx.ts --upstream <host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off] [--retries <n>] [--max-fails <n>] [--fail-timeout <s>] [--connect-timeout <ms>] [--response-timeout <ms>] [--access-log <file>] [--print-config]',
   summary: 'Starts real nginx as the load balancer for lesson 4, from the kit\'s template, in a temporary prefix. Prints one ready line once nginx answers.',
   flags: {
     ...balancerFlags(DEFAULT_PORT),
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
   try {
     const port = requested || (await freePort());
     const token = randomUUID();
-    const config = renderNginxConfig(readFileSync(TEMPLATE, 'utf8'), { prefix, port, policy, upstreams, keepAlive: options.keepAlive, token, failover: options });
+    const config = renderNginxConfig(readFileSync(TEMPLATE, 'utf8'), { prefix, port, policy, upstreams, keepAlive: options.keepAlive, token, failover: options, ...(options.accessLog ? { accessLog: options.accessLog } : {}) });
     if (flags['print-config']) {
       cleanup();
       process.stdout.write(config);

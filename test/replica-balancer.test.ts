@@ -177,6 +177,10 @@ test('nginx config: each policy maps to its method, keepalive comes after it, no
   assert.doesNotMatch(off, /keepalive 64;/);
   assert.match(off, /proxy_set_header Connection close;/, 'keep-alive off asks the replica to close (newer nginx keeps upstreams alive by default)');
   assert.match(off, /proxy_next_upstream off;/);
+  assert.doesNotMatch(off, /access_log "/, 'no access log unless asked');
+  const logged = renderNginxConfig(template, { prefix: '/p', port: 1, policy: 'random', upstreams: [{ name: 'a1', addr: '127.0.0.1:1' }], keepAlive: true, token: 'x', failover: FAILOVER_DEFAULTS, accessLog: '/tmp/nsl/access.log' });
+  assert.match(logged, /access_log "\/tmp\/nsl\/access\.log" nsl_upstreams;/);
+  assert.match(logged, /log_format nsl_upstreams '\$msec \$request_method \$request_uri status=\$status rt=\$request_time ua="\$upstream_addr"/);
   assert.throws(() => renderNginxConfig('{{nope}}', { prefix: '/p', port: 1, policy: 'random', upstreams: [], keepAlive: false, token: 'x', failover: FAILOVER_DEFAULTS }), /no value/);
 });
 

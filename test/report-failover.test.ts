@@ -1,7 +1,7 @@
 // Proves the shape rules of lesson 4's failover, graceful and rolling-restart experiments on fixed
 // results: healthy runs match the expected files, and each rule fails on a result that breaks it
 // (client errors, no slow burst or one that does not match the timeout, no errors without retries,
-// a POST stored twice, a graceful stop that cuts, an abrupt one that costs nothing, a failed
+// a POST stored twice, the balancer's access log against the clients, a graceful stop that cuts, an abrupt one that costs nothing, a failed
 // request during a rolling restart, an old worker still answering).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -28,8 +28,15 @@ const faultRun = (name: string, fault: FaultRun['fault'], over: Partial<FaultRun
   slow: { count: 0, medianMs: 0, maxMs: 0 },
   p99: 12,
   max: 40,
+  log: { answered: 15000, retried: 4, slow: 0, names: NAMES },
+  clientRetried: 4,
   ...over,
 });
+
+const NAMES = { '127.0.0.1:40001': 'app1', '127.0.0.1:40002': 'app2', '127.0.0.1:40003': 'app3' };
+/** The frozen run's slowest retried request, as both balancers log it (1.5 s response timeout). */
+const FROZEN_LINE = '1764820862.517 GET /fast status=200 rt=1.504 ua="127.0.0.1:40003, 127.0.0.1:40001" us="504, 200" ut="1.501, 0.003"';
+const frozenLog = (over: Partial<NonNullable<FaultRun['log']>> = {}) => ({ log: { answered: 15000, retried: 8, slow: 8, sample: FROZEN_LINE, names: NAMES, ...over }, clientRetried: 8 });
 
 const failover = (): FailoverResult => ({
   machine: MACHINE,
@@ -42,7 +49,7 @@ const failover = (): FailoverResult => ({
   runs: [
     faultRun('sigterm', 'sigterm'),
     faultRun('sigkill', 'sigkill'),
-    faultRun('sigstop', 'sigstop', { slow: { count: 8, medianMs: 1508, maxMs: 1512 } }),
+    faultRun('sigstop', 'sigstop', { slow: { count: 8, medianMs: 1508, maxMs: 1512 }, ...frozenLog() }),
     faultRun('sigkill-without-retries', 'sigkill', { retries: 0, retried: 0, totals: { completed: 15000, ok2xx: 14992, non2xx: 8, errors: 0 } }),
     faultRun('post-during-kill', 'sigkill', {
       method: 'POST',
@@ -63,6 +70,28 @@ test('failover: a healthy result matches expected-output/failover.txt and render
   const text = renderFailover(failover(), false);
   assert.match(text, /← SIGSTOP app3/);
   assert.match(text, /9995 answered 201/);
+  assert.match(text, /One retried request of the sigstop run/);
+  assert.match(text, /ua {2}the replicas tried, in order: app3, then app1/);
+  assert.match(text, /us {2}each try's status: app3: 504, no answer within the 1500 ms response timeout; app1: 200/);
+});
+
+test('failover: the access log lines fail when the log and the clients disagree, when there is no log, and on another kind of retried line', () => {
+  const expected = expectedShape('failover');
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigkill', { clientRetried: 3 }))), ['sigkill  log-retried-vs-clients  equal']);
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigstop', frozenLog({ slow: 7 })))), ['sigstop  log-slow-vs-clients  equal']);
+  const { log: _gone, ...noLog } = failover().runs.find((r) => r.name === 'sigstop')!;
+  assert.deepEqual(failedLines(expected, failoverShape(withRun({ ...failover(), runs: failover().runs.map((r) => (r.name === 'sigstop' ? noLog : r)) }, 'sigstop', {}))), [
+    'sigstop  log-retried-vs-clients  equal',
+    'sigstop  log-slow-vs-clients  equal',
+    'sigstop  log-retried-line  response-timeout-then-200',
+  ]);
+  // A refused connection, then 200: a retry, but not the frozen replica's timeout.
+  const refused = FROZEN_LINE.replace('us="504, 200"', 'us="502, 200"').replace('ut="1.501, 0.003"', 'ut="0.000, 0.003"');
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigstop', frozenLog({ sample: refused })))), ['sigstop  log-retried-line  response-timeout-then-200']);
+  // A first try that waited three times the response timeout does not match it.
+  const late = FROZEN_LINE.replace('ut="1.501, 0.003"', 'ut="4.502, 0.003"');
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigstop', frozenLog({ sample: late })))), ['sigstop  log-retried-line  response-timeout-then-200']);
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigstop', frozenLog({ sample: undefined } as never)))), ['sigstop  log-retried-line  response-timeout-then-200']);
 });
 
 test('failover: each rule fails on a result that breaks it', () => {
@@ -74,6 +103,7 @@ test('failover: each rule fails on a result that breaks it', () => {
   assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigstop', { slow: { count: 0, medianMs: 0, maxMs: 0 } }))), [
     'sigstop  slow-requests  burst',
     'sigstop  slow-latency-vs-response-timeout  matches',
+    'sigstop  log-slow-vs-clients  equal', // the fixture's log still has its 8
   ]);
   // a burst that took twice the timeout (undici's coarse timers would do this) does not match
   assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigstop', { slow: { count: 8, medianMs: 3000, maxMs: 3100 } }))), [

@@ -5,6 +5,9 @@
  * requests the balancer retried, let the experiment look at what it needs (`inspect`), and stop
  * every server it started.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { summarizeAccessLog, type AccessSummary } from '../../servers/lib/access-log.ts';
 import type { BalancerPolicy } from '../../servers/lib/policies.ts';
 import type { Lab } from './lab.ts';
 import { runLoad, startLoad, type LoadOptions, type LoadResult } from './load.ts';
@@ -29,6 +32,12 @@ export interface FaultedLoadSpec {
   load: Omit<LoadOptions, 'url' | 'onResponse'> & { route: string };
   /** The fault: a signal to the last replica, `atS` seconds into the load or after `afterResponses` answers. */
   fault: { signal: NodeJS.Signals } & ({ atS: number } | { afterResponses: number });
+  /**
+   * Have the balancer write its access log, and count the measured load's part of it (requests
+   * of `load.slowMs` or more as slow); the clients count answers whose x-upstream-addr names
+   * more than one replica, to set against it.
+   */
+  accessLog?: boolean;
 }
 
 export interface FaultedTopology {
@@ -39,6 +48,8 @@ export interface FaultedTopology {
   load: LoadResult;
   /** Requests the balancer tried on more than one replica, from its `retry:` lines. */
   retries: Awaited<ReturnType<typeof retriesOf>>;
+  /** With `accessLog`: what the balancer's log says of the measured load. */
+  accessLog?: AccessSummary;
 }
 
 /** Runs the routine; `inspect` sees the topology before it is stopped (a database, a replica's stop lines). */
@@ -47,7 +58,9 @@ export async function faultedLoad<T>(lab: Lab, progress: Progress, spec: Faulted
   progress.step(`${label}: starting ${spec.replicas} replicas and ${spec.lb}`);
   const replicas = await startReplicas(lab, spec.replicas, spec.replicaArgs ?? []);
   const victim = replicas.at(-1)!;
-  const lb = await startBalancer(lab, spec.lb, spec.policy, replicas, spec.port, true, spec.lbArgs ?? []);
+  const logFile = spec.accessLog ? path.join(lab.tempDir('access-log'), 'access.log') : undefined;
+  const lbArgs = [...(spec.lbArgs ?? []), ...(logFile ? ['--access-log', logFile] : [])];
+  const lb = await startBalancer(lab, spec.lb, spec.policy, replicas, spec.port, true, lbArgs);
   if (spec.warmup) {
     progress.step(`${label}: warm-up`);
     await runLoad({ url: `${lb.url}${spec.warmup.route}`, connections: spec.warmup.connections, durationS: spec.warmup.seconds });
@@ -56,9 +69,11 @@ export async function faultedLoad<T>(lab: Lab, progress: Progress, spec: Faulted
   const when = 'atS' in spec.fault ? `at second ${spec.fault.atS}` : `after ${spec.fault.afterResponses} answers`;
   progress.step(`${label}: ${load.method ?? 'GET'} ${route} with ${load.connections} connections, ${spec.fault.signal} to ${victim.name} ${when}`);
   const fault = spec.fault;
+  const loadFromS = Date.now() / 1000; // the log's clock: its lines before this are the warm-up's
   const running = startLoad({
     url: `${lb.url}${route}`,
     ...load,
+    ...(logFile ? { countHeader: { name: 'x-upstream-addr', pattern: /,/ } } : {}),
     ...('afterResponses' in fault ? { onResponse: (n: number) => n === fault.afterResponses && victim.proc.signal(fault.signal) } : {}),
   });
   const timer = 'atS' in fault ? setTimeout(() => victim.proc.signal(fault.signal), fault.atS * 1000) : undefined;
@@ -69,9 +84,16 @@ export async function faultedLoad<T>(lab: Lab, progress: Progress, spec: Faulted
     clearTimeout(timer);
     if (fault.signal === 'SIGSTOP') victim.proc.signal('SIGCONT');
   }
+  // retriesOf has the kit's balancer write out its log; nginx writes each line as the request ends.
   const topology: FaultedTopology = { replicas, victim, lb, load: result, retries: await retriesOf(lb) };
+  if (logFile) topology.accessLog = summarizeAccessLog(readIfThere(logFile), (load.slowMs ?? 1000) / 1000, loadFromS);
   const extra = await inspect(topology);
   await lab.stop(lb);
   await Promise.all(replicas.map((r) => lab.stop(r.proc)));
   return { ...topology, extra };
+}
+
+/** A file's text, or '' when it was never written (nginx creates its log with the first line). */
+function readIfThere(file: string): string {
+  return existsSync(file) ? readFileSync(file, 'utf8') : '';
 }

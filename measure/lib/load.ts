@@ -53,6 +53,8 @@ export interface LoadOptions {
   onAnswer?: (ms: number, status: number | undefined) => void;
   /** Called after every response with the number of responses so far (e.g. to act halfway through). */
   onResponse?: (responses: number) => void;
+  /** Also count the responses whose header `name` (lower case) matches `pattern`, e.g. x-upstream-addr naming two replicas. */
+  countHeader?: { name: string; pattern: RegExp };
 }
 
 /** Responses at or over a threshold. */
@@ -87,6 +89,8 @@ export interface LoadResult {
   settled?: { completed: number; durationS: number; throughput: number; latency: LatencySummary };
   /** With `quantiles`: the latency distribution as evenly spaced quantiles, ms (see latency.ts quantilesMs). */
   quantilesMs?: number[];
+  /** With `countHeader`: the responses whose header matched. */
+  headerMatched?: number;
 }
 
 /** autocannon's sample interval, ms: a run ends within this long after its duration. */
@@ -113,6 +117,7 @@ export function startLoad(opts: LoadOptions): RunningLoad {
     throw new KitError('KIT_ERR_USAGE', `a load run lasts from 0 to 120 s; got ${opts.durationS}`);
   }
   const histogram = createLatencyHistogram();
+  const header = opts.countHeader ? headerCounter(opts.countHeader) : undefined;
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   // Without a callback autocannon returns an EventEmitter that is also a promise of the result.
@@ -129,6 +134,7 @@ export function startLoad(opts: LoadOptions): RunningLoad {
     sampleInt: SAMPLE_MS,
     timeout: opts.timeoutS ?? 10,
     ...(opts.requests ? { requests: opts.requests } : {}),
+    ...(header ? { setupClient: header.setup } : {}),
   }) as unknown as EventEmitter & PromiseLike<autocannon.Result> & { stop(): void };
   const seconds: { h: ReturnType<typeof createLatencyHistogram>; completed: number; ok2xx: number; non2xx: number; errors: number }[] = [];
   const bucket = () => {
@@ -141,6 +147,7 @@ export function startLoad(opts: LoadOptions): RunningLoad {
   const settled = opts.settleS === undefined ? undefined : settledPart(opts, started, () => instance.stop());
   instance.on('response', (client: unknown, status: number, _bytes: number, responseTime: number) => {
     recordMs(histogram, responseTime);
+    header?.answered(client);
     settled?.record(client, responseTime);
     opts.onResponse?.(++responses);
     opts.onAnswer?.(responseTime, status);
@@ -170,10 +177,36 @@ export function startLoad(opts: LoadOptions): RunningLoad {
     if (slow) slow.latenciesMs.sort((a, b) => a - b);
     const s = settled?.summary();
     const q = opts.quantiles ? quantilesMs(histogram, opts.quantiles) : undefined;
-    return { ...r, ...(t ? { timeline: t } : {}), ...(slow ? { slow } : {}), ...(s ? { settled: s } : {}), ...(q ? { quantilesMs: q } : {}) };
+    const h = header ? { headerMatched: header.count() } : {};
+    return { ...r, ...(t ? { timeline: t } : {}), ...(slow ? { slow } : {}), ...(s ? { settled: s } : {}), ...(q ? { quantilesMs: q } : {}), ...h };
   });
   // autocannon refuses some options (an overallRate under 1, say) by returning an emitter with no stop().
   return { stop: () => instance.stop?.(), result };
+}
+
+/**
+ * Counts answers by one header: each autocannon client's parsed headers (its 'headers' event,
+ * with http-parser-js's flat [name, value, ...] list) mark its current answer, which is counted
+ * when it completes (the 'response' event), so the count covers the same answers as the others.
+ */
+function headerCounter(spec: { name: string; pattern: RegExp }) {
+  const marked = new WeakSet<object>();
+  let n = 0;
+  return {
+    setup(client: EventEmitter): void {
+      client.on('headers', (info: { headers?: string[] }) => {
+        const list = info.headers ?? [];
+        let hit = false;
+        for (let i = 0; i + 1 < list.length; i += 2) if (list[i]!.toLowerCase() === spec.name && spec.pattern.test(list[i + 1]!)) hit = true;
+        if (hit) marked.add(client);
+        else marked.delete(client);
+      });
+    },
+    answered(client: unknown): void {
+      if (typeof client === 'object' && client !== null && marked.delete(client)) n++;
+    },
+    count: () => n,
+  };
 }
 
 /**

@@ -11,6 +11,7 @@ import { chooseReplica } from './choose.ts';
 import { ipHashKey, PICKERS, pickByKey, roundRobin, type BalancerPolicy, type Picker, type ReplicaLoad } from './policies.ts';
 import { parseUpstreamList, UPSTREAM_IDLE_MS, type BalancerOptions } from './upstreams.ts';
 import { KitError } from '../../lib/errors.ts';
+import { AccessLogWriter } from './access-log.ts';
 
 /** One replica as the balancer sees it. */
 export interface Upstream extends ReplicaLoad {
@@ -59,6 +60,8 @@ export class Balancer {
   readonly rules: { maxFails: number; failTimeoutMs: number };
   /** Requests that needed more than one try. */
   retried = 0;
+  /** With --access-log: where forward() writes each request's line. */
+  readonly accessLog: AccessLogWriter | undefined;
   #policy: BalancerPolicy;
   #pick: Picker;
   #cursor = 0;
@@ -68,6 +71,7 @@ export class Balancer {
     this.rules = { maxFails: options.maxFails, failTimeoutMs: options.failTimeoutMs };
     this.#policy = options.policy;
     this.#pick = pickerFor(options.policy);
+    this.accessLog = options.accessLog ? new AccessLogWriter(options.accessLog) : undefined;
   }
 
   get policy(): BalancerPolicy {
@@ -141,6 +145,7 @@ export class Balancer {
   }
 
   close(): void {
+    this.accessLog?.close();
     for (const u of this.upstreams) void u.pool.close();
   }
 }

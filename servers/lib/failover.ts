@@ -137,6 +137,8 @@ export function failureStatus(kind: FailureKind): 502 | 504 {
 /** One try of a request, for the retry log. */
 export interface Attempt {
   replica: string;
+  /** The replica's host:port (for the access log); the retry line names the replica only. */
+  addr?: string;
   /** The answer's status, or 502/504 for a failed try. */
   status: number;
   ms: number;

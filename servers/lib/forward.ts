@@ -10,6 +10,7 @@ import type { Dispatcher } from 'undici';
 import { HttpError, sendJson } from './http.ts';
 import { classifyError, failureStatus, mayRetry, recordFailure, recordSuccess, retryLine, triesAllowed, type Attempt, type FailureKind } from './failover.ts';
 import type { Balancer, Upstream } from './balancer-core.ts';
+import { CLIENT_CLOSED, type AccessLogWriter } from './access-log.ts';
 
 /** Answers up to this size (by Content-Length) are buffered whole; larger or unsized ones stream. */
 const BUFFER_LIMIT = 64 * 1024;
@@ -65,8 +66,9 @@ async function tryOnce(b: Balancer, up: Upstream, req: http.IncomingMessage, bod
 }
 
 /** Sends the replica's answer on: small ones whole, larger or unsized ones streamed. */
-async function relay(b: Balancer, up: Upstream, key: string | undefined, answer: Dispatcher.ResponseData, res: http.ServerResponse): Promise<void> {
-  res.setHeader('x-upstream-addr', up.addr);
+async function relay(b: Balancer, up: Upstream, key: string | undefined, answer: Dispatcher.ResponseData, res: http.ServerResponse, attempts: readonly Attempt[]): Promise<void> {
+  // Every replica tried, in order, as nginx's $upstream_addr: a client can see that it was retried.
+  res.setHeader('x-upstream-addr', attempts.map((a) => a.addr).join(', '));
   const headers = filterHeaders(answer.headers);
   if (b.policy === 'sticky-cookie' && key !== up.name) headers['set-cookie'] = appendCookie(answer.headers['set-cookie'], `lb=${up.name}; Path=/; HttpOnly; SameSite=Lax`);
   const length = Number(answer.headers['content-length']);
@@ -83,6 +85,21 @@ async function relay(b: Balancer, up: Upstream, key: string | undefined, answer:
   }
 }
 
+/** Writes the request's access log line once its answer is sent or its client has gone (499, as nginx). */
+function logWhenDone(log: AccessLogWriter, req: http.IncomingMessage, res: http.ServerResponse, attempts: readonly Attempt[]): void {
+  const began = performance.now();
+  res.once('close', () => {
+    log.write({
+      atS: Date.now() / 1000,
+      method: req.method ?? 'GET',
+      uri: req.url ?? '/',
+      status: res.writableFinished ? res.statusCode : CLIENT_CLOSED,
+      requestS: (performance.now() - began) / 1000,
+      tries: attempts.map((a) => ({ addr: a.addr ?? a.replica, status: a.status, timeS: a.ms / 1000 })),
+    });
+  });
+}
+
 const gatewayError = (status: number) => (status === 504 ? 'gateway timeout' : 'bad gateway');
 
 /**
@@ -92,6 +109,8 @@ const gatewayError = (status: number) => (status === 504 ? 'gateway timeout' : '
  */
 export async function forward(b: Balancer, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const method = req.method ?? 'GET';
+  const attempts: Attempt[] = [];
+  if (b.accessLog) logWhenDone(b.accessLog, req, res, attempts);
   let body: Buffer | null = null;
   try {
     if (method !== 'GET' && method !== 'HEAD') body = await readBody(req, MAX_BODY);
@@ -100,7 +119,6 @@ export async function forward(b: Balancer, req: http.IncomingMessage, res: http.
     return;
   }
   const tried = new Set<number>();
-  const attempts: Attempt[] = [];
   const key = b.stickyKey(req);
   const maxTries = triesAllowed(b.options.retries, b.upstreams.length);
   const logRetries = () => {
@@ -131,17 +149,17 @@ export async function forward(b: Balancer, req: http.IncomingMessage, res: http.
       const { kind, code } = err as TryFailure;
       recordFailure(up.health, b.rules, performance.now());
       const status = failureStatus(kind);
-      attempts.push({ replica: up.name, status, ms: performance.now() - began, ...(code ? { code } : {}) });
+      attempts.push({ replica: up.name, addr: up.addr, status, ms: performance.now() - began, ...(code ? { code } : {}) });
       if (attempts.length < maxTries && mayRetry(method, kind) && !res.destroyed) continue;
       logRetries();
       sendJson(res, status, { error: gatewayError(status), upstream: up.addr, detail: (err as Error).message });
       return;
     }
     recordSuccess(up.health, chosen.probe);
-    attempts.push({ replica: up.name, status: answer.statusCode, ms: performance.now() - began });
+    attempts.push({ replica: up.name, addr: up.addr, status: answer.statusCode, ms: performance.now() - began });
     logRetries();
     try {
-      await relay(b, up, key, answer, res);
+      await relay(b, up, key, answer, res, attempts);
     } catch (err) {
       up.failures++;
       if (!res.headersSent) sendJson(res, 502, { error: 'bad gateway', upstream: up.addr, detail: (err as Error).message });

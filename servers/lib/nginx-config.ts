@@ -14,6 +14,7 @@ import { KitError } from '../../lib/errors.ts';
 import type { BalancerPolicy } from './policies.ts';
 import type { FailoverOptions } from './upstreams.ts';
 import { retryLine } from './failover.ts';
+import { NGINX_ACCESS_FORMAT } from './access-log.ts';
 
 export const NGINX_METHOD: Record<BalancerPolicy, string> = {
   'round-robin': '',
@@ -60,6 +61,8 @@ export interface NginxConfigInput {
   /** Written into /__lb/stats, so the launcher can tell this nginx answered. */
   token: string;
   failover: FailoverOptions;
+  /** The access log's absolute path (checked by accessLogPath), if any. */
+  accessLog?: string;
 }
 
 /** Fills the template. Throws if a placeholder is left unfilled (a template/renderer mismatch). */
@@ -82,6 +85,8 @@ export function renderNginxConfig(template: string, input: NginxConfigInput): st
     // proxy_next_upstream_tries counts the first try too; its 0 would mean "no limit".
     nextUpstream: f.retries > 0 ? `proxy_next_upstream error timeout;\n            proxy_next_upstream_tries ${f.retries + 1};` : 'proxy_next_upstream off;',
     keepalive,
+    accessFormat: NGINX_ACCESS_FORMAT,
+    accessLog: input.accessLog ? `access_log "${input.accessLog}" nsl_upstreams;` : '# (--access-log only: a line per request in nsl_upstreams)',
     upstreamConnection: input.keepAlive ? 'proxy_set_header Connection "";' : 'proxy_set_header Connection close;',
   };
   const text = template.replace(/\{\{(\w+)\}\}/g, (whole, key: string) => values[key] ?? whole);

@@ -1,4 +1,5 @@
 /** The flags both balancers (the built-in one and nginx) take, and their checks. */
+import path from 'node:path';
 import { KitError } from '../../lib/errors.ts';
 import { intFlag, type FlagSpecs } from '../../lib/cli.ts';
 import { FAILOVER_DEFAULTS } from './failover.ts';
@@ -16,6 +17,7 @@ export function balancerFlags(defaultPort: number) {
     'fail-timeout': { type: 'string', valueName: 's', description: 'the window for --max-fails, and how long a failed replica rests, whole seconds (as nginx takes it)', default: String(FAILOVER_DEFAULTS.failTimeoutMs / 1000) },
     'connect-timeout': { type: 'string', valueName: 'ms', description: 'give up connecting to a replica after this long', default: String(FAILOVER_DEFAULTS.connectTimeoutMs) },
     'response-timeout': { type: 'string', valueName: 'ms', description: 'give up waiting for a replica\'s answer after this long (504)', default: String(FAILOVER_DEFAULTS.responseTimeoutMs) },
+    'access-log': { type: 'string', valueName: 'file', description: 'append a line per forwarded request to this file: the replicas tried, their statuses and times (nginx\'s variables; servers/lib/access-log.ts)' },
   } as const satisfies FlagSpecs;
 }
 
@@ -35,9 +37,11 @@ export interface BalancerOptions extends FailoverOptions {
   upstreams: { name: string; addr: string }[];
   port: number;
   keepAlive: boolean;
+  /** Absolute path of the access log, when one is asked for. */
+  accessLog?: string;
 }
 
-type BalancerFlagValues = { policy?: string; upstream?: string; port?: string; keepalive?: string; retries?: string; 'max-fails'?: string; 'fail-timeout'?: string; 'connect-timeout'?: string; 'response-timeout'?: string };
+type BalancerFlagValues = { policy?: string; upstream?: string; port?: string; keepalive?: string; retries?: string; 'max-fails'?: string; 'fail-timeout'?: string; 'connect-timeout'?: string; 'response-timeout'?: string; 'access-log'?: string };
 
 /** Checks the balancer flags; throws KIT_ERR_USAGE naming the bad one. */
 export function balancerOptions(flags: BalancerFlagValues, defaultPort: number): BalancerOptions {
@@ -55,7 +59,20 @@ export function balancerOptions(flags: BalancerFlagValues, defaultPort: number):
     failTimeoutMs: 1000 * intFlag('fail-timeout', flags['fail-timeout'], 1, 600, d.failTimeoutMs / 1000),
     connectTimeoutMs: intFlag('connect-timeout', flags['connect-timeout'], 1, 600_000, d.connectTimeoutMs),
     responseTimeoutMs: intFlag('response-timeout', flags['response-timeout'], 1, 600_000, d.responseTimeoutMs),
+    ...(flags['access-log'] !== undefined ? { accessLog: accessLogPath(flags['access-log']) } : {}),
   };
+}
+
+/**
+ * --access-log's file as an absolute path. It goes into nginx's config as one quoted word, so
+ * characters that would end or extend that word (quotes, ;, braces, $, a backslash, a line break)
+ * are refused with KIT_ERR_USAGE.
+ */
+export function accessLogPath(text: string): string {
+  if (text === '' || /["'`;{}$\\\s]/.test(text)) {
+    throw new KitError('KIT_ERR_USAGE', `--access-log takes a file path without spaces, quotes, ;, braces, $ or backslashes; got '${text}'`);
+  }
+  return path.resolve(text);
 }
 
 /**
