@@ -70,20 +70,23 @@ test('passive health: an answer to a request sent before the rest does not end i
   assert.equal(admission(h2, off, 11), 'yes');
 });
 
-test('retries: a refused connection is retried for any method; a reset or a timeout only for idempotent ones', () => {
+test('retries: a refused or timed-out connection is retried for any method; a reset or a timeout only for idempotent ones', () => {
   for (const m of ['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']) assert.ok(isIdempotent(m), m);
   for (const m of ['POST', 'PATCH']) assert.ok(!isIdempotent(m), m);
   assert.ok(mayRetry('POST', 'connect'));
+  assert.ok(mayRetry('POST', 'connect-timeout'), 'a connect that timed out sent nothing');
   assert.ok(!mayRetry('POST', 'reset'), 'a POST that may have reached a replica is never sent again');
   assert.ok(!mayRetry('POST', 'timeout'));
   assert.ok(mayRetry('GET', 'reset'));
   assert.ok(mayRetry('GET', 'timeout'));
   assert.equal(classifyError('ECONNREFUSED'), 'connect');
-  assert.equal(classifyError('UND_ERR_CONNECT_TIMEOUT'), 'connect');
+  assert.equal(classifyError('UND_ERR_CONNECT_TIMEOUT'), 'connect-timeout');
   assert.equal(classifyError('ECONNRESET'), 'reset', 'a reset may come after the request was sent');
   assert.equal(classifyError('UND_ERR_SOCKET'), 'reset');
   assert.equal(classifyError(undefined), 'reset', 'unknown: assume it was sent');
   assert.equal(failureStatus('timeout'), 504);
+  assert.equal(failureStatus('connect-timeout'), 504, 'nginx answers 504 for a connect timeout too');
+  assert.equal(failureStatus('connect'), 502);
   assert.equal(failureStatus('reset'), 502);
 });
 

@@ -12,6 +12,7 @@ import { ipHashKey, PICKERS, pickByKey, roundRobin, type BalancerPolicy, type Pi
 import { parseUpstreamList, UPSTREAM_IDLE_MS, type BalancerOptions } from './upstreams.ts';
 import { KitError } from '../../lib/errors.ts';
 import { AccessLogWriter } from './access-log.ts';
+import { timedConnector } from './upstream-timers.ts';
 
 /** One replica as the balancer sees it. */
 export interface Upstream extends ReplicaLoad {
@@ -44,7 +45,7 @@ function openUpstream(name: string, addr: string, options: BalancerOptions): Ups
     pool: new Pool(`http://${addr}`, {
       keepAliveTimeout: UPSTREAM_IDLE_MS,
       keepAliveMaxTimeout: UPSTREAM_IDLE_MS,
-      connect: { timeout: options.connectTimeoutMs },
+      connect: timedConnector(options.connectTimeoutMs),
       // The response timeout is enforced in forward.ts with a native timer: undici's own timers
       // have about half a second of slack at one second and above (undici lib/util/timers.js).
       headersTimeout: 0,

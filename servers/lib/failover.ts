@@ -28,7 +28,7 @@
 export const FAILOVER_DEFAULTS = { retries: 2, maxFails: 2, failTimeoutMs: 5000, connectTimeoutMs: 2000, responseTimeoutMs: 10_000 } as const;
 
 /** What went wrong with one try. */
-export type FailureKind = 'connect' | 'reset' | 'timeout';
+export type FailureKind = 'connect' | 'connect-timeout' | 'reset' | 'timeout';
 
 export interface HealthRules {
   /** Failures that make a replica rest; 0 disables passive health checks. */
@@ -115,23 +115,25 @@ export function triesAllowed(retries: number, replicas: number): number {
 
 /** May a request with `method` that failed with `kind` go to another replica? */
 export function mayRetry(method: string, kind: FailureKind): boolean {
-  return kind === 'connect' || isIdempotent(method);
+  return kind === 'connect' || kind === 'connect-timeout' || isIdempotent(method);
 }
 
 /** Error codes that mean the connection was never made, so the request never left the balancer. */
-const CONNECT_CODES = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ENOTFOUND']);
+const CONNECT_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ENOTFOUND']);
 
 /**
- * Classifies a failed try from its error code: 'connect' when no connection was made; else
- * 'reset' (the request may have reached the replica). Timeouts are the caller's to tell apart.
+ * Classifies a failed try from its error code: 'connect' when no connection was made,
+ * 'connect-timeout' when making it took too long (undici's own connect timer); else 'reset' (the
+ * request may have reached the replica). The caller's own timers are the caller's to tell apart.
  */
 export function classifyError(code: string | undefined): FailureKind {
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return 'connect-timeout';
   return code !== undefined && CONNECT_CODES.has(code) ? 'connect' : 'reset';
 }
 
-/** HTTP status the client gets when the last try failed this way (as nginx: 504 for a timeout, else 502). */
+/** HTTP status the client gets when the last try failed this way (as nginx: 504 for either timeout, else 502). */
 export function failureStatus(kind: FailureKind): 502 | 504 {
-  return kind === 'timeout' ? 504 : 502;
+  return kind === 'timeout' || kind === 'connect-timeout' ? 504 : 502;
 }
 
 /** One try of a request, for the retry log. */

@@ -11,6 +11,7 @@ import { HttpError, sendJson } from './http.ts';
 import { classifyError, failureStatus, mayRetry, recordFailure, recordSuccess, retryLine, triesAllowed, type Attempt, type FailureKind } from './failover.ts';
 import type { Balancer, Upstream } from './balancer-core.ts';
 import { CLIENT_CLOSED, type AccessLogWriter } from './access-log.ts';
+import { requestWhenSent } from './upstream-timers.ts';
 
 /** Answers up to this size (by Content-Length) are buffered whole; larger or unsized ones stream. */
 const BUFFER_LIMIT = 64 * 1024;
@@ -42,21 +43,26 @@ function appendCookie(existing: string | string[] | undefined, cookie: string): 
   return [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), cookie];
 }
 
-/** A failed try: the FailureKind and the error code (TIMEOUT for our own timer). */
+/** A failed try: the FailureKind and the error code (TIMEOUT and CONNECT_TIMEOUT for our own timers). */
 class TryFailure extends Error {
   constructor(message: string, readonly kind: FailureKind, readonly code: string | undefined) {
     super(message);
   }
 }
 
-/** One try on `up`: resolves once the answer's headers arrive, or rejects with a TryFailure. */
+/**
+ * One try on `up`: resolves once the answer's headers arrive, or rejects with a TryFailure. As in
+ * nginx, the connect timeout covers making the connection (the pool's timedConnector), and the
+ * response timeout starts once the request is on a connected socket (at once on a kept-alive one).
+ */
 async function tryOnce(b: Balancer, up: Upstream, req: http.IncomingMessage, body: Buffer | null): Promise<Dispatcher.ResponseData> {
   const headers = filterHeaders(req.headers);
   if (!b.options.keepAlive) headers.connection = 'close';
   const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), b.options.responseTimeoutMs);
+  let timer: NodeJS.Timeout | undefined;
+  const sent = () => (timer = setTimeout(() => abort.abort(), b.options.responseTimeoutMs));
   try {
-    return await up.pool.request({ path: req.url ?? '/', method: (req.method ?? 'GET') as 'GET', headers, body, signal: abort.signal });
+    return await requestWhenSent(up.pool, { path: req.url ?? '/', method: (req.method ?? 'GET') as 'GET', headers, body, signal: abort.signal }, sent);
   } catch (err) {
     const code = abort.signal.aborted ? 'TIMEOUT' : (err as NodeJS.ErrnoException).code;
     throw new TryFailure((err as Error).message, abort.signal.aborted ? 'timeout' : classifyError(code), code);
