@@ -2,8 +2,9 @@
  * Lesson 4 · failover: what clients see when a replica goes away under load.
  *
  * For each fault, a fresh set of 3 replicas behind the balancer; /fast with 8 connections; at
- * second 5 (2 with --quick) replica app3 gets SIGTERM (it drains), SIGKILL (it crashes) or SIGSTOP
- * (it freezes: the kernel still accepts connections, nothing answers). Then the kill again with
+ * second 5 (2 with --quick) replica app3 gets SIGTERM (it drains), SIGKILL (it crashes), SIGSTOP
+ * (it freezes: the kernel still accepts connections, nothing answers) or SIGUSR2 (its address
+ * vanishes: connection attempts get no answer at all, servers/lib/vanish.ts). Then the kill again with
  * --retries 0, and a kill while the clients create users with POST /users. The balancer's response
  * timeout is 1.5 s for these runs, so a frozen replica costs 1.5 s per request it holds. The
  * balancer keeps an access log (--access-log, nginx's format for both balancers), whose retried and
@@ -22,7 +23,7 @@ import { caveats, FAILOVER_SPEC, hints, render, shape, type Fault, type Failover
 const command = defineCommand({
   usage: 'npx tsx measure/failover.ts [flags]',
   summary:
-    'Stops, kills or freezes one of three replicas while /fast runs through the balancer, and prints a per-second timeline ' +
+    'Stops, kills, freezes or makes vanish one of three replicas while /fast runs through the balancer, and prints a per-second timeline ' +
     '(req/s, errors, p99) and a summary: errors clients saw, requests retried, slow requests. Then the kill without retries, ' +
     'and a kill during POST /users (no user may be stored twice). The balancer\'s access log counts the retried and slow requests, ' +
     'checked against the clients\' counts, and one retried request is read from it field by field.',
@@ -41,7 +42,14 @@ interface Options {
 
 const { replicas: REPLICAS, connections: CONNECTIONS, slowMs: SLOW_MS, plans: PLANS } = FAILOVER_SPEC;
 
-const SIGNAL: Record<Fault, NodeJS.Signals> = { sigterm: 'SIGTERM', sigkill: 'SIGKILL', sigstop: 'SIGSTOP' };
+const SIGNAL: Record<Fault, NodeJS.Signals> = { sigterm: 'SIGTERM', sigkill: 'SIGKILL', sigstop: 'SIGSTOP', vanish: 'SIGUSR2' };
+/**
+ * The vanished replica's listen backlog: its accept queue (backlog + 1 on Linux) is where the
+ * balancer's last connections land before the queue is full, each costing a response timeout
+ * instead of the connect timeout (measured with backlog 2: 3 of 8 slow requests, every run;
+ * with 1: 0 to 2 of 8).
+ */
+const VANISH_BACKLOG = 1;
 
 async function runPlan(ctx: RunContext<Options>, plan: FaultPlan, index: number): Promise<FaultRun> {
   const { lab, progress, options, quick, port } = ctx;
@@ -70,7 +78,8 @@ async function runPlan(ctx: RunContext<Options>, plan: FaultPlan, index: number)
       lb: options.lb,
       policy: options.policy,
       port,
-      lbArgs: ['--retries', String(plan.retries), '--response-timeout', String(FAILOVER_SPEC.settings.responseTimeoutMs)],
+      lbArgs: ['--retries', String(plan.retries), '--response-timeout', String(FAILOVER_SPEC.settings.responseTimeoutMs), '--connect-timeout', String(FAILOVER_SPEC.settings.connectTimeoutMs)],
+      ...(plan.fault === 'vanish' ? { victimArgs: ['--backlog', String(VANISH_BACKLOG)] } : {}),
       // So that the timeline shows the fault rather than the JIT compiler warming up.
       warmup: { route: FAILOVER_SPEC.route, connections: CONNECTIONS, seconds: 1 },
       load: { route: FAILOVER_SPEC.route, connections: CONNECTIONS, durationS, timeline: true, slowMs: SLOW_MS, timeoutS: 10, ...(plan.method === 'POST' ? { requests: posts as never } : {}) },
@@ -97,7 +106,7 @@ async function runPlan(ctx: RunContext<Options>, plan: FaultPlan, index: number)
     p99: result.latency.p99,
     max: result.latency.max,
     ...(post ? { post } : {}),
-    ...(accessLog ? { log: { answered: accessLog.answered, retried: accessLog.retried, slow: accessLog.slow, ...(accessLog.sample ? { sample: accessLog.sample } : {}), names: Object.fromEntries(replicas.map((x) => [x.addr, x.name])) } } : {}),
+    ...(accessLog ? { log: { answered: accessLog.answered, retried: accessLog.retried, slow: accessLog.slow, ...(accessLog.sample ? { sample: accessLog.sample } : {}), firstTriesS: accessLog.firstTriesS, names: Object.fromEntries(replicas.map((x) => [x.addr, x.name])) } } : {}),
     clientRetried: result.headerMatched ?? 0,
   };
 }

@@ -8,9 +8,10 @@ import { FAILOVER_DEFAULTS } from '../servers/lib/failover.ts';
 import { fmtMs, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
 import { renderTimeline } from './timeline.ts';
 import { line } from './shape.ts';
-import { explainSample, logHints, logShape, type RunLog } from './failover-log.ts';
+import { explainSample, logHints, logShape, timedOutTries, type RunLog } from './failover-log.ts';
 
-export type Fault = 'sigterm' | 'sigkill' | 'sigstop';
+/** sigterm drains, sigkill crashes, sigstop freezes; vanish (SIGUSR2) makes the address swallow connection attempts (servers/lib/vanish.ts). */
+export type Fault = 'sigterm' | 'sigkill' | 'sigstop' | 'vanish';
 
 /** What the POST run checks in the users database afterwards. */
 export interface PostCheck {
@@ -65,8 +66,8 @@ export const FAILOVER_SPEC = {
   replicas: 3,
   connections: 8,
   route: '/fast',
-  /** The balancer's settings: a response timeout of 1.5 s (what a frozen replica costs a request), the kit's defaults otherwise. */
-  settings: { responseTimeoutMs: 1500, maxFails: FAILOVER_DEFAULTS.maxFails, failTimeoutS: FAILOVER_DEFAULTS.failTimeoutMs / 1000, retries: FAILOVER_DEFAULTS.retries },
+  /** The balancer's settings: a response timeout of 1.5 s (what a frozen replica costs a request), and the kit's defaults otherwise, among them a connect timeout of 2 s (what a vanished address costs). */
+  settings: { responseTimeoutMs: 1500, connectTimeoutMs: FAILOVER_DEFAULTS.connectTimeoutMs, maxFails: FAILOVER_DEFAULTS.maxFails, failTimeoutS: FAILOVER_DEFAULTS.failTimeoutMs / 1000, retries: FAILOVER_DEFAULTS.retries },
   /** "Slow": a request that took at least this long (the summary's ≥ 1 s column), ms. */
   slowMs: 1000,
   durationS: { quick: 5, full: 11 },
@@ -75,6 +76,7 @@ export const FAILOVER_SPEC = {
     { name: 'sigterm', fault: 'sigterm', method: 'GET', retries: FAILOVER_DEFAULTS.retries },
     { name: 'sigkill', fault: 'sigkill', method: 'GET', retries: FAILOVER_DEFAULTS.retries },
     { name: 'sigstop', fault: 'sigstop', method: 'GET', retries: FAILOVER_DEFAULTS.retries },
+    { name: 'vanish', fault: 'vanish', method: 'GET', retries: FAILOVER_DEFAULTS.retries },
     { name: 'sigkill-without-retries', fault: 'sigkill', method: 'GET', retries: 0 },
     { name: 'post-during-kill', fault: 'sigkill', method: 'POST', retries: FAILOVER_DEFAULTS.retries },
   ] as readonly FaultPlan[],
@@ -87,7 +89,7 @@ export interface FailoverResult {
   victim: string;
   load: { connections: number; durationS: number; route: string };
   /** The balancer's failover settings in these runs. */
-  settings: { responseTimeoutMs: number; maxFails: number; failTimeoutS: number; retries: number };
+  settings: { responseTimeoutMs: number; connectTimeoutMs: number; maxFails: number; failTimeoutS: number; retries: number };
   slowThresholdMs: number;
   runs: FaultRun[];
 }
@@ -116,17 +118,21 @@ export function shape(r: FailoverResult): string[] {
       continue;
     }
     out.push(line(run.name, 'client-errors', errors === 0 ? 'none' : 'some'));
-    if (run.fault === 'sigstop') {
+    if (run.fault === 'sigstop' || run.fault === 'vanish') {
+      // A frozen replica's requests wait out the response timeout; a vanished one's, the connect
+      // timeout (but for the one or two the kernel had queued for it: see measure/failover.ts).
+      const [which, ms] = run.fault === 'sigstop' ? ['response', timeout] : ['connect', r.settings.connectTimeoutMs];
       out.push(line(run.name, 'slow-requests', run.slow.count > 0 ? 'burst' : 'none'));
-      const ratio = run.slow.medianMs / timeout;
+      const ratio = run.slow.medianMs / ms;
       out.push(
-        line(run.name, 'slow-latency-vs-response-timeout', run.slow.count === 0 ? 'no-slow-requests' : ratio >= TIMEOUT_MATCH.low && ratio <= TIMEOUT_MATCH.high ? 'matches' : ratio < TIMEOUT_MATCH.low ? 'shorter' : 'longer'),
+        line(run.name, `slow-latency-vs-${which}-timeout`, run.slow.count === 0 ? 'no-slow-requests' : ratio >= TIMEOUT_MATCH.low && ratio <= TIMEOUT_MATCH.high ? 'matches' : ratio < TIMEOUT_MATCH.low ? 'shorter' : 'longer'),
       );
     } else {
       out.push(line(run.name, 'slow-requests', run.slow.count === 0 ? 'none' : 'some'));
     }
     if (run.fault === 'sigkill') out.push(line(run.name, 'retried', run.retried > 0 ? 'some' : 'none'));
-    if (run.fault !== 'sigterm') out.push(...logShape(run.name, run.log, { retried: run.clientRetried ?? 0, slow: run.slow.count }, run.fault === 'sigstop', timeout));
+    const expect = run.fault === 'sigstop' ? { label: 'response-timeout', ms: timeout } : run.fault === 'vanish' ? { label: 'connect-timeout', ms: r.settings.connectTimeoutMs } : undefined;
+    if (run.fault !== 'sigterm') out.push(...logShape(run.name, run.log, { retried: run.clientRetried ?? 0, slow: run.slow.count }, expect));
   }
   return out;
 }
@@ -136,6 +142,8 @@ export const hints: Record<string, string> = {
   sigterm: 'a replica stopped with SIGTERM drains: nothing should fail or wait; errors mean the drain or the retry of a refused connection is broken',
   sigkill: 'a killed replica resets its connections: the balancer should retry those GETs on another replica, so clients see no error',
   sigstop: 'a frozen replica accepts connections but never answers: only the response timeout ends those requests, then they are retried elsewhere',
+  vanish:
+    'a vanished address answers no connection attempt at all (its accept queue is full and the kernel drops new SYNs): only the connect timeout ends those tries; a refused or reset try instead means the replica closed its listener or a connection was cut',
   'sigkill-without-retries': 'with --retries 0 the requests cut by the kill should reach clients as 502s; none means the kill missed the load',
   'post-during-kill': 'a POST that reached the killed replica must not be sent again; a user stored twice means a POST was retried after it was sent',
 };
@@ -144,7 +152,7 @@ export function caveats(r: FailoverResult): string[] {
   return r.runs.some((run) => run.timeline.length === 0) ? ['a run recorded no timeline: the load may not have started.'] : [];
 }
 
-const FAULT_TEXT: Record<Fault, string> = { sigterm: 'SIGTERM (graceful stop)', sigkill: 'SIGKILL (crash)', sigstop: 'SIGSTOP (frozen)' };
+const FAULT_TEXT: Record<Fault, string> = { sigterm: 'SIGTERM (graceful stop)', sigkill: 'SIGKILL (crash)', sigstop: 'SIGSTOP (frozen)', vanish: 'SIGUSR2 (its address vanishes: connection attempts get no answer)' };
 
 export function render(r: FailoverResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
@@ -152,13 +160,13 @@ export function render(r: FailoverResult, color: boolean, caption = machineCapti
   const out = [
     c.bold(`Lesson 4 · failover: one of three replicas (${r.victim}) stopped, killed or frozen under load, through ${r.balancer} (${r.policy})`),
     c.dim(
-      `${r.load.connections} connections on ${r.load.route} for ${r.load.durationS} s; balancer: response timeout ${s.responseTimeoutMs} ms, ` +
+      `${r.load.connections} connections on ${r.load.route} for ${r.load.durationS} s; balancer: connect timeout ${s.connectTimeoutMs} ms, response timeout ${s.responseTimeoutMs} ms, ` +
         `max_fails ${s.maxFails} within fail_timeout ${s.failTimeoutS} s, ${s.retries} retries · ${caption}`,
     ),
   ];
   for (const run of r.runs) {
     out.push('', c.bold(`${run.name}: ${FAULT_TEXT[run.fault]} at second ${run.faultAtS}, ${run.method}${run.retries === 0 ? ', no retries' : ''}`));
-    out.push(renderTimeline(run.timeline, { [Math.floor(run.faultAtS)]: `← ${run.fault.toUpperCase()} ${r.victim}` }, color));
+    out.push(renderTimeline(run.timeline, { [Math.floor(run.faultAtS)]: `← ${run.fault === 'vanish' ? 'SIGUSR2 (vanish)' : run.fault.toUpperCase()} ${r.victim}` }, color));
   }
   const head = ['run', 'requests', 'client errors', 'retried', `≥ ${r.slowThresholdMs / 1000} s`, 'slow median', 'p99', 'max'];
   const summary = makeTable(head, textThenNumbers(1, head.length));
@@ -185,7 +193,7 @@ export function render(r: FailoverResult, color: boolean, caption = machineCapti
     );
   }
   out.push(...renderLog(r));
-  out.push('Retries turn a lost replica into latency: compare the frozen run\'s slow requests with the response timeout, and the kill with and without retries.');
+  out.push('Retries turn a lost replica into latency: compare the frozen run\'s slow requests with the response timeout, the vanished one\'s with the connect timeout, and the kill with and without retries.');
   return out.join('\n');
 }
 
@@ -193,11 +201,16 @@ export function render(r: FailoverResult, color: boolean, caption = machineCapti
 function renderLog(r: FailoverResult): string[] {
   const logged = r.runs.filter((run) => run.log);
   if (logged.length === 0) return [];
-  const head = ['run', 'log: answered', 'log: retried', 'clients: 2+ replicas in x-upstream-addr', `log: ≥ ${r.slowThresholdMs / 1000} s`, `clients: ≥ ${r.slowThresholdMs / 1000} s`];
+  const head = ['run', 'log: answered', 'log: retried', 'clients: 2+ replicas in x-upstream-addr', `log: ≥ ${r.slowThresholdMs / 1000} s`, `clients: ≥ ${r.slowThresholdMs / 1000} s`, 'first try: connect timeout', 'first try: response timeout'];
   const t = makeTable(head, textThenNumbers(1, head.length));
-  for (const run of logged) t.push([run.name, String(run.log!.answered), String(run.log!.retried), String(run.clientRetried ?? 0), String(run.log!.slow), String(run.slow.count)]);
+  for (const run of logged) {
+    const timed = timedOutTries(run.log!.firstTriesS ?? [], r.settings);
+    t.push([run.name, String(run.log!.answered), String(run.log!.retried), String(run.clientRetried ?? 0), String(run.log!.slow), String(run.slow.count), String(timed.connect), String(timed.response)]);
+  }
   const out = ['', `The balancer's access log (${r.balancer}), against what the clients saw`, t.toString()];
-  const shown = logged.find((run) => run.fault === 'sigstop' && run.log!.sample) ?? logged.find((run) => run.log!.sample);
-  if (shown) out.push(`One retried request of the ${shown.name} run, as the log has it:`, ...explainSample(shown.log!.sample!, shown.log!.names, r.settings.responseTimeoutMs));
+  for (const fault of ['sigstop', 'vanish'] as const) {
+    const shown = logged.find((run) => run.fault === fault && run.log!.sample);
+    if (shown) out.push(`One retried request of the ${shown.name} run, as the log has it:`, ...explainSample(shown.log!.sample!, shown.log!.names, r.settings));
+  }
   return out;
 }

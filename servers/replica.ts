@@ -12,7 +12,9 @@
  *
  * On SIGTERM it drains (see serve() in lib/main.ts): /health turns 503, new connections are
  * refused, requests in flight finish, then it exits; --drain-deadline closes what is left;
- * --abrupt exits at once. Each step prints a `stop:` line.
+ * --abrupt exits at once. Each step prints a `stop:` line. On SIGUSR2 its address vanishes
+ * (lib/vanish.ts): it closes its connections, fills its accept queue and stops itself, so new
+ * connection attempts get no answer until SIGCONT; give it a small --backlog for that.
  *   POST /users             {"name": "..."} → 201 { id }, in the SQLite file given by --db
  *   GET  /users/:id         200 with the user, or 404
  *   GET  /__replica/stats   requests served per route (not counted itself), connections accepted,
@@ -27,14 +29,15 @@ import http from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
-import { HttpError, readJsonBody, router, sendJson, type Routes } from './lib/http.ts';
+import { DEFAULT_BACKLOG, HttpError, readJsonBody, router, sendJson, type Routes } from './lib/http.ts';
+import { vanishOnSignal } from './lib/vanish.ts';
 import { DRAIN_DEADLINE_MS, failStartup, serve, serverFlags } from './lib/main.ts';
 import { openUsersDb, type UsersDb } from './lib/users-db.ts';
 import { openStateStore, stateFlags, stateOptions, stateRoutes } from './lib/state-routes.ts';
 import { burnCpu } from './lib/cpu-work.ts';
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file>] [--drain-deadline <ms>] [--abrupt] [--state memory|sqlite|redis] [--state-file <file>] [--redis-url <url>] [--sessions store|token] [--session-secret <text>]',
+  usage: 'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file>] [--drain-deadline <ms>] [--abrupt] [--backlog <n>] [--state memory|sqlite|redis] [--state-file <file>] [--redis-url <url>] [--sessions store|token] [--session-secret <text>]',
   summary: 'A stateless app replica for lesson 4: fast, slow, CPU-bound and user routes; every answer names the replica. Listens on 127.0.0.1 and prints one ready line.',
   flags: {
     name: { type: 'string', valueName: 'name', description: 'the replica\'s name, in every answer', default: 'app1' },
@@ -47,6 +50,7 @@ const spec = defineCommand({
       default: String(DRAIN_DEADLINE_MS),
     },
     abrupt: { type: 'boolean', description: 'on SIGTERM exit at once, cutting requests in flight (no drain)' },
+    backlog: { type: 'string', valueName: 'n', description: `connections the kernel may hold for the replica before it accepts them (listen backlog; SIGUSR2's fault fills it)`, default: String(DEFAULT_BACKLOG) },
     ...stateFlags(),
   },
   epilogue: 'Routes: GET /fast, /slow-sync?ms=N, /slow-async?ms=N, /work?ms=N, /whoami, /health; POST /users; GET /users/:id\nTry: curl -s 127.0.0.1:3010/work?ms=50',
@@ -157,6 +161,7 @@ async function main(): Promise<void> {
   if (!/^[\w.-]{1,40}$/.test(name)) throw new KitError('KIT_ERR_USAGE', `--name must be 1 to 40 letters, digits, '.', '_' or '-'; got '${name}'`);
   const port = intFlag('port', flags.port, 0, 65535, 3010);
   const drainDeadlineMs = intFlag('drain-deadline', flags['drain-deadline'], 0, 600_000, DRAIN_DEADLINE_MS);
+  const backlog = intFlag('backlog', flags.backlog, 1, 4096, DEFAULT_BACKLOG);
   const db: UsersDb | undefined = flags.db ? openUsersDb(flags.db) : undefined;
   const store = await openStateStore(state);
   let draining = false;
@@ -180,7 +185,9 @@ async function main(): Promise<void> {
     route(req, res);
   });
   server.on('connection', () => connections++);
-  await serve(`replica-${name}`, server, port, { onStop: () => (draining = true), drainDeadlineMs, abrupt: Boolean(flags.abrupt) });
+  let bound = 0;
+  vanishOnSignal(server, backlog, () => bound, (line) => process.stdout.write(line + '\n'));
+  bound = await serve(`replica-${name}`, server, port, { onStop: () => (draining = true), drainDeadlineMs, abrupt: Boolean(flags.abrupt), backlog });
 }
 
 /**

@@ -63,9 +63,9 @@ test('a load\'s part of the log: retried and slow answers counted, gone clients 
     '',
   ].join('\n');
   const s = summarizeAccessLog(text, 1, 100);
-  assert.deepEqual({ ...s, sample: undefined }, { requests: 5, answered: 4, retried: 3, slow: 2, sample: undefined });
+  assert.deepEqual({ ...s, sample: undefined }, { requests: 5, answered: 4, retried: 3, slow: 2, sample: undefined, firstTriesS: [1.501, 1.501, 0] });
   assert.match(s.sample!, /rt=1\.600/);
-  assert.deepEqual(summarizeAccessLog('', 1), { requests: 0, answered: 0, retried: 0, slow: 0 });
+  assert.deepEqual(summarizeAccessLog('', 1), { requests: 0, answered: 0, retried: 0, slow: 0, firstTriesS: [] });
 });
 
 test('--access-log takes a plain path, made absolute; one that could end nginx\'s quoted word is refused', () => {

@@ -37,6 +37,12 @@ const NAMES = { '127.0.0.1:40001': 'app1', '127.0.0.1:40002': 'app2', '127.0.0.1
 /** The frozen run's slowest retried request, as both balancers log it (1.5 s response timeout). */
 const FROZEN_LINE = '1764820862.517 GET /fast status=200 rt=1.504 ua="127.0.0.1:40003, 127.0.0.1:40001" us="504, 200" ut="1.501, 0.003"';
 const frozenLog = (over: Partial<NonNullable<FaultRun['log']>> = {}) => ({ log: { answered: 15000, retried: 8, slow: 8, sample: FROZEN_LINE, names: NAMES, ...over }, clientRetried: 8 });
+/** The vanished replica's slowest retried request: 2 s, the connect timeout, as nginx logs it. */
+const VANISHED_LINE = '1764820870.100 GET /fast status=200 rt=2.000 ua="127.0.0.1:40003, 127.0.0.1:40002" us="504, 200" ut="2.000, 0.000"';
+const vanishedLog = (over: Partial<NonNullable<FaultRun['log']>> = {}) => ({
+  log: { answered: 9000, retried: 8, slow: 8, sample: VANISHED_LINE, names: NAMES, firstTriesS: [1.5, 2, 2, 2, 2, 2, 2, 2], ...over },
+  clientRetried: 8,
+});
 
 const failover = (): FailoverResult => ({
   machine: MACHINE,
@@ -44,12 +50,13 @@ const failover = (): FailoverResult => ({
   policy: 'round-robin',
   victim: 'app3',
   load: { connections: 8, durationS: 5, route: '/fast' },
-  settings: { responseTimeoutMs: 1500, maxFails: 2, failTimeoutS: 5, retries: 2 },
+  settings: { responseTimeoutMs: 1500, connectTimeoutMs: 2000, maxFails: 2, failTimeoutS: 5, retries: 2 },
   slowThresholdMs: 1000,
   runs: [
     faultRun('sigterm', 'sigterm'),
     faultRun('sigkill', 'sigkill'),
     faultRun('sigstop', 'sigstop', { slow: { count: 8, medianMs: 1508, maxMs: 1512 }, ...frozenLog() }),
+    faultRun('vanish', 'vanish', { slow: { count: 8, medianMs: 2001, maxMs: 2004 }, ...vanishedLog() }),
     faultRun('sigkill-without-retries', 'sigkill', { retries: 0, retried: 0, totals: { completed: 15000, ok2xx: 14992, non2xx: 8, errors: 0 } }),
     faultRun('post-during-kill', 'sigkill', {
       method: 'POST',
@@ -73,6 +80,23 @@ test('failover: a healthy result matches expected-output/failover.txt and render
   assert.match(text, /One retried request of the sigstop run/);
   assert.match(text, /ua {2}the replicas tried, in order: app3, then app1/);
   assert.match(text, /us {2}each try's status: app3: 504, no answer within the 1500 ms response timeout; app1: 200/);
+  assert.match(text, /One retried request of the vanish run/);
+  assert.match(text, /us {2}each try's status: app3: 504, no connection within the 2000 ms connect timeout; app2: 200/);
+  assert.match(text, /│ vanish +│ +9000 │ +8 │ +8 │ +8 │ +8 │ +7 │ +1 │/, 'first tries: 7 ran out the connect timeout, 1 the response timeout');
+});
+
+test('failover: the vanished address\'s lines fail when its requests waited the response timeout, or were refused at once', () => {
+  const expected = expectedShape('failover');
+  // Every slow request waited 1.5 s: the kernel queued the balancer's connections (the fault's queue was not full).
+  const queued = withRun(failover(), 'vanish', { slow: { count: 8, medianMs: 1502, maxMs: 1504 }, ...vanishedLog({ sample: FROZEN_LINE }) });
+  assert.deepEqual(failedLines(expected, failoverShape(queued)), ['vanish  slow-latency-vs-connect-timeout  matches', 'vanish  log-retried-line  connect-timeout-then-200']);
+  // Refused at once (the listener closed): retried, nothing slow.
+  const refused = VANISHED_LINE.replace('us="504, 200"', 'us="502, 200"').replace('ut="2.000, 0.000"', 'ut="0.000, 0.001"').replace('rt=2.000', 'rt=0.001');
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'vanish', { slow: { count: 0, medianMs: 0, maxMs: 0 }, ...vanishedLog({ slow: 0, sample: refused }) }))), [
+    'vanish  slow-requests  burst',
+    'vanish  slow-latency-vs-connect-timeout  matches',
+    'vanish  log-retried-line  connect-timeout-then-200',
+  ]);
 });
 
 test('failover: the access log lines fail when the log and the clients disagree, when there is no log, and on another kind of retried line', () => {

@@ -21,6 +21,8 @@ export interface FaultedLoadSpec {
   replicas: number;
   /** Flags for every replica (--abrupt, a state store). */
   replicaArgs?: string[];
+  /** Flags for the last replica only, the one the fault hits (the vanish fault's small --backlog). */
+  victimArgs?: string[];
   lb: BalancerKind;
   policy: BalancerPolicy;
   port: number;
@@ -56,7 +58,7 @@ export interface FaultedTopology {
 export async function faultedLoad<T>(lab: Lab, progress: Progress, spec: FaultedLoadSpec, inspect: (t: FaultedTopology) => Promise<T> | T): Promise<FaultedTopology & { extra: T }> {
   const { label } = spec;
   progress.step(`${label}: starting ${spec.replicas} replicas and ${spec.lb}`);
-  const replicas = await startReplicas(lab, spec.replicas, spec.replicaArgs ?? []);
+  const replicas = await startReplicas(lab, spec.replicas, spec.replicaArgs ?? [], spec.victimArgs ?? []);
   const victim = replicas.at(-1)!;
   const logFile = spec.accessLog ? path.join(lab.tempDir('access-log'), 'access.log') : undefined;
   const lbArgs = [...(spec.lbArgs ?? []), ...(logFile ? ['--access-log', logFile] : [])];
@@ -82,7 +84,8 @@ export async function faultedLoad<T>(lab: Lab, progress: Progress, spec: Faulted
     result = await running.result;
   } finally {
     clearTimeout(timer);
-    if (fault.signal === 'SIGSTOP') victim.proc.signal('SIGCONT');
+    // A frozen replica, or one whose address vanished (it stopped itself), runs again for its stop.
+    if (fault.signal === 'SIGSTOP' || fault.signal === 'SIGUSR2') victim.proc.signal('SIGCONT');
   }
   // retriesOf has the kit's balancer write out its log; nginx writes each line as the request ends.
   const topology: FaultedTopology = { replicas, victim, lb, load: result, retries: await retriesOf(lb) };

@@ -37,14 +37,15 @@ export interface Replica {
 
 /**
  * Starts `count` replicas app1..appN (in parallel), sharing one users database in a temp dir;
- * `extraArgs` go to every replica (e.g. --abrupt). The database file is `dbFile` of the result.
+ * `extraArgs` go to every replica (e.g. --abrupt), `lastArgs` to appN only (a fault's victim).
+ * The database file is `dbFile` of the result.
  */
-export async function startReplicas(lab: Lab, count: number, extraArgs: string[] = []): Promise<Replica[] & { dbFile?: string }> {
+export async function startReplicas(lab: Lab, count: number, extraArgs: string[] = [], lastArgs: string[] = []): Promise<Replica[] & { dbFile?: string }> {
   const db = path.join(lab.tempDir('users'), 'users.db');
-  const args = (name: string) => ['--name', name, '--port', '0', '--db', db, ...extraArgs];
+  const args = (i: number) => ['--name', `app${i}`, '--port', '0', '--db', db, ...extraArgs, ...(i === count ? lastArgs : [])];
   // Create the database (and its WAL mode) once, before several processes open it at once.
-  const first = await lab.start({ server: 'replica', args: args('app1') });
-  const rest = await Promise.all(Array.from({ length: count - 1 }, (_, i) => lab.start({ server: 'replica', args: args(`app${i + 2}`) })));
+  const first = await lab.start({ server: 'replica', args: args(1) });
+  const rest = await Promise.all(Array.from({ length: count - 1 }, (_, i) => lab.start({ server: 'replica', args: args(i + 2) })));
   const replicas: Replica[] & { dbFile?: string } = [first, ...rest].map((proc, i) => ({ name: `app${i + 1}`, proc, url: proc.url, addr: `127.0.0.1:${proc.port}` }));
   replicas.dbFile = db;
   return replicas;

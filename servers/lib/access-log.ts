@@ -87,6 +87,8 @@ export interface AccessSummary {
   slow: number;
   /** The slowest retried request, whole, as the log has it. */
   sample?: string;
+  /** Each retried request's first try, s (the first 1000). */
+  firstTriesS: number[];
 }
 
 /**
@@ -94,7 +96,7 @@ export interface AccessSummary {
  * when a warm-up came before it. Lines it cannot parse are skipped.
  */
 export function summarizeAccessLog(text: string, slowS: number, sinceS = 0): AccessSummary {
-  const out: AccessSummary = { requests: 0, answered: 0, retried: 0, slow: 0 };
+  const out: AccessSummary = { requests: 0, answered: 0, retried: 0, slow: 0, firstTriesS: [] };
   let slowest = -1;
   for (const raw of text.split('\n')) {
     const e = parseAccessLine(raw);
@@ -105,6 +107,7 @@ export function summarizeAccessLog(text: string, slowS: number, sinceS = 0): Acc
     if (e.requestS >= slowS) out.slow++;
     if (e.tries.length > 1) {
       out.retried++;
+      if (out.firstTriesS.length < 1000) out.firstTriesS.push(e.tries[0]!.timeS ?? 0);
       if (e.requestS > slowest) {
         slowest = e.requestS;
         out.sample = raw.trim();

@@ -85,10 +85,11 @@ export function router(routes: Routes, errorFields: () => object = () => ({})): 
 }
 
 /**
- * Listens on 127.0.0.1:`port` (0 = any free port) and resolves with the bound port.
+ * Listens on 127.0.0.1:`port` (0 = any free port), with a queue of `backlog` connections the
+ * kernel completes before the server accepts them, and resolves with the bound port.
  * Rejects with KIT_ERR_PORT_IN_USE when the port is taken.
  */
-export function listen(server: http.Server, port: number): Promise<number> {
+export function listen(server: http.Server, port: number, backlog = DEFAULT_BACKLOG): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
       server.off('listening', onListening);
@@ -100,9 +101,12 @@ export function listen(server: http.Server, port: number): Promise<number> {
     };
     server.once('error', onError);
     server.once('listening', onListening);
-    server.listen(port, HOST);
+    server.listen({ port, host: HOST, backlog });
   });
 }
+
+/** Node's listen backlog when none is given (net.Server listen docs): connections the kernel completes before the server accepts them. */
+export const DEFAULT_BACKLOG = 511;
 
 /** The coded error for a taken port, with what to do about it. */
 export function portInUse(port: number): KitError {

@@ -48,6 +48,8 @@ export interface ServeOptions {
   announce?: boolean;
   /** Called once when a stop begins, before the server stops accepting (e.g. to report unhealthy). */
   onStop?: () => void;
+  /** The listen backlog (default Node's 511). */
+  backlog?: number;
 }
 
 /** Default drain deadline, ms: long enough for the lessons' slowest request (/slow-async?ms=500 and the like). */
@@ -127,7 +129,7 @@ export async function serve(name: string, server: http.Server, port: number, opt
       }
     });
   });
-  const bound = await listen(server, port);
+  const bound = await listen(server, port, opts.backlog);
   const say = (line: string) => process.stdout.write(line + '\n');
   const stop = () => {
     if (stopping) return;

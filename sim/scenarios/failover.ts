@@ -11,9 +11,10 @@ import { DEFAULT_LOOP, FAST, SIM_MACHINE, simCaption, totalsOf, type Scenario } 
 const { settings: SETTINGS, slowMs: SLOW_MS } = FAILOVER_SPEC;
 const DURATION_S = FAILOVER_SPEC.durationS.full;
 const FAULT_AT_S = FAILOVER_SPEC.faultAtS.full;
-const ACTION: Record<Fault, FaultAction> = { sigterm: 'stop', sigkill: 'kill', sigstop: 'freeze' };
-// The lab's last run checks its database for POSTs stored twice; the model has none.
-const PLANS = FAILOVER_SPEC.plans.filter((p) => p.name !== 'post-during-kill');
+const ACTION: Record<Exclude<Fault, 'vanish'>, FaultAction> = { sigterm: 'stop', sigkill: 'kill', sigstop: 'freeze' };
+// The lab's last run checks its database for POSTs stored twice; the model has none. Nor has it
+// connections, so a vanished address (a connect that gets no answer) is the lab's alone.
+const PLANS = FAILOVER_SPEC.plans.filter((p): p is typeof p & { fault: Exclude<Fault, 'vanish'> } => p.name !== 'post-during-kill' && p.fault !== 'vanish');
 
 export const failover: Scenario = {
   name: 'failover',
