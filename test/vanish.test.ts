@@ -1,7 +1,8 @@
 // Proves the vanished-address fault on real processes: after SIGUSR2 a replica's port takes no
 // connection (a connect attempt gets no answer, not a refusal) until SIGCONT, after which it
 // answers again; and both balancers give up on it after their connect timeout, on time (not the
-// response timeout, not undici's coarse timer), log the try as 504, and retry elsewhere.
+// response timeout, not undici's coarse timer), log the try as 504, and retry elsewhere; a
+// vanished replica (stopped by itself) is still ended by the lab's stop.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -14,7 +15,7 @@ import { probe } from '../measure/lib/probe.ts';
 import { retriesOf, startBalancer, startReplicas, type BalancerKind, type Replica } from '../measure/lib/topology.ts';
 import { readStat } from '../measure/lib/proc.ts';
 import { pollUntil } from '../measure/lib/wait.ts';
-import { failOnWarnings, skipUnless } from './helpers.ts';
+import { assertAllGone, failOnWarnings, skipUnless } from './helpers.ts';
 
 failOnWarnings();
 const lab = new Lab();
@@ -61,6 +62,13 @@ test('SIGUSR2: the replica\'s port answers no connection attempt until SIGCONT, 
   r!.proc.signal('SIGCONT');
   assert.equal((await probe(`${r!.url}/fast`)).status, 200);
   await lab.stop(r!.proc);
+});
+
+test('a vanished replica is ended like any other: the lab thaws it, stops it, and it is gone', { timeout: 20_000 }, async () => {
+  const [r] = await startReplicas(lab, 1, ['--backlog', '1']);
+  await vanish(r!);
+  await lab.stop(r!.proc);
+  await assertAllGone([r!.proc.pid]);
 });
 
 const BALANCERS: { kind: BalancerKind; skip: string | false }[] = [
