@@ -23,14 +23,14 @@ import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './l
 import type { Lab } from './lib/lab.ts';
 import type { Progress } from './lib/progress.ts';
 import { startUsers } from './lib/users.ts';
-import { caveats, hints, render, shape, steadyWindow, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from '../results/autoscale.ts';
+import { calibratedThinkMs, caveats, hints, render, shape, stats, steadyWindow, TEN_USER_TARGET, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from '../results/autoscale.ts';
 
 /**
  * Mean think time after each iteration, ms (exponential: see thinkPauseMs). Measured on this
  * 2-core machine: 10 users keep a 0.25-core worker about 60 % busy, and 40 users ask for about
  * twice what it serves when saturated (2.1×): a saturated worker spends less CPU per iteration
- * than a 60 %-busy one. A machine much faster or slower shifts both; the report says so (from the
- * 10-user run's measured utilization) and --think-ms adjusts it.
+ * than a 60 %-busy one (Node 20). A faster or slower machine, or Node version, shifts both, so
+ * run() recalibrates it from the 10-user run's measured utilization unless --think-ms is given.
  */
 const THINK_MS = 2200;
 
@@ -44,7 +44,11 @@ const command = defineCommand({
     ...COMMON_FLAGS,
     'cpu-quota': { type: 'string', valueName: 'cores', description: 'CPU quota per worker', default: '0.25' },
     'quota-mode': { type: 'string', valueName: 'mode', description: 'auto (cgroup if allowed, else the in-process throttle), cgroup or throttle', default: 'auto' },
-    'think-ms': { type: 'string', valueName: 'ms', description: 'mean think time after each user iteration', default: String(THINK_MS) },
+    'think-ms': {
+      type: 'string',
+      valueName: 'ms',
+      description: `mean think time after each user iteration (default: ${THINK_MS}, recalibrated once if 10 users do not keep one worker about ${TEN_USER_TARGET * 100}% busy)`,
+    },
     'window-s': { type: 'string', valueName: 's', description: 'the autoscaler\'s scale-down stabilization window', default: String(DEFAULT_HPA.windowMs / 1000) },
   },
   epilogue:
@@ -55,7 +59,8 @@ const command = defineCommand({
 interface Options {
   quota: string;
   quotaMode: string;
-  thinkMs: number;
+  /** Given with --think-ms: used as is. Absent: THINK_MS, calibrated on the 10-user run. */
+  thinkMs?: number;
   windowS: number;
 }
 
@@ -77,7 +82,7 @@ async function runScenario(
   lab: Lab,
   progress: Progress,
   s: (typeof SCENARIOS)[number],
-  o: Options & { loadS: number; port: number; signupCost: string },
+  o: Options & { thinkMs: number; loadS: number; port: number; signupCost: string },
 ): Promise<ScenarioResult> {
   const scaling = s.autoscale ? ['--window-s', String(o.windowS)] : ['--min', '1', '--max', '1'];
   progress.step(`${s.name}: starting the cluster (1 worker${s.autoscale ? ', autoscaled' : ''})`);
@@ -153,20 +158,40 @@ async function runScenario(
   };
 }
 
+/**
+ * Runs the scenarios in order. Without --think-ms, the 10-user run doubles as a calibration: when
+ * it kept the worker far from TEN_USER_TARGET busy (a faster or slower machine or Node than the
+ * lesson's), it is repeated once at the think time that corrects for it, and every later scenario
+ * uses that think time, so 40 users ask about twice one worker's throughput on any machine.
+ */
 async function run({ lab, progress, options, quick, port, machine }: RunContext<Options>): Promise<AutoscaleResult> {
   const durations = quick ? DURATIONS.quick : DURATIONS.full;
   const scenarios: ScenarioResult[] = [];
+  let thinkMs = options.thinkMs ?? THINK_MS;
+  let calibration: AutoscaleResult['calibration'];
+  const hpa = { ...DEFAULT_HPA, windowMs: options.windowS * 1000, syncMs: DEFAULT_SYNC_MS };
   for (const s of SCENARIOS) {
     const loadS = s.autoscale ? durations.auto : durations.fixed;
-    scenarios.push(await runScenario(lab, progress, s, { ...options, loadS, port, signupCost: formatCost(SIGNUP_COST) }));
+    const once = () => runScenario(lab, progress, s, { ...options, thinkMs, loadS, port, signupCost: formatCost(SIGNUP_COST) });
+    let result = await once();
+    const utilization = stats(result, hpa.syncMs).meanUtilization;
+    const better = s.name === 'fixed-1w-10u' && options.thinkMs === undefined && utilization !== undefined ? calibratedThinkMs(thinkMs, utilization) : undefined;
+    if (better !== undefined && utilization !== undefined) {
+      progress.step(`fixed-1w-10u: 10 users kept the worker ${Math.round(utilization * 100)}% busy; again with a ${better} ms think time (aiming at ${TEN_USER_TARGET * 100}%)`);
+      calibration = { thinkMs, utilization };
+      thinkMs = better;
+      result = await once();
+    }
+    scenarios.push(result);
   }
   return {
     machine,
     quota: Number(options.quota),
     quotaLine: scenarios[0]?.quotaLine ?? '',
-    thinkMs: options.thinkMs,
+    thinkMs,
+    ...(calibration ? { calibration } : {}),
     signupCost: formatCost(SIGNUP_COST),
-    hpa: { ...DEFAULT_HPA, windowMs: options.windowS * 1000, syncMs: DEFAULT_SYNC_MS },
+    hpa,
     scenarios,
   };
 }
@@ -182,7 +207,7 @@ export const experiment = defineExperiment({
     return {
       quota,
       quotaMode,
-      thinkMs: intFlag('think-ms', flags['think-ms'], 100, 10_000, THINK_MS),
+      ...(flags['think-ms'] !== undefined ? { thinkMs: intFlag('think-ms', flags['think-ms'], 100, 10_000, THINK_MS) } : {}),
       windowS: intFlag('window-s', flags['window-s'], 0, 60, DEFAULT_HPA.windowMs / 1000),
     };
   },

@@ -52,6 +52,9 @@ export interface AutoscaleResult {
   quota: number;
   quotaLine: string;
   thinkMs: number;
+  /** Set when the think time was calibrated: the first 10-user run's think time, ms, and the
+   * utilization it measured (fraction of the quota); that run was then repeated at thinkMs. */
+  calibration?: { thinkMs: number; utilization: number };
   /** The sign-up's scrypt cost. */
   signupCost: string;
   hpa: HpaConfig & { syncMs: number };
@@ -143,6 +146,25 @@ export const NEAR = 2;
 /** 10 users should keep one worker this busy, a share of its quota (0.6 here): below 0.45, 40 users
  * ask too little beyond one worker to show MORE_THROUGHPUT; above 0.85, 10 users are no light load. */
 export const TEN_USER_UTILIZATION = [0.45, 0.85] as const;
+/**
+ * The 10-user utilization the lesson is built on (40 users then ask about twice what one saturated
+ * worker serves), and how far a run may land from it before the think time is recalibrated. At
+ * Node 20's think time, Node 26 kept the worker 47–52 % busy and the MORE_THROUGHPUT ratio ran 1.30–1.88.
+ */
+export const TEN_USER_TARGET = 0.6;
+export const CALIBRATION_TOLERANCE = 0.05;
+
+/**
+ * The think time, ms, that brings 10 users to TEN_USER_TARGET of one worker's quota, from a run at
+ * `thinkMs` that measured `utilization`; undefined when that run was within CALIBRATION_TOLERANCE.
+ * A user's iteration is its think time plus its requests' response times (a few % of it at 10
+ * users), so utilization goes about as 1 / think time. Rounded to 10 ms, kept within [min, max].
+ */
+export function calibratedThinkMs(thinkMs: number, utilization: number, min = 100, max = 10_000): number | undefined {
+  if (!(utilization > 0) || Math.abs(utilization - TEN_USER_TARGET) <= CALIBRATION_TOLERANCE) return undefined;
+  const ms = Math.round((thinkMs * utilization) / TEN_USER_TARGET / 10) * 10;
+  return Math.min(max, Math.max(min, ms));
+}
 
 export function shape(r: AutoscaleResult): string[] {
   const by = new Map(r.scenarios.map((s) => [s.name, stats(s, r.hpa.syncMs)] as const));
@@ -208,7 +230,17 @@ export function caveats(r: AutoscaleResult): string[] {
   const u = f10 ? stats(f10, r.hpa.syncMs).meanUtilization : undefined;
   if (u === undefined || (u >= TEN_USER_UTILIZATION[0] && u <= TEN_USER_UTILIZATION[1])) return [];
   const hint = u > TEN_USER_UTILIZATION[1] ? 'a longer --think-ms (this machine is slower than the lesson assumes)' : 'a shorter --think-ms (this machine is faster than the lesson assumes)';
-  return [`10 users kept one worker ${Math.round(u * 100)}% busy; the lesson assumes about 60%. Try ${hint}.`];
+  return [`10 users kept one worker ${Math.round(u * 100)}% busy at a ${r.thinkMs} ms think time; the lesson assumes about ${TEN_USER_TARGET * 100}%. Try ${hint}.`];
+}
+
+/** How the think time was chosen, for the report: a sentence when it was calibrated. */
+export function thinkNote(r: Pick<AutoscaleResult, 'thinkMs' | 'calibration'>): string | undefined {
+  const k = r.calibration;
+  if (!k) return undefined;
+  return (
+    `think time ${r.thinkMs} ms, calibrated: at ${k.thinkMs} ms, 10 users kept one worker ${Math.round(k.utilization * 100)}% busy ` +
+    `(the lesson assumes ${TEN_USER_TARGET * 100}%), so that run was repeated at ${r.thinkMs} ms and every scenario used it`
+  );
 }
 
 export function render(r: AutoscaleResult, color: boolean, caption = machineCaption(r.machine)): string {
@@ -241,6 +273,7 @@ export function render(r: AutoscaleResult, color: boolean, caption = machineCapt
       `controller: target ${Math.round(r.hpa.target * 100)}% of the quota, tolerance ${r.hpa.tolerance}, sync ${r.hpa.syncMs / 1000} s, scale-down window ${r.hpa.windowMs / 1000} s, ` +
         `start-up ignored ${r.hpa.initializationMs / 1000} s, scale-up ≤ max(${r.hpa.scaleUp.workers}, ${r.hpa.scaleUp.percent}%) per ${r.hpa.scaleUp.periodMs / 1000} s`,
     ),
+    ...(thinkNote(r) ? [c.yellow(thinkNote(r)!)] : []),
     table.toString(),
     c.dim('steady = the end of the load (second half; last third when autoscaled); worker·s = workers × seconds during the load, the cost'),
   ];
