@@ -17,20 +17,21 @@ import { KitError } from '../lib/errors.ts';
 import { DEFAULT_HPA, DEFAULT_SYNC_MS } from '../servers/lib/hpa.ts';
 import { formatCost } from '../servers/lib/scrypt-cost.ts';
 import { SIGNUP_COST } from '../servers/lib/workload-routes.ts';
-import { QUOTA_MODES, wallMs, type QuotaMode } from '../servers/lib/cpu-quota.ts';
-import { isEvent, type AutoscaleEvent } from '../servers/lib/cluster-messages.ts';
+import { QUOTA_MODES, type QuotaMode } from '../servers/lib/cpu-quota.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import type { Lab } from './lib/lab.ts';
 import type { Progress } from './lib/progress.ts';
-import { startUsers } from './lib/users.ts';
-import { calibratedThinkMs, caveats, hints, render, shape, stats, steadyWindow, TEN_USER_TARGET, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from '../results/autoscale.ts';
+import { runClusterUsers } from './lib/cluster-users.ts';
+import { REQUESTS_PER_ITERATION } from './lib/users.ts';
+import { calibratedThinkMs, DEMAND_VS_CAPACITY } from '../results/autoscale-think.ts';
+import { caveats, hints, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult } from '../results/autoscale.ts';
 
 /**
  * Mean think time after each iteration, ms (exponential: see thinkPauseMs). Measured on this
  * 2-core machine: 10 users keep a 0.25-core worker about 60 % busy, and 40 users ask for about
  * twice what it serves when saturated (2.1×): a saturated worker spends less CPU per iteration
  * than a 60 %-busy one (Node 20). A faster or slower machine, or Node version, shifts both, so
- * run() recalibrates it from the 10-user run's measured utilization unless --think-ms is given.
+ * run() recalibrates it from one saturated worker's throughput unless --think-ms is given.
  */
 const THINK_MS = 2200;
 
@@ -47,7 +48,7 @@ const command = defineCommand({
     'think-ms': {
       type: 'string',
       valueName: 'ms',
-      description: `mean think time after each user iteration (default: ${THINK_MS}, recalibrated once if 10 users do not keep one worker about ${TEN_USER_TARGET * 100}% busy)`,
+      description: `mean think time after each user iteration (default: ${THINK_MS}, recalibrated once so that 40 users ask about ${DEMAND_VS_CAPACITY}× what one worker serves)`,
     },
     'window-s': { type: 'string', valueName: 's', description: 'the autoscaler\'s scale-down stabilization window', default: String(DEFAULT_HPA.windowMs / 1000) },
   },
@@ -59,7 +60,7 @@ const command = defineCommand({
 interface Options {
   quota: string;
   quotaMode: string;
-  /** Given with --think-ms: used as is. Absent: THINK_MS, calibrated on the 10-user run. */
+  /** Given with --think-ms: used as is. Absent: THINK_MS, calibrated on the first 40-user run. */
   thinkMs?: number;
   windowS: number;
 }
@@ -73,11 +74,7 @@ const SCENARIOS: { name: Scenario; users: number; autoscale: boolean }[] = [
 
 /** Load lengths, s: fixed scenarios, autoscaled ones (full run / --quick). */
 const DURATIONS = { full: { fixed: 20, auto: 36 }, quick: { fixed: 12, auto: 24 } };
-/** After the load: how long to wait for the workers to return to min, beyond the window, s. */
-const COOL_DOWN_SLACK_S = 10;
-
-const isAutoscale = isEvent('autoscale');
-
+/** One scenario on a fresh cluster (measure/lib/cluster-users.ts), named. */
 async function runScenario(
   lab: Lab,
   progress: Progress,
@@ -85,105 +82,43 @@ async function runScenario(
   o: Options & { thinkMs: number; loadS: number; port: number; signupCost: string },
 ): Promise<ScenarioResult> {
   const scaling = s.autoscale ? ['--window-s', String(o.windowS)] : ['--min', '1', '--max', '1'];
-  progress.step(`${s.name}: starting the cluster (1 worker${s.autoscale ? ', autoscaled' : ''})`);
-  const server = await lab.start({
-    server: 'cluster',
-    args: ['--port', String(o.port), '--workers', '1', '--autoscale', ...scaling, '--cpu-quota', o.quota, '--quota-mode', o.quotaMode, '--signup-cost', o.signupCost],
-    ipc: true,
-  });
-  const quotaLine = server.lines.find((l) => l.startsWith('cpu quota:')) ?? '';
-  const from = server.messageCount;
-  const start = wallMs();
-  let workersNow = 1;
-  const users = startUsers({
-    url: server.url,
-    users: s.users,
-    durationS: o.loadS,
-    thinkMs: o.thinkMs,
-    steadyFromS: steadyWindow({ loadS: o.loadS, autoscale: s.autoscale })[0],
-    onSecond: (sec) => progress.step(`${s.name}: ${s.users} users, second ${sec.second + 1} of ${o.loadS}: ${sec.completed} req/s, p95 ${sec.p95.toFixed(0)} ms, ${workersNow} worker(s)`),
-  });
-  const watcher = setInterval(() => {
-    const last = server.messagesFrom(from).filter(isAutoscale).at(-1);
-    if (last) workersNow = last.desired;
-  }, 250);
-  let workload;
-  try {
-    workload = await users.result;
-  } finally {
-    clearInterval(watcher);
-  }
-  const loadEndS = (wallMs() - start) / 1000;
-
-  // After the load: an autoscaled cluster should return to min once the window has passed.
-  let backToMinS: number | undefined;
-  if (s.autoscale) {
-    const deadlineS = loadEndS + o.windowS + COOL_DOWN_SLACK_S;
-    progress.step(`${s.name}: load over; waiting up to ${Math.round(deadlineS - loadEndS)} s for the workers to return to ${DEFAULT_HPA.min}`);
-    try {
-      await server.waitForMessage(
-        (m): m is AutoscaleEvent => isAutoscale(m) && (m.at - start) / 1000 > loadEndS && m.current + m.retiring.length <= DEFAULT_HPA.min && m.desired <= DEFAULT_HPA.min,
-        (deadlineS - loadEndS) * 1000,
-        from,
-      );
-      backToMinS = (wallMs() - start) / 1000 - loadEndS;
-    } catch (err) {
-      if (!(err instanceof KitError && err.code === 'KIT_ERR_WAIT_TIMEOUT')) throw err;
-    }
-  }
-  const syncs: SyncSample[] = server
-    .messagesFrom(from)
-    .filter(isAutoscale)
-    .map((m) => ({
-      t: Math.round((m.at - start)) / 1000,
-      workers: m.current,
-      alive: m.desired + m.retiring.length,
-      desired: m.desired,
-      retiring: m.retiring.length,
-      reason: m.reason,
-      ...(m.averageUtilization !== undefined ? { average: m.averageUtilization } : {}),
-      perWorker: m.workers.map((w) => ({ pid: w.pid, utilization: w.utilization ?? null })),
-    }));
-  await lab.stop(server);
-  return {
-    name: s.name,
+  const r = await runClusterUsers(lab, progress, {
+    label: s.name,
     users: s.users,
     autoscale: s.autoscale,
     loadS: o.loadS,
-    loadEndS,
-    quotaLine,
-    workload,
-    syncs,
-    ...(backToMinS !== undefined ? { backToMinS } : {}),
-  };
+    thinkMs: o.thinkMs,
+    windowS: o.windowS,
+    clusterArgs: ['--port', String(o.port), '--workers', '1', '--autoscale', ...scaling, '--cpu-quota', o.quota, '--quota-mode', o.quotaMode, '--signup-cost', o.signupCost],
+  });
+  return { name: s.name, ...r };
 }
 
 /**
- * Runs the scenarios in order. Without --think-ms, the 10-user run doubles as a calibration: when
- * it kept the worker far from TEN_USER_TARGET busy (a faster or slower machine or Node than the
- * lesson's), it is repeated once at the think time that corrects for it, and every later scenario
- * uses that think time, so 40 users ask about twice one worker's throughput on any machine.
+ * Runs the scenarios, 40 users on one worker first: without --think-ms, that run measures what one
+ * saturated worker serves on this machine and Node, and when the default think time would make 40
+ * users ask much more or less than DEMAND_VS_CAPACITY times it, the run is repeated at the think
+ * time that does, and every other scenario uses it. The result lists them in SCENARIOS' order.
  */
 async function run({ lab, progress, options, quick, port, machine }: RunContext<Options>): Promise<AutoscaleResult> {
   const durations = quick ? DURATIONS.quick : DURATIONS.full;
-  const scenarios: ScenarioResult[] = [];
+  const hpa = { ...DEFAULT_HPA, windowMs: options.windowS * 1000, syncMs: DEFAULT_SYNC_MS };
   let thinkMs = options.thinkMs ?? THINK_MS;
   let calibration: AutoscaleResult['calibration'];
-  const hpa = { ...DEFAULT_HPA, windowMs: options.windowS * 1000, syncMs: DEFAULT_SYNC_MS };
-  for (const s of SCENARIOS) {
-    const loadS = s.autoscale ? durations.auto : durations.fixed;
-    const once = () => runScenario(lab, progress, s, { ...options, thinkMs, loadS, port, signupCost: formatCost(SIGNUP_COST) });
-    let result = await once();
-    const utilization = stats(result, hpa.syncMs).meanUtilization;
-    const better = s.name === 'fixed-1w-10u' && options.thinkMs === undefined && utilization !== undefined ? calibratedThinkMs(thinkMs, utilization) : undefined;
-    if (better !== undefined && utilization !== undefined) {
-      progress.step(`fixed-1w-10u: 10 users kept the worker ${Math.round(utilization * 100)}% busy; again with a ${better} ms think time (aiming at ${TEN_USER_TARGET * 100}%)`);
-      calibration = { thinkMs, utilization };
-      thinkMs = better;
-      result = await once();
-    }
-    scenarios.push(result);
+  const once = (s: (typeof SCENARIOS)[number]) =>
+    runScenario(lab, progress, s, { ...options, thinkMs, loadS: s.autoscale ? durations.auto : durations.fixed, port, signupCost: formatCost(SIGNUP_COST) });
+  const first = SCENARIOS.find((s) => s.name === 'fixed-1w-40u')!;
+  let saturated = await once(first);
+  const capacityRps = stats(saturated, hpa.syncMs).steadyRps;
+  const better = options.thinkMs === undefined ? calibratedThinkMs(thinkMs, capacityRps, first.users, REQUESTS_PER_ITERATION) : undefined;
+  if (better !== undefined) {
+    progress.step(`fixed-1w-40u: one worker served ${capacityRps.toFixed(0)} req/s; again with a ${better} ms think time, so that 40 users ask ${DEMAND_VS_CAPACITY}× that`);
+    calibration = { thinkMs, capacityRps };
+    thinkMs = better;
+    saturated = await once(first);
   }
+  const scenarios: ScenarioResult[] = [];
+  for (const s of SCENARIOS) scenarios.push(s === first ? saturated : await once(s));
   return {
     machine,
     quota: Number(options.quota),

@@ -5,10 +5,12 @@
  * settled: the second half of a fixed scenario's load, the last third of an autoscaled one's.
  * A steady p95 is over every request completed in those seconds, a steady req/s their mean.
  */
+import type { WorkerThrottle } from '../servers/lib/cluster-messages.ts';
 import type { HpaConfig } from '../servers/lib/hpa.ts';
 import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
 import { line } from './shape.ts';
 import { scenarioCharts } from './autoscale-charts.ts';
+import { thinkNote } from './autoscale-think.ts';
 import type { UsersResult } from './users.ts';
 
 export type Scenario = 'fixed-1w-10u' | 'fixed-1w-40u' | 'auto-40u' | 'auto-80u';
@@ -28,7 +30,7 @@ export interface SyncSample {
   /** Mean utilization of ready workers (fraction of the quota). */
   average?: number;
   /** Each worker's utilization over the last sync period (fraction of the quota); null while it has none. */
-  perWorker: { pid: number; utilization: number | null }[];
+  perWorker: { pid: number; utilization: number | null; throttle?: WorkerThrottle }[];
 }
 
 export interface ScenarioResult {
@@ -52,9 +54,8 @@ export interface AutoscaleResult {
   quota: number;
   quotaLine: string;
   thinkMs: number;
-  /** Set when the think time was calibrated: the first 10-user run's think time, ms, and the
-   * utilization it measured (fraction of the quota); that run was then repeated at thinkMs. */
-  calibration?: { thinkMs: number; utilization: number };
+  /** When calibrated: the first 40-user run's think time, ms, and its steady req/s (one saturated worker). */
+  calibration?: { thinkMs: number; capacityRps: number };
   /** The sign-up's scrypt cost. */
   signupCost: string;
   hpa: HpaConfig & { syncMs: number };
@@ -146,26 +147,6 @@ export const NEAR = 2;
 /** 10 users should keep one worker this busy, a share of its quota (0.6 here): below 0.45, 40 users
  * ask too little beyond one worker to show MORE_THROUGHPUT; above 0.85, 10 users are no light load. */
 export const TEN_USER_UTILIZATION = [0.45, 0.85] as const;
-/**
- * The 10-user utilization the lesson is built on (40 users then ask about twice what one saturated
- * worker serves), and how far a run may land from it before the think time is recalibrated. At
- * Node 20's think time, Node 26 kept the worker 47–52 % busy and the MORE_THROUGHPUT ratio ran 1.30–1.88.
- */
-export const TEN_USER_TARGET = 0.6;
-export const CALIBRATION_TOLERANCE = 0.05;
-
-/**
- * The think time, ms, that brings 10 users to TEN_USER_TARGET of one worker's quota, from a run at
- * `thinkMs` that measured `utilization`; undefined when that run was within CALIBRATION_TOLERANCE.
- * A user's iteration is its think time plus its requests' response times (a few % of it at 10
- * users), so utilization goes about as 1 / think time. Rounded to 10 ms, kept within [min, max].
- */
-export function calibratedThinkMs(thinkMs: number, utilization: number, min = 100, max = 10_000): number | undefined {
-  if (!(utilization > 0) || Math.abs(utilization - TEN_USER_TARGET) <= CALIBRATION_TOLERANCE) return undefined;
-  const ms = Math.round((thinkMs * utilization) / TEN_USER_TARGET / 10) * 10;
-  return Math.min(max, Math.max(min, ms));
-}
-
 export function shape(r: AutoscaleResult): string[] {
   const by = new Map(r.scenarios.map((s) => [s.name, stats(s, r.hpa.syncMs)] as const));
   const sc = new Map(r.scenarios.map((s) => [s.name, s] as const));
@@ -230,17 +211,7 @@ export function caveats(r: AutoscaleResult): string[] {
   const u = f10 ? stats(f10, r.hpa.syncMs).meanUtilization : undefined;
   if (u === undefined || (u >= TEN_USER_UTILIZATION[0] && u <= TEN_USER_UTILIZATION[1])) return [];
   const hint = u > TEN_USER_UTILIZATION[1] ? 'a longer --think-ms (this machine is slower than the lesson assumes)' : 'a shorter --think-ms (this machine is faster than the lesson assumes)';
-  return [`10 users kept one worker ${Math.round(u * 100)}% busy at a ${r.thinkMs} ms think time; the lesson assumes about ${TEN_USER_TARGET * 100}%. Try ${hint}.`];
-}
-
-/** How the think time was chosen, for the report: a sentence when it was calibrated. */
-export function thinkNote(r: Pick<AutoscaleResult, 'thinkMs' | 'calibration'>): string | undefined {
-  const k = r.calibration;
-  if (!k) return undefined;
-  return (
-    `think time ${r.thinkMs} ms, calibrated: at ${k.thinkMs} ms, 10 users kept one worker ${Math.round(k.utilization * 100)}% busy ` +
-    `(the lesson assumes ${TEN_USER_TARGET * 100}%), so that run was repeated at ${r.thinkMs} ms and every scenario used it`
-  );
+  return [`10 users kept one worker ${Math.round(u * 100)}% busy at a ${r.thinkMs} ms think time; the lesson assumes about 60%. Try ${hint}.`];
 }
 
 export function render(r: AutoscaleResult, color: boolean, caption = machineCaption(r.machine)): string {

@@ -47,7 +47,7 @@ import { QuotaDelivery } from './lib/cluster-quota.ts';
 import { rollingRestart } from './lib/cluster-rolling.ts';
 import { Supervisor } from './lib/cluster-supervisor.ts';
 import { runWorker } from './lib/cluster-worker.ts';
-import { CPU_SAMPLE_MS, QUOTA_MODES, type QuotaMode } from './lib/cpu-quota.ts';
+import { CPU_SAMPLE_MS, QUOTA_MODES, QUOTA_PERIOD_MS, QUOTA_PERIOD_RANGE_MS, type QuotaMode } from './lib/cpu-quota.ts';
 import { DEFAULT_HPA, DEFAULT_SYNC_MS, METRIC_WINDOW_SYNCS, validateHpaConfig, type HpaConfig } from './lib/hpa.ts';
 import { exitWithLauncher } from './lib/lifeline.ts';
 import { failStartup, serverFlags } from './lib/main.ts';
@@ -80,6 +80,11 @@ const spec = defineCommand({
     'window-s': { type: 'string', valueName: 's', description: `with --autoscale: scale-down stabilization window (default ${DEFAULT_HPA.windowMs / 1000})` },
     'cpu-quota': { type: 'string', valueName: 'cores', description: 'CPU quota per worker, 0.05 to 4 cores, or none (default: 0.25 with --autoscale, else none)' },
     'quota-mode': { type: 'string', valueName: 'mode', description: 'how the quota is enforced: auto (cgroup if allowed, else throttle), cgroup, throttle (default: auto)' },
+    'quota-period-ms': {
+      type: 'string',
+      valueName: 'ms',
+      description: `the quota's period, ${QUOTA_PERIOD_RANGE_MS[0]} to ${QUOTA_PERIOD_RANGE_MS[1]} ms: a worker gets quota × period of CPU per period (default: ${QUOTA_PERIOD_MS}; CFS and Kubernetes use 100)`,
+    },
     'signup-cost': { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost of POST /signup (default ${formatCost(SIGNUP_COST)})` },
     ...stateFlags(),
   },
@@ -105,6 +110,8 @@ function scalingOptions(flags: ReturnType<typeof serverFlags<typeof spec.flags>>
     throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from 0.05 to 4 (or none); got '${quotaText}'`);
   }
   if (flags['quota-mode'] !== undefined && quota === undefined) throw new KitError('KIT_ERR_USAGE', '--quota-mode only means something with a --cpu-quota (or --autoscale)');
+  if (flags['quota-period-ms'] !== undefined && quota === undefined) throw new KitError('KIT_ERR_USAGE', '--quota-period-ms only means something with a --cpu-quota (or --autoscale)');
+  const periodMs = flags['quota-period-ms'] === undefined ? undefined : intFlag('quota-period-ms', flags['quota-period-ms'], ...QUOTA_PERIOD_RANGE_MS, QUOTA_PERIOD_MS);
   const mode = flags['quota-mode'] ?? 'auto';
   if (!QUOTA_MODES.includes(mode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${mode}'`);
   let hpa: HpaConfig | undefined;
@@ -123,7 +130,7 @@ function scalingOptions(flags: ReturnType<typeof serverFlags<typeof spec.flags>>
   }
   // A utilization needs two CPU reports (every CPU_SAMPLE_MS) within a sync period.
   const syncMs = intFlag('sync-ms', flags['sync-ms'], 2 * CPU_SAMPLE_MS, 60_000, DEFAULT_SYNC_MS);
-  return { hpa, syncMs, quota, mode: mode as QuotaMode };
+  return { hpa, syncMs, quota, periodMs, mode: mode as QuotaMode };
 }
 
 function runPrimary(): void {
@@ -140,7 +147,7 @@ function runPrimary(): void {
   const { hpa } = scaling;
   const initial = hpa ? Math.min(hpa.max, Math.max(hpa.min, workers)) : workers;
   // CPU reports are kept for the autoscaler's window, and a period more.
-  const quota = new QuotaDelivery(scaling.quota, scaling.mode, (METRIC_WINDOW_SYNCS + 1) * scaling.syncMs);
+  const quota = new QuotaDelivery(scaling.quota, scaling.mode, (METRIC_WINDOW_SYNCS + 1) * scaling.syncMs, scaling.periodMs);
   if (scaling.mode === 'cgroup' && !quota.cgroup.ok) {
     throw new KitError('KIT_ERR_USAGE', `--quota-mode cgroup: ${quota.cgroup.reason}`, 'use --quota-mode throttle (or auto), which needs no permission');
   }
@@ -155,7 +162,7 @@ function runPrimary(): void {
       LAB_CRASH_AT_START: flags['crash-at-start'] ? '1' : '',
       LAB_LIFELINE: '',
       LAB_STATE_JSON: JSON.stringify(state),
-      LAB_QUOTA_JSON: JSON.stringify({ mode: quota.mode, quota: quota.fraction, report: Boolean(hpa) || quota.mode !== 'off' }),
+      LAB_QUOTA_JSON: JSON.stringify({ mode: quota.mode, quota: quota.fraction, periodMs: quota.periodMs, report: Boolean(hpa) || quota.mode !== 'off' }),
       LAB_SIGNUP_COST: signupCost,
       LAB_TOKEN_SECRET: randomBytes(16).toString('hex'),
     },

@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decide, DEFAULT_HPA, initialHpaState, validateHpaConfig, type HpaConfig, type WorkerSample } from '../servers/lib/hpa.ts';
-import { throttleStep, utilizationFrom, type CpuSample } from '../servers/lib/cpu-quota.ts';
+import { utilizationFrom, type CpuSample } from '../servers/lib/cpu-quota.ts';
+import { throttleStep } from '../servers/lib/cpu-throttle.ts';
 import { failOnWarnings } from './helpers.ts';
 
 failOnWarnings();

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { DEFAULT_HPA } from '../servers/lib/hpa.ts';
 import type { LatencySummary } from '../results/latency.ts';
 import type { UsersResult } from '../results/users.ts';
-import { calibratedThinkMs, caveats, render, shape, stats, TEN_USER_TARGET, thinkNote, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from '../results/autoscale.ts';
+import { calibratedThinkMs, DEMAND_VS_CAPACITY, thinkNote } from '../results/autoscale-think.ts';
+import { caveats, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from '../results/autoscale.ts';
 import { expectedShape, failedLines, failOnWarnings } from './helpers.ts';
 
 failOnWarnings();
@@ -141,31 +142,33 @@ test('a caveat when 10 users did not keep one worker about half busy', () => {
   assert.deepEqual(caveats(r), []);
 });
 
-test('the think time is recalibrated only when 10 users land far from 60 % busy, and then scaled with it', () => {
-  assert.equal(calibratedThinkMs(2200, 0.6), undefined);
-  assert.equal(calibratedThinkMs(2200, 0.56), undefined);
-  assert.equal(calibratedThinkMs(2200, 0.64), undefined);
-  // Node 26 on the reference machine: about half busy, so a shorter think time asks for more.
-  assert.equal(calibratedThinkMs(2200, 0.49), 1800);
-  // A slower machine: a longer think time.
-  assert.equal(calibratedThinkMs(2200, 0.9), 3300);
-  // Each result, applied, lands on the target (utilization goes as 1 / think time).
-  for (const u of [0.2, 0.49, 0.7, 0.9]) assert.ok(Math.abs((2200 * u) / calibratedThinkMs(2200, u)! - TEN_USER_TARGET) < 0.01, String(u));
-  // Kept within what --think-ms accepts; no reading, no change.
-  assert.equal(calibratedThinkMs(200, 0.05), 100);
-  assert.equal(calibratedThinkMs(9000, 0.99), 10_000);
-  assert.equal(calibratedThinkMs(2200, 0), undefined);
-  assert.equal(calibratedThinkMs(2200, Number.NaN), undefined);
+test('the think time is recalibrated only when 40 users would ask far from 2.1× one saturated worker', () => {
+  // Node 20 on the reference machine: one worker served about 290 req/s; 2200 ms is within 10 %.
+  assert.equal(calibratedThinkMs(2200, 290, 40, 34), undefined);
+  // Node 26: about 390 req/s, so 40 users at 2200 ms asked only ~1.6×; a shorter think time.
+  assert.equal(calibratedThinkMs(2200, 390, 40, 34), 1660);
+  // A slower machine: a longer one.
+  assert.equal(calibratedThinkMs(2200, 150, 40, 34), 4320);
+  // Each result, applied, makes 40 users ask DEMAND_VS_CAPACITY × the capacity (think time alone).
+  for (const rps of [100, 200, 390, 800]) {
+    const ms = calibratedThinkMs(2200, rps, 40, 34)!;
+    assert.ok(Math.abs((40 * 34) / (ms / 1000) / rps - DEMAND_VS_CAPACITY) < 0.02, String(rps));
+  }
+  // Kept within what --think-ms accepts; no capacity, no change.
+  assert.equal(calibratedThinkMs(2200, 100_000, 40, 34), 100);
+  assert.equal(calibratedThinkMs(2200, 10, 40, 34), 10_000);
+  assert.equal(calibratedThinkMs(2200, 0, 40, 34), undefined);
+  assert.equal(calibratedThinkMs(2200, Number.NaN, 40, 34), undefined);
 });
 
-test('a calibrated think time is named in the report, with the first run\'s reading', () => {
+test('a calibrated think time is named in the report, with what one worker served', () => {
   const r = healthy();
   assert.equal(thinkNote(r), undefined);
   assert.doesNotMatch(render(r, false), /calibrated/);
-  r.calibration = { thinkMs: 2200, utilization: 0.49 };
-  r.thinkMs = 1800;
-  assert.equal(thinkNote(r), 'think time 1800 ms, calibrated: at 2200 ms, 10 users kept one worker 49% busy (the lesson assumes 60%), so that run was repeated at 1800 ms and every scenario used it');
-  assert.match(render(r, false), /think 1800 ms ·[^\n]*\ncontroller:[^\n]*\nthink time 1800 ms, calibrated/);
+  r.calibration = { thinkMs: 2200, capacityRps: 390 };
+  r.thinkMs = 1660;
+  assert.equal(thinkNote(r), 'think time 1660 ms, calibrated: one worker served 40 users 390 req/s at 2200 ms, and at 1660 ms they ask about 2.1× that; the 40-user run was repeated, and every scenario used 1660 ms');
+  assert.match(render(r, false), /think 1660 ms ·[^\n]*\ncontroller:[^\n]*\nthink time 1660 ms, calibrated/);
 });
 
 test('any failed request fails the errors line', () => {

@@ -48,7 +48,10 @@ export function startAutoscaler(s: Supervisor, quota: QuotaDelivery, config: Hpa
       recommendation: d.recommendation,
       averageUtilization: d.averageUtilization,
       reason: d.reason,
-      workers: samples.map((w) => ({ pid: w.pid, ready: w.readyAt !== undefined, utilization: w.utilization })),
+      workers: samples.map((w) => {
+        const throttle = quota.throttleStats(w.id);
+        return { pid: w.pid, ready: w.readyAt !== undefined, utilization: w.utilization, ...(throttle ? { throttle } : {}) };
+      }),
       retiring: s.living().filter((w) => s.retiring.has(w.id)).map((w) => w.process.pid!),
     });
   }, syncMs);

@@ -11,6 +11,17 @@ import type { CpuSample, PauseRequest } from './cpu-quota.ts';
 export type LauncherCommand = { cmd: 'kill-worker'; pid?: number } | { cmd: 'rolling-restart' };
 
 /** One sync of the autoscaler: what it saw and decided. */
+/**
+ * How often a worker's CPU quota stopped it since it began listening: periods it ran in (a
+ * cgroup's nr_periods; the throttle's wall-clock periods; absent for the throttle's bucket),
+ * periods throttled in (the throttle: its pauses) and the time throttled, ms.
+ */
+export interface WorkerThrottle {
+  periods?: number;
+  throttled: number;
+  throttledMs: number;
+}
+
 export interface AutoscaleEvent {
   event: 'autoscale';
   /** When, ms since the epoch (the primary's wall clock). */
@@ -20,7 +31,8 @@ export interface AutoscaleEvent {
   recommendation: number;
   averageUtilization?: number;
   reason: HpaReason;
-  workers: { pid: number; ready: boolean; utilization?: number }[];
+  /** Per worker; `throttle`: how often its CPU quota stopped it so far (absent without a quota). */
+  workers: { pid: number; ready: boolean; utilization?: number; throttle?: WorkerThrottle }[];
   retiring: number[];
 }
 

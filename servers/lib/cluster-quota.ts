@@ -5,7 +5,9 @@
  * the primary also keeps each worker's CPU reports for the autoscaler.
  */
 import type { Worker } from 'node:cluster';
-import { limitProcess, MAX_PAUSE_MS, probeCgroup, releaseCgroup, removeGroup, utilizationFrom, wallMs, type CgroupSupport, type CpuSample, type QuotaMode } from './cpu-quota.ts';
+import { limitProcess, probeCgroup, QUOTA_PERIOD_MS, readThrottleStats, releaseCgroup, removeGroup, utilizationFrom, wallMs, type CgroupSupport, type CpuSample, type QuotaMode } from './cpu-quota.ts';
+import type { WorkerThrottle } from './cluster-messages.ts';
+import { MAX_PAUSE_MS } from './cpu-throttle.ts';
 
 /** What the primary knows of one worker's CPU: when it began listening, its reports, its pause. */
 export interface WorkerCpu {
@@ -13,6 +15,9 @@ export interface WorkerCpu {
   readyAt?: number;
   samples: CpuSample[];
   pausedTimer?: NodeJS.Timeout;
+  /** The throttle's pauses so far, and their total length, ms. */
+  pauses: number;
+  pausedMs: number;
 }
 
 export class QuotaDelivery {
@@ -24,11 +29,16 @@ export class QuotaDelivery {
   readonly cpu = new Map<number, WorkerCpu>();
   private readonly groups = new Map<number, string>(); // worker id -> its cgroup directory
 
-  /** `quota`: cores per worker, or undefined for none; `keepMs`: how long CPU reports are kept. */
+  /**
+   * `quota`: cores per worker, or undefined for none; `keepMs`: how long CPU reports are kept;
+   * `periodMs`: the quota's period (a cgroup's defaults to QUOTA_PERIOD_MS; the throttle keeps
+   * periods only when one is given).
+   */
   constructor(
     private readonly quota: number | undefined,
     private readonly wanted: QuotaMode,
     private readonly keepMs: number,
+    readonly periodMs?: number,
   ) {
     this.fraction = quota ?? 1;
     this.cgroup = quota !== undefined && wanted !== 'throttle' ? probeCgroup(`nsl-${process.pid}`) : { ok: false, reason: 'no quota' };
@@ -39,11 +49,12 @@ export class QuotaDelivery {
   describe(): string | undefined {
     if (this.quota === undefined) return undefined;
     const how = this.cgroup.ok ? `enforced by a cgroup v${this.cgroup.version} (${this.cgroup.base})` : `enforced by the in-process throttle${this.wanted === 'auto' ? ` (no cgroup: ${this.cgroup.reason})` : ''}`;
-    return `cpu quota: ${this.quota} core per worker, ${how}`;
+    const period = this.cgroup.ok || this.periodMs !== undefined ? `, period ${this.periodMs ?? QUOTA_PERIOD_MS} ms` : '';
+    return `cpu quota: ${this.quota} core per worker${period}, ${how}`;
   }
 
   forked(id: number): void {
-    this.cpu.set(id, { forkedAt: wallMs(), samples: [] });
+    this.cpu.set(id, { forkedAt: wallMs(), samples: [], pauses: 0, pausedMs: 0 });
   }
 
   /**
@@ -56,7 +67,7 @@ export class QuotaDelivery {
     if (m) m.readyAt = wallMs();
     if (this.cgroup.ok && worker.process.pid !== undefined && !this.groups.has(worker.id)) {
       try {
-        this.groups.set(worker.id, limitProcess(this.cgroup, worker.process.pid, this.fraction));
+        this.groups.set(worker.id, limitProcess(this.cgroup, worker.process.pid, this.fraction, this.periodMs));
       } catch (err) {
         say(`cpu quota: could not put worker ${worker.process.pid} in its cgroup: ${(err as Error).message}`);
       }
@@ -80,7 +91,25 @@ export class QuotaDelivery {
     } catch {
       return;
     }
-    m.pausedTimer = setTimeout(() => this.resume(worker), Math.min(MAX_PAUSE_MS, Math.max(1, ms)));
+    const pauseMs = Math.min(MAX_PAUSE_MS, Math.max(1, ms));
+    m.pauses++;
+    m.pausedMs += pauseMs;
+    m.pausedTimer = setTimeout(() => this.resume(worker), pauseMs);
+  }
+
+  /**
+   * How often the quota stopped a worker since it began listening: the cgroup's own counters
+   * (cpu.stat), or the throttle's pauses (its periods counted on the wall clock, as it keeps them;
+   * none in the bucket bookkeeping). Undefined without a quota.
+   */
+  throttleStats(id: number): WorkerThrottle | undefined {
+    if (this.mode === 'off') return undefined;
+    const dir = this.groups.get(id);
+    if (dir !== undefined) return readThrottleStats(dir);
+    const m = this.cpu.get(id);
+    if (!m || this.mode !== 'throttle') return undefined;
+    const periods = this.periodMs && m.readyAt !== undefined ? Math.floor((wallMs() - m.readyAt) / this.periodMs) : undefined;
+    return { ...(periods !== undefined ? { periods } : {}), throttled: m.pauses, throttledMs: Math.round(m.pausedMs) };
   }
 
   /** Continues a worker the throttle paused (a no-op otherwise). */

@@ -8,7 +8,8 @@ import http from 'node:http';
 import { KitError } from '../../lib/errors.ts';
 import type { WorkerMessage } from './cluster-messages.ts';
 import { EXIT_PORT_IN_USE } from './cluster-supervisor.ts';
-import { reportCpu, startThrottle, type PauseRequest } from './cpu-quota.ts';
+import { reportCpu, type PauseRequest } from './cpu-quota.ts';
+import { startThrottle } from './cpu-throttle.ts';
 import { router, sendJson } from './http.ts';
 import { failStartup, serve } from './main.ts';
 import { formatCost, hashOnEventLoop, heavyCostFrom, parseCost } from './scrypt-cost.ts';
@@ -21,7 +22,7 @@ export async function runWorker(): Promise<void> {
   const port = Number(process.env.LAB_WORKER_PORT);
   const heavy = heavyCostFrom(undefined);
   const state = JSON.parse(process.env.LAB_STATE_JSON ?? '{}') as StateOptions;
-  const quota = JSON.parse(process.env.LAB_QUOTA_JSON ?? '{}') as { mode?: string; quota?: number; report?: boolean };
+  const quota = JSON.parse(process.env.LAB_QUOTA_JSON ?? '{}') as { mode?: string; quota?: number; periodMs?: number; report?: boolean };
   if (quota.report) reportCpu((sample) => process.send?.(sample));
   const signupCost = parseCost(process.env.LAB_SIGNUP_COST || formatCost(SIGNUP_COST));
   // With --state memory (the default) the counter lives in this worker alone: lesson 3's finding.
@@ -49,7 +50,7 @@ export async function runWorker(): Promise<void> {
   serve('cluster-worker', server, port, { announce: false })
     .then(() => {
       // Like the cgroup (see the primary's 'listening'), the throttle starts once the worker listens.
-      if (quota.mode === 'throttle' && quota.quota) startThrottle(quota.quota, (ms) => process.send?.({ type: 'pause', ms } satisfies PauseRequest));
+      if (quota.mode === 'throttle' && quota.quota) startThrottle(quota.quota, (ms) => process.send?.({ type: 'pause', ms } satisfies PauseRequest), quota.periodMs);
     })
     .catch((err: unknown) => {
       if (err instanceof KitError && err.code === 'KIT_ERR_PORT_IN_USE') {

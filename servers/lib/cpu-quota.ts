@@ -8,14 +8,9 @@
  *             `cpu.max`, v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us` (kernel docs,
  *             Documentation/scheduler/sched-bwc.rst). Needs permission to create cgroups: root, or
  *             a delegated cgroup v2 subtree. Every thread of the worker is covered.
- *   throttle  in-process accounting: the worker reads its own CPU time (`process.cpuUsage()`, which
- *             covers every thread, libuv's thread pool included) every CHECK_MS, keeps a bucket of
- *             CPU credit that refills at `quota` ms per ms and holds at most THROTTLE_BUCKET_MS of quota,
- *             and, when the bucket is in debt, asks to be paused until the debt is paid. The
- *             pause must stop every thread (the thread pool's too), which only a signal does, and
- *             a stopped process cannot wake itself: so the primary delivers it, SIGSTOP, then
- *             SIGCONT after the asked-for time. Like CFS, every thread stops, and the long-run
- *             share is the quota.
+ *   throttle  in-process accounting (cpu-throttle.ts): the worker reads its own CPU time and
+ *             asks the primary to stop it (SIGSTOP, then SIGCONT) while it is in debt. Like CFS,
+ *             every thread stops, and the long-run share is the quota.
  *   auto      cgroup when it can be set up, else throttle (the primary prints which, and why).
  * Without a quota (`--cpu-quota none`) there is nothing to enforce, and utilization is measured
  * against one core.
@@ -35,25 +30,14 @@ export const QUOTA_MODES: readonly QuotaMode[] = ['auto', 'cgroup', 'throttle'];
  * defaults to 100 ms (sched-bwc.rst: cpu.cfs_period_us 100000), which Kubernetes keeps; a throttled
  * request may then wait up to 75 ms at a 0.25 quota even when the worker is half idle on average,
  * and at 10 users that wait alone set the p95 in about half of the runs measured here. 20 ms keeps
- * the wait (up to 15 ms) small next to the queueing the lesson is about.
+ * the wait (up to 15 ms) small next to the queueing the lesson is about. `--quota-period-ms` sets
+ * another (lesson 6's shared-compute experiment uses 100); the throttle then keeps periods too.
  */
 export const QUOTA_PERIOD_MS = 20;
-/**
- * The in-process throttle's bucket holds this many ms of quota (25 ms of CPU at 0.25 core). Its
- * pauses last only as long as the debt needs, so it has no "wait for the next period" tail; a
- * smaller bucket made it deliver less than its quota (measured: 0.38 of a 0.5 core quota with a
- * 20 ms bucket), since every late resume then wastes credit the bucket cannot hold.
- */
-export const THROTTLE_BUCKET_MS = 100;
-/** How often a throttled worker checks its CPU time, ms; IDLE_CHECK_MS while it uses under IDLE_SHARE of its quota. */
-export const CHECK_MS = 10;
-export const IDLE_CHECK_MS = 100;
-export const IDLE_SHARE = 0.1;
+/** The periods CFS accepts, ms (sched-bwc.rst: 1 ms to 1 s). */
+export const QUOTA_PERIOD_RANGE_MS = [1, 1000] as const;
 /** How often a worker reports its CPU time to the primary, ms (a utilization needs two reports). */
 export const CPU_SAMPLE_MS = 250;
-/** Longest pause the throttle asks for at once, ms; a larger debt is paid over several pauses. */
-export const MAX_PAUSE_MS = 2000;
-
 /** A worker's CPU report: total CPU µs so far (user + system, all threads) at a wall time in ms. */
 export interface CpuSample {
   type: 'cpu';
@@ -84,57 +68,6 @@ export function reportCpu(send: (s: CpuSample) => void): () => void {
   const timer = setInterval(tick, CPU_SAMPLE_MS);
   timer.unref();
   return () => clearInterval(timer);
-}
-
-/**
- * The throttle's bookkeeping, pure: given CPU used and wall time passed since the last check,
- * returns the new credit and how long to pause (0 for none). Credit is in ms of CPU and holds at
- * most quota × period, like CFS's per-period quota (unused quota does not pile up).
- */
-export function throttleStep(creditMs: number, usedMs: number, elapsedMs: number, quota: number, periodMs = THROTTLE_BUCKET_MS): { creditMs: number; pauseMs: number } {
-  const credit = Math.min(quota * periodMs, creditMs + quota * elapsedMs) - usedMs;
-  if (credit >= 0) return { creditMs: credit, pauseMs: 0 };
-  // During the pause the credit refills by quota × pauseMs, back to zero.
-  return { creditMs: credit, pauseMs: -credit / quota };
-}
-
-/**
- * Starts the in-process throttle: every CHECK_MS (IDLE_CHECK_MS when idle), reads
- * process.cpuUsage() and, when the worker is in debt, calls `pause(ms)` (which must stop the whole process for that long: the primary sends
- * SIGSTOP then SIGCONT). Returns a stop function.
- */
-export function startThrottle(quota: number, pause: (ms: number) => void): () => void {
-  let credit = quota * THROTTLE_BUCKET_MS;
-  let lastCpu = process.cpuUsage();
-  let lastAt = performance.now();
-  let pausedUntil = 0;
-  let timer: NodeJS.Timeout;
-  const check = () => {
-    const now = performance.now();
-    const cpu = process.cpuUsage();
-    const usedMs = (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000;
-    const elapsedMs = now - lastAt;
-    const step = throttleStep(credit, usedMs, elapsedMs, quota);
-    credit = step.creditMs;
-    lastCpu = cpu;
-    lastAt = now;
-    // A pause already asked for may not have begun yet (the primary's signal is on its way).
-    if (step.pauseMs >= 1 && now >= pausedUntil) {
-      const ms = Math.min(MAX_PAUSE_MS, step.pauseMs);
-      pausedUntil = now + ms;
-      pause(Math.round(ms));
-    }
-    // An idle worker checks ten times less often: the checks themselves cost CPU, which an idle
-    // worker's utilization would show (measured: 5-9 % of a 0.25 quota at every 10 ms, enough for
-    // eight idle workers to keep the autoscaler at 2). A burst after an idle spell runs unchecked
-    // for at most IDLE_CHECK_MS; the debt it leaves is paid in the next pause.
-    const busy = usedMs >= IDLE_SHARE * quota * elapsedMs;
-    timer = setTimeout(check, busy ? CHECK_MS : IDLE_CHECK_MS);
-    timer.unref();
-  };
-  timer = setTimeout(check, CHECK_MS);
-  timer.unref();
-  return () => clearTimeout(timer);
 }
 
 /** Where and how cgroups can be made on this machine, or why not. */
@@ -203,11 +136,11 @@ function pidAlive(pid: number): boolean {
  * Puts `pid` in a new cgroup `<base>/w<pid>` limited to `quota` cores. Throws on failure, after
  * removing the group it made.
  */
-export function limitProcess(support: Extract<CgroupSupport, { ok: true }>, pid: number, quota: number): string {
+export function limitProcess(support: Extract<CgroupSupport, { ok: true }>, pid: number, quota: number, periodMs = QUOTA_PERIOD_MS): string {
   const dir = path.join(support.base, `w${pid}`);
   mkdirSync(dir);
   try {
-    const periodUs = QUOTA_PERIOD_MS * 1000;
+    const periodUs = Math.round(periodMs * 1000);
     const quotaUs = Math.max(1000, Math.round(quota * periodUs));
     if (support.version === 2) {
       writeFileSync(path.join(dir, 'cpu.max'), `${quotaUs} ${periodUs}`);
@@ -221,6 +154,37 @@ export function limitProcess(support: Extract<CgroupSupport, { ok: true }>, pid:
     throw err;
   }
   return dir;
+}
+
+/** How often a quota stopped a worker: periods it ran in, periods it was throttled in, time throttled. */
+export interface ThrottleStats {
+  periods: number;
+  throttled: number;
+  throttledMs: number;
+}
+
+/**
+ * Parses a cgroup's `cpu.stat`: v1 counts `throttled_time` in ns, v2 `throttled_usec` in µs
+ * (sched-bwc.rst, "Statistics"); undefined when the file has no throttling counters.
+ */
+export function parseCpuStat(text: string): ThrottleStats | undefined {
+  const field = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const periods = field('nr_periods');
+  const throttled = field('nr_throttled');
+  const ns = field('throttled_time');
+  const us = field('throttled_usec');
+  const throttledMs = Number.isFinite(us) ? us / 1000 : ns / 1e6;
+  if (!Number.isFinite(periods) || !Number.isFinite(throttled) || !Number.isFinite(throttledMs)) return undefined;
+  return { periods, throttled, throttledMs };
+}
+
+/** A worker cgroup's throttling so far, or undefined when it cannot be read. */
+export function readThrottleStats(dir: string): ThrottleStats | undefined {
+  try {
+    return parseCpuStat(readFileSync(path.join(dir, 'cpu.stat'), 'utf8'));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Removes a worker's cgroup once its process is gone (a cgroup with a process in it cannot go). */

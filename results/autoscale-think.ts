@@ -1,0 +1,39 @@
+/**
+ * Lesson 6's think time, calibrated to the machine (pure): measure/autoscale.ts runs 40 users on
+ * one worker first, and when that worker's throughput says the default think time would make 40
+ * users ask much more or less than DEMAND_VS_CAPACITY times it, it picks the think time that does.
+ */
+import { fmtRate } from './format.ts';
+import type { AutoscaleResult } from './autoscale.ts';
+
+/**
+ * Without --think-ms the think time is calibrated so that 40 users ask this many times what one
+ * saturated worker serves (as with Node 20 on the reference machine, 10 users then about 60 % busy).
+ * Node 26 spends less CPU per request: at Node 20's think time 40 users asked about 1.5 times one
+ * worker, and steady-throughput-vs-1-worker ran 1.30–1.88 (under 1.4 in 3 of 6 runs).
+ */
+export const DEMAND_VS_CAPACITY = 2.1;
+export const CALIBRATION_TOLERANCE = 0.1;
+
+/**
+ * The think time, ms, at which `users` closed-loop users ask DEMAND_VS_CAPACITY × `capacityRps`
+ * (the steady req/s of one saturated worker): a user asks `requestsPerIteration` per think time
+ * (plus its response times, a few % when served at once, left out). Undefined when `thinkMs` is
+ * within CALIBRATION_TOLERANCE of it or there is no capacity; rounded to 10 ms, within [min, max].
+ */
+export function calibratedThinkMs(thinkMs: number, capacityRps: number, users: number, requestsPerIteration: number, min = 100, max = 10_000): number | undefined {
+  if (!(capacityRps > 0)) return undefined;
+  const target = (users * requestsPerIteration * 1000) / (DEMAND_VS_CAPACITY * capacityRps);
+  if (Math.abs(target - thinkMs) <= CALIBRATION_TOLERANCE * thinkMs) return undefined;
+  return Math.min(max, Math.max(min, Math.round(target / 10) * 10));
+}
+
+/** How the think time was chosen, for the report: a sentence when it was calibrated. */
+export function thinkNote(r: Pick<AutoscaleResult, 'thinkMs' | 'calibration'>): string | undefined {
+  const k = r.calibration;
+  if (!k) return undefined;
+  return (
+    `think time ${r.thinkMs} ms, calibrated: one worker served 40 users ${fmtRate(k.capacityRps)} at ${k.thinkMs} ms, and at ${r.thinkMs} ms ` +
+    `they ask about ${DEMAND_VS_CAPACITY}× that; the 40-user run was repeated, and every scenario used ${r.thinkMs} ms`
+  );
+}
