@@ -9,8 +9,8 @@ import type { AutoscaleResult } from './autoscale.ts';
 /**
  * Without --think-ms the think time is calibrated so that 40 users ask this many times what one
  * saturated worker serves (as with Node 20 on the reference machine, 10 users then about 60 % busy).
- * Node 26 spends less CPU per request: at Node 20's think time 40 users asked about 1.5 times one
- * worker, and steady-throughput-vs-1-worker ran 1.30–1.88 (under 1.4 in 3 of 6 runs).
+ * Node 26 spends less CPU per request: at Node 20's think time 40 users asked about 1.6 times one
+ * worker, and steady-throughput-vs-1-worker ran 1.30–2.24 over 9 runs (under 1.4 in 2).
  */
 export const DEMAND_VS_CAPACITY = 2.1;
 export const CALIBRATION_TOLERANCE = 0.1;

@@ -14,6 +14,7 @@ export interface UsersSecond {
   errors: number;
   /** ms, over the requests completed in this second; 0 when none. */
   p95: number;
+  max: number;
 }
 
 export interface UsersResult {
@@ -31,6 +32,15 @@ export interface UsersResult {
   steadyLatency: LatencySummary;
   /** Per type (the sign-up is the slow one). */
   latencyByType: Record<RequestType, LatencySummary>;
+  /**
+   * A user's time through one iteration's 34 requests, think time left out, ms: over every complete
+   * iteration, and over those that ended in the steady part. In a closed loop this is what grows when
+   * the server is short of CPU, whichever of its requests waited (Little's law: users / throughput − think).
+   */
+  iterationTime: LatencySummary;
+  steadyIterationTime: LatencySummary;
+  /** Per type, the requests completed in the steady part (as steadyLatency). */
+  steadyByType: Record<RequestType, LatencySummary>;
   timeline: UsersSecond[];
   /** The first few failures, for the report. */
   failures: string[];

@@ -6,8 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decide, DEFAULT_HPA, initialHpaState, validateHpaConfig, type HpaConfig, type WorkerSample } from '../servers/lib/hpa.ts';
-import { utilizationFrom, type CpuSample } from '../servers/lib/cpu-quota.ts';
-import { throttleStep } from '../servers/lib/cpu-throttle.ts';
+import { parseCpuStat, utilizationFrom, type CpuSample } from '../servers/lib/cpu-quota.ts';
+import { periodStep, throttleStep } from '../servers/lib/cpu-throttle.ts';
 import { failOnWarnings } from './helpers.ts';
 
 failOnWarnings();
@@ -185,6 +185,32 @@ test('the throttle bucket: credit refills at the quota, holds one period, and de
   assert.equal(throttleStep(over.creditMs, 0, 80, 0.25, 100).creditMs, 0);
   // The kit's bucket is that 100 ms: at most 25 ms of credit at 0.25 core.
   assert.equal(throttleStep(0, 0, 1000, 0.25).creditMs, 25);
+});
+
+test('the throttle\'s periods: quota × period granted at each boundary, spent CPU waits for the next one', () => {
+  // 0.25 core, a 100 ms period: 25 ms per period.
+  const fresh = { creditMs: 25, period: 0 };
+  assert.deepEqual(periodStep(fresh, 20, 30, 0.25, 100), { state: { creditMs: 5, period: 0 }, pauseMs: 0 });
+  // 30 ms used by 40 ms into the period: 5 ms in debt, so it waits for the boundary at 100 ms.
+  const over = periodStep(fresh, 30, 40, 0.25, 100);
+  assert.deepEqual(over, { state: { creditMs: -5, period: 0 }, pauseMs: 60 });
+  // At the boundary the grant pays the debt: 20 ms left for period 1.
+  assert.deepEqual(periodStep(over.state, 0, 100, 0.25, 100), { state: { creditMs: 20, period: 1 }, pauseMs: 0 });
+  // A debt larger than one grant waits for as many boundaries as it takes: 35 ms needs two, so it
+  // runs again at 200 ms, 150 ms from now.
+  assert.equal(periodStep(fresh, 60, 50, 0.25, 100).pauseMs, 150);
+  // Idle periods do not pile up credit: a grant holds one period's worth.
+  assert.deepEqual(periodStep({ creditMs: 25, period: 0 }, 0, 1050, 0.25, 100).state, { creditMs: 25, period: 10 });
+  // Unlike the bucket, the wait does not depend on the size of the debt within a period: 1 ms over
+  // 10 ms into a 100 ms period waits 90 ms (the bucket would pause 4 ms).
+  assert.equal(periodStep({ creditMs: 0, period: 0 }, 1, 10, 0.25, 100).pauseMs, 90);
+  assert.equal(throttleStep(0, 1, 0, 0.25, 100).pauseMs, 4);
+});
+
+test('cpu.stat: cgroup v1 counts throttled time in ns, v2 in µs', () => {
+  assert.deepEqual(parseCpuStat('nr_periods 120\nnr_throttled 37\nthrottled_time 2150000000\n'), { periods: 120, throttled: 37, throttledMs: 2150 });
+  assert.deepEqual(parseCpuStat('usage_usec 3000000\nuser_usec 2000000\nsystem_usec 1000000\nnr_periods 120\nnr_throttled 37\nthrottled_usec 2150000\n'), { periods: 120, throttled: 37, throttledMs: 2150 });
+  assert.equal(parseCpuStat('usage_usec 3000000\n'), undefined, 'no quota, no counters');
 });
 
 test('utilization from CPU reports: CPU time / wall time / quota, over the last span', () => {

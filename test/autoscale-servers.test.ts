@@ -12,6 +12,7 @@ import type { ServerProcess } from '../measure/lib/launch.ts';
 import { startLoad } from '../measure/lib/load.ts';
 import { probe } from '../measure/lib/probe.ts';
 import { probeCgroup, releaseCgroup } from '../servers/lib/cpu-quota.ts';
+import type { WorkerThrottle } from '../servers/lib/cluster-messages.ts';
 import { cpuTicks, failOnWarnings, runScript } from './helpers.ts';
 import { isEvent, type AutoscaleEvent } from '../servers/lib/cluster-messages.ts';
 
@@ -31,10 +32,10 @@ const TICK_MS = 10; // USER_HZ is 100 on Linux: /proc/<pid>/stat counts 10 ms ti
  * 4 s, and returns the cores its worker used over the last 2.5 s: as the worker measured it
  * (process.cpuUsage(), reported to the primary) and as /proc counted it.
  */
-async function coresUsed(quota: number, mode: 'throttle' | 'cgroup'): Promise<{ reported: number; proc: number; line: string }> {
+async function coresUsed(quota: number, mode: 'throttle' | 'cgroup', extra: string[] = []): Promise<{ reported: number; proc: number; line: string; throttle?: WorkerThrottle }> {
   const s = await lab.start({
     server: 'cluster',
-    args: ['--port', '0', '--workers', '1', '--autoscale', '--min', '1', '--max', '1', '--cpu-quota', String(quota), '--quota-mode', mode],
+    args: ['--port', '0', '--workers', '1', '--autoscale', '--min', '1', '--max', '1', '--cpu-quota', String(quota), '--quota-mode', mode, ...extra],
     ipc: true,
   });
   // The worker's pid as the primary reports it (the primary may have other children: tsx can
@@ -53,8 +54,9 @@ async function coresUsed(quota: number, mode: 'throttle' | 'cgroup'): Promise<{ 
   const utils = syncs.map((m) => m.workers[0]?.utilization).filter((u): u is number => u !== undefined);
   assert.ok(utils.length >= 2, `at least two syncs with a utilization: ${JSON.stringify(syncs)}`);
   const line = s.lines.find((l) => l.startsWith('cpu quota:')) ?? '';
+  const throttle = syncs.at(-1)?.workers[0]?.throttle;
   await lab.stop(s);
-  return { reported: (utils.reduce((a, b) => a + b, 0) / utils.length) * quota, proc, line };
+  return { reported: (utils.reduce((a, b) => a + b, 0) / utils.length) * quota, proc, line, ...(throttle ? { throttle } : {}) };
 }
 
 const within = (x: number, target: number, share = 0.2) => x >= target * (1 - share) && x <= target * (1 + share);
@@ -75,6 +77,22 @@ test('a cgroup holds a worker to its quota ± 20 %', { skip: cgroupSkip }, async
   assert.ok(within(r.proc, 0.25), `/proc counted ${r.proc.toFixed(3)} cores`);
   const left = readdirSync(cgroupSupport.ok ? cgroupSupport.base.replace(/\/[^/]+$/, '') : '/').filter((d) => d.startsWith('nsl-'));
   assert.deepEqual(left, [], 'the run\'s cgroups are removed when it stops');
+});
+
+test('with a 100 ms period the throttle keeps periods: still the quota ± 20 %, and each sync counts its pauses', async () => {
+  const r = await coresUsed(0.25, 'throttle', ['--quota-period-ms', '100']);
+  assert.match(r.line, /period 100 ms, enforced by the in-process throttle/);
+  assert.ok(within(r.proc, 0.25), `/proc counted ${r.proc.toFixed(3)} cores`);
+  // About 5.5 s of listening by the last sync: some 55 periods, the worker stopped in most of them.
+  assert.ok(r.throttle && r.throttle.periods! >= 40 && r.throttle.periods! <= 70, JSON.stringify(r.throttle));
+  assert.ok(r.throttle.throttled >= 10 && r.throttle.throttled <= r.throttle.periods!, JSON.stringify(r.throttle));
+});
+
+test('a cgroup with a 100 ms period: its cpu.stat counts reach every sync', { skip: cgroupSkip }, async () => {
+  const r = await coresUsed(0.25, 'cgroup', ['--quota-period-ms', '100']);
+  assert.match(r.line, /period 100 ms, enforced by a cgroup v[12]/);
+  assert.ok(within(r.proc, 0.25), `/proc counted ${r.proc.toFixed(3)} cores`);
+  assert.ok(r.throttle && r.throttle.periods! >= 20 && r.throttle.throttled >= 10 && r.throttle.throttledMs > 500, JSON.stringify(r.throttle));
 });
 
 test('the check can fail: a worker with a whole core uses far more than 0.25 × 1.2', async () => {
@@ -136,6 +154,9 @@ test('autoscaling flags are checked: usage errors exit 2 and say what is wrong',
     [['--autoscale', '--target', '0'], /--target/],
     [['--quota-mode', 'throttle'], /--quota-mode only means something with a --cpu-quota/],
     [['--autoscale', '--sync-ms', '200'], /--sync-ms/],
+    [['--quota-period-ms', '100'], /--quota-period-ms only means something with a --cpu-quota/],
+    [['--cpu-quota', '0.25', '--quota-period-ms', '0'], /--quota-period-ms must be from 1 to 1000/],
+    [['--cpu-quota', '0.25', '--quota-period-ms', '1001'], /--quota-period-ms must be from 1 to 1000/],
   ];
   for (const [args, message] of cases) {
     const r = await runScript('servers/cluster.ts', ['--port', '0', ...args]);

@@ -1,5 +1,5 @@
-// Proves the lesson 6 experiment end to end on real processes: in --quick mode it prints exactly
-// its expected shape; its own flags are checked; Ctrl-C while a throttled worker is paused
+// Proves the lesson 6 experiments end to end on real processes: in --quick mode each prints exactly
+// its expected shape; their own flags are checked; Ctrl-C while a throttled worker is paused
 // (SIGSTOP) leaves no process behind, stopped or not, and no cgroup.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,6 +21,24 @@ test('autoscale --quick --shape prints exactly expected-output/autoscale.txt', a
   assert.deepEqual(kitCgroups().filter((d) => !before.includes(d)), [], 'no cgroup left behind');
 });
 
+test('shared-compute --quick --shape prints exactly expected-output/shared-compute.txt', async () => {
+  const before = kitCgroups();
+  const r = await runScript('measure/shared-compute.ts', ['--quick', '--shape'], {}, 180_000);
+  assertShapeOutput(r.stdout, 'shared-compute', r.stderr);
+  assert.equal(r.code, 0);
+  assert.deepEqual(kitCgroups().filter((d) => !before.includes(d)), [], 'no cgroup left behind');
+});
+
+test('shared-compute: its own flags are listed and checked (usage errors exit 2)', async () => {
+  const help = await runInProcess('shared-compute', ['--help']);
+  for (const flag of ['--cpu-quota', '--quota-mode', '--think-ms']) assert.match(help.stdout, new RegExp(flag));
+  for (const args of [['--cpu-quota', '1'], ['--quota-mode', 'fast'], ['--think-ms', '50']]) {
+    const bad = await runInProcess('shared-compute', args);
+    assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stderr}`);
+    assert.match(bad.stderr, /^error KIT_ERR_USAGE: /);
+  }
+});
+
 test('autoscale: its own flags are listed and checked (usage errors exit 2)', async () => {
   const help = await runInProcess('autoscale', ['--help']);
   for (const flag of ['--cpu-quota', '--quota-mode', '--think-ms', '--window-s']) assert.match(help.stdout, new RegExp(flag));
@@ -31,17 +49,27 @@ test('autoscale: its own flags are listed and checked (usage errors exit 2)', as
   }
 });
 
-test('Ctrl-C while a throttled worker is paused: every process is gone', async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'measure/autoscale.ts'), '--quick', '--quota-mode', 'throttle'], {
+for (const [script, when, what] of [
+  // One worker with 40 users runs at its quota: the throttle pauses it most of each period.
+  ['autoscale', /fixed-1w-40u: 40 users, second 3 /, 'a worker at its quota'],
+  // With a 100 ms period, a paused worker waits up to 75 ms for the next one.
+  ['shared-compute', /shared-100ms: 10 users, second 3 /, 'a worker throttled in 100 ms periods'],
+] as const) {
+  test(`Ctrl-C during ${script}, ${what}, paused by the throttle: every process is gone`, async () => {
+    await interruptAndCheck(script, when);
+  });
+}
+
+async function interruptAndCheck(script: string, when: RegExp): Promise<void> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, `measure/${script}.ts`), '--quick', '--quota-mode', 'throttle'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
-  // One worker with 40 users runs at its quota: the throttle pauses it most of each period.
   await new Promise<void>((resolve, reject) => {
     createInterface({ input: child.stderr! }).on('line', (l) => {
       lines.push(l);
-      if (/fixed-1w-40u: 40 users, second 3 /.test(l)) resolve();
+      if (when.test(l)) resolve();
     });
     child.once('exit', () => reject(new Error(`ended early: ${lines.slice(-3).join(' | ')}`)));
   });
@@ -52,4 +80,4 @@ test('Ctrl-C while a throttled worker is paused: every process is gone', async (
   const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
   assert.equal(code, 130);
   await assertAllGone(all, 10_000);
-});
+}

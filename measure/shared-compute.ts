@@ -1,0 +1,84 @@
+/**
+ * Lesson 6 · shared compute versus dedicated, before any autoscaling: the same 10 virtual users
+ * (measure/lib/users.ts: sign up, then refreshes and searches, with think time) against one
+ * cluster worker, three times, each on a fresh cluster:
+ *   shared-100ms   a quota of 0.25 core with CFS's default 100 ms period, as Kubernetes sets a
+ *                  CPU limit: 25 ms of CPU per 100 ms; a worker that spent it waits for the next period
+ *   shared-20ms    the same quota with the 20 ms period the rest of lesson 6 uses
+ *   dedicated      no quota: the worker may use a whole core
+ * The users ask the same work of each, so the shared rows use about the same CPU; what differs is
+ * how long a request waits when it arrives after its period's CPU is spent. Per scenario: the
+ * worker's CPU, the periods in which the quota stopped it (the cgroup's cpu.stat, or the in-process
+ * throttle's pauses) and the steady latency of the light requests.
+ */
+import { defineCommand, intFlag } from '../lib/cli.ts';
+import { KitError } from '../lib/errors.ts';
+import { QUOTA_MODES, type QuotaMode } from '../servers/lib/cpu-quota.ts';
+import { formatCost } from '../servers/lib/scrypt-cost.ts';
+import { SIGNUP_COST } from '../servers/lib/workload-routes.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
+import { runClusterUsers } from './lib/cluster-users.ts';
+import { COMPUTE_SCENARIOS, hints, render, shape, type ComputeScenarioResult, type SharedComputeResult } from '../results/shared-compute.ts';
+
+/** Mean think time, ms: the autoscale experiment's (10 users keep a 0.25-core worker about half to 60 % busy). */
+const THINK_MS = 2200;
+const USERS = 10;
+/** Load per scenario, s (full run / --quick). */
+const DURATIONS = { full: 20, quick: 12 };
+
+const command = defineCommand({
+  usage: 'npx tsx measure/shared-compute.ts [flags]',
+  summary:
+    'Runs the same 10 virtual users against one cluster worker held to 0.25 core with a 100 ms quota period (as a Kubernetes ' +
+    'CPU limit), with a 20 ms period, and with a whole core of its own; shows the CPU each used, how often the quota stopped ' +
+    'it, and the latency of the light requests.',
+  flags: {
+    ...COMMON_FLAGS,
+    'cpu-quota': { type: 'string', valueName: 'cores', description: 'CPU quota of the shared rows', default: '0.25' },
+    'quota-mode': { type: 'string', valueName: 'mode', description: 'auto (cgroup if allowed, else the in-process throttle), cgroup or throttle', default: 'auto' },
+    'think-ms': { type: 'string', valueName: 'ms', description: 'mean think time after each user iteration', default: String(THINK_MS) },
+  },
+  epilogue: 'By hand: npx tsx servers/cluster.ts --workers 1 --cpu-quota 0.25 --quota-period-ms 100, then load it (measure/autoscale.ts shows how).',
+});
+
+interface Options {
+  quota: string;
+  quotaMode: string;
+  thinkMs: number;
+}
+
+async function run({ lab, progress, options, quick, port, machine }: RunContext<Options>): Promise<SharedComputeResult> {
+  const loadS = quick ? DURATIONS.quick : DURATIONS.full;
+  const scenarios: ComputeScenarioResult[] = [];
+  for (const s of COMPUTE_SCENARIOS) {
+    const quota = s.periodMs === undefined ? ['--cpu-quota', 'none'] : ['--cpu-quota', options.quota, '--quota-period-ms', String(s.periodMs), '--quota-mode', options.quotaMode];
+    const r = await runClusterUsers(lab, progress, {
+      label: s.name,
+      users: USERS,
+      autoscale: false,
+      loadS,
+      thinkMs: options.thinkMs,
+      windowS: 0,
+      // --autoscale held at one worker: the primary then reports the worker's CPU and throttling every second.
+      clusterArgs: ['--port', String(port), '--workers', '1', '--autoscale', '--min', '1', '--max', '1', ...quota, '--signup-cost', formatCost(SIGNUP_COST)],
+    });
+    scenarios.push({ name: s.name, ...(s.periodMs !== undefined ? { periodMs: s.periodMs } : {}), ...r });
+  }
+  return { machine, quota: Number(options.quota), thinkMs: options.thinkMs, scenarios };
+}
+
+export const experiment = defineExperiment({
+  name: 'shared-compute',
+  command,
+  options: (flags): Options => {
+    const quota = String(flags['cpu-quota'] ?? '0.25');
+    if (!(Number(quota) >= 0.05 && Number(quota) <= 0.5)) throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from 0.05 to 0.5; got '${quota}'`);
+    const quotaMode = String(flags['quota-mode'] ?? 'auto');
+    if (!QUOTA_MODES.includes(quotaMode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${quotaMode}'`);
+    return { quota, quotaMode, thinkMs: intFlag('think-ms', flags['think-ms'], 100, 10_000, THINK_MS) };
+  },
+  run,
+  report: { render, shape, hints },
+});
+
+await runIfEntry(import.meta, experiment);
