@@ -85,13 +85,10 @@ test('the 100 ms period\'s slowest search must be 5× the dedicated core\'s: the
   assert.deepEqual(edit((r) => setSearch(get(r, 'shared-100ms'), 1, 7)), ['shared-compute  shared-100ms  search-max-vs-dedicated  spikes']);
 });
 
-test('the 20 ms period\'s search p95 must be 3× the 100 ms period\'s: more searches wait, for less long', () => {
-  assert.deepEqual(edit((r) => setSearch(get(r, 'shared-20ms'), 7.4, 45)), ['shared-compute  shared-20ms  search-p95-vs-100ms-period  higher']);
-  assert.deepEqual(edit((r) => setSearch(get(r, 'shared-20ms'), 7.5, 45)), []);
-  // No quota on either shared row: every search about as fast, both period lines fail.
+test('a quota that makes nobody wait fails the spikes line, whatever the 20 ms period shows', () => {
   assert.deepEqual(
     edit((r) => r.scenarios.forEach((s) => setSearch(s, 1, 6))),
-    ['shared-compute  shared-100ms  search-max-vs-dedicated  spikes', 'shared-compute  shared-20ms  search-p95-vs-100ms-period  higher'],
+    ['shared-compute  shared-100ms  search-max-vs-dedicated  spikes'],
   );
 });
 
