@@ -46,6 +46,8 @@ export interface ComputeStats {
   queryMax: number;
   /** Steady p50 of the sign-ups (the expensive request), ms. */
   signupP50: number;
+  /** The slowest request of the steady half, any type (a sign-up, as measured), ms. */
+  slowest: number;
 }
 
 export function computeStats(s: ComputeScenarioResult, quota: number): ComputeStats {
@@ -66,30 +68,34 @@ export function computeStats(s: ComputeScenarioResult, quota: number): ComputeSt
     queryP99: q.p99,
     queryMax: q.max,
     signupP50: s.workload.steadyByType.signup.p50,
+    slowest: s.workload.steadyLatency.max,
   };
 }
 
 /**
- * "Spikes": the 100 ms period's slowest steady search is at least this multiple of the dedicated
- * core's. A search that arrives once the period's share is spent waits up to 75 ms (at 0.25 core);
- * on a core of its own none waits. Measured: 83–97 ms against 4.7–11 ms (8.4–20×), 20 runs.
+ * "Spikes": the 100 ms period's slowest steady request is at least this multiple of the dedicated
+ * core's. A request that needs CPU once the period's 25 ms are spent waits up to 75 ms (at 0.25
+ * core); on a core of its own none waits. The slowest is a sign-up (about 16 ms of CPU) in every run
+ * measured: 3.4–16× the dedicated core's over 36 runs (Node 20 to 26, cgroup and throttle). The
+ * slowest search is no rule: on Node 24 no search met a spent period in 1 run of 2.
  */
-export const SPIKE = 5;
+export const SPIKE = 2;
+
 export function shape(r: SharedComputeResult): string[] {
   const by = new Map(r.scenarios.map((s) => [s.name, computeStats(s, r.quota)] as const));
   const p100 = by.get('shared-100ms');
   const ded = by.get('dedicated');
   const out: string[] = [];
   if (p100) out.push(line('shared-compute', 'shared-100ms', 'throttled-periods', (p100.throttled ?? 0) > 0 ? 'some' : 'none'));
-  if (p100 && ded) out.push(line('shared-compute', 'shared-100ms', 'search-max-vs-dedicated', p100.queryMax >= SPIKE * ded.queryMax ? 'spikes' : 'no-spikes'));
+  if (p100 && ded) out.push(line('shared-compute', 'shared-100ms', 'slowest-request-vs-dedicated', p100.slowest >= SPIKE * ded.slowest ? 'spikes' : 'no-spikes'));
   out.push(line('shared-compute', 'errors', r.scenarios.every((s) => s.workload.errors === 0) ? 'none' : 'some'));
   return out;
 }
 
 export const hints: Record<string, string> = {
   'shared-compute  shared-100ms  throttled-periods': 'the quota never stopped the worker: check the "cpu quota:" line (a cgroup, or the throttle with its period)',
-  'shared-compute  shared-100ms  search-max-vs-dedicated':
-    'a search that arrives once the period\'s 25 ms of CPU is spent should wait up to 75 ms; on a core of its own none should. Was the quota enforced, and was the machine idle?',
+  'shared-compute  shared-100ms  slowest-request-vs-dedicated':
+    'a request that needs CPU once the period\'s 25 ms are spent should wait up to 75 ms; on a core of its own none should. Was the quota enforced, and was the machine idle?',
   'shared-compute  errors': 'a request failed: a wrong status or a timeout (10 s)',
 };
 
@@ -110,7 +116,10 @@ function spikes(r: SharedComputeResult, color: boolean): string[] {
 
 export function render(r: SharedComputeResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
-  const table = makeTable(['worker', 'requests', 'steady req/s', 'CPU used', 'throttled periods', 'throttled', 'search p50', 'search p95', 'search p99', 'search max', 'sign-up p50', 'errors'], textThenNumbers(1, 12));
+  const table = makeTable(
+    ['worker', 'requests', 'steady req/s', 'CPU used', 'throttled periods', 'throttled', 'search p50', 'search p95', 'search p99', 'search max', 'sign-up p50', 'slowest', 'errors'],
+    textThenNumbers(1, 13),
+  );
   for (const s of r.scenarios) {
     const st = computeStats(s, r.quota);
     const periods = st.throttled === undefined ? '—' : st.periods ? `${st.throttled} of ${st.periods} (${Math.round((100 * st.throttled) / st.periods)}%)` : String(st.throttled);
@@ -126,6 +135,7 @@ export function render(r: SharedComputeResult, color: boolean, caption = machine
       fmtMs(st.queryP99),
       fmtMs(st.queryMax),
       fmtMs(st.signupP50),
+      fmtMs(st.slowest),
       st.errors ? c.red(String(st.errors)) : '0',
     ]);
   }

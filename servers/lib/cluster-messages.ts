@@ -10,7 +10,6 @@ import type { CpuSample, PauseRequest } from './cpu-quota.ts';
 /** Launcher → primary. */
 export type LauncherCommand = { cmd: 'kill-worker'; pid?: number } | { cmd: 'rolling-restart' };
 
-/** One sync of the autoscaler: what it saw and decided. */
 /**
  * How often a worker's CPU quota stopped it since it began listening: periods it ran in (a
  * cgroup's nr_periods; the throttle's wall-clock periods; absent for the throttle's bucket),
@@ -22,6 +21,7 @@ export interface WorkerThrottle {
   throttledMs: number;
 }
 
+/** One sync of the autoscaler: what it saw and decided. */
 export interface AutoscaleEvent {
   event: 'autoscale';
   /** When, ms since the epoch (the primary's wall clock). */
