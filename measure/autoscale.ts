@@ -13,15 +13,13 @@
  * worker's CPU utilization (CPU time / quota, from process.cpuUsage() in the worker).
  */
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { KitError } from '../lib/errors.ts';
 import { DEFAULT_HPA, DEFAULT_SYNC_MS } from '../servers/lib/hpa.ts';
 import { formatCost } from '../servers/lib/scrypt-cost.ts';
 import { SIGNUP_COST } from '../servers/lib/workload-routes.ts';
-import { QUOTA_MODES, type QuotaMode } from '../servers/lib/cpu-quota.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import type { Lab } from './lib/lab.ts';
 import type { Progress } from './lib/progress.ts';
-import { runClusterUsers } from './lib/cluster-users.ts';
+import { quotaOptions, runClusterUsers } from './lib/cluster-users.ts';
 import { REQUESTS_PER_ITERATION } from './lib/users.ts';
 import { calibratedThinkMs, DEMAND_VS_CAPACITY } from '../results/autoscale-think.ts';
 import { caveats, hints, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult } from '../results/autoscale.ts';
@@ -135,10 +133,7 @@ export const experiment = defineExperiment({
   name: 'autoscale',
   command,
   options: (flags): Options => {
-    const quota = String(flags['cpu-quota'] ?? '0.25');
-    if (!(Number(quota) >= 0.05 && Number(quota) <= 1)) throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from 0.05 to 1; got '${quota}'`);
-    const quotaMode = String(flags['quota-mode'] ?? 'auto');
-    if (!QUOTA_MODES.includes(quotaMode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${quotaMode}'`);
+    const { quota, quotaMode } = quotaOptions(flags, 1);
     return {
       quota,
       quotaMode,

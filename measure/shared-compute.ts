@@ -12,12 +12,10 @@
  * throttle's pauses) and the steady latency of the light requests.
  */
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { KitError } from '../lib/errors.ts';
-import { QUOTA_MODES, type QuotaMode } from '../servers/lib/cpu-quota.ts';
 import { formatCost } from '../servers/lib/scrypt-cost.ts';
 import { SIGNUP_COST } from '../servers/lib/workload-routes.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { runClusterUsers } from './lib/cluster-users.ts';
+import { quotaOptions, runClusterUsers } from './lib/cluster-users.ts';
 import { COMPUTE_SCENARIOS, hints, render, shape, type ComputeScenarioResult, type SharedComputeResult } from '../results/shared-compute.ts';
 
 /** Mean think time, ms: the autoscale experiment's (10 users keep a 0.25-core worker about half to 60 % busy). */
@@ -71,10 +69,7 @@ export const experiment = defineExperiment({
   name: 'shared-compute',
   command,
   options: (flags): Options => {
-    const quota = String(flags['cpu-quota'] ?? '0.25');
-    if (!(Number(quota) >= 0.05 && Number(quota) <= 0.5)) throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from 0.05 to 0.5; got '${quota}'`);
-    const quotaMode = String(flags['quota-mode'] ?? 'auto');
-    if (!QUOTA_MODES.includes(quotaMode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${quotaMode}'`);
+    const { quota, quotaMode } = quotaOptions(flags, 0.5);
     return { quota, quotaMode, thinkMs: intFlag('think-ms', flags['think-ms'], 100, 10_000, THINK_MS) };
   },
   run,

@@ -7,7 +7,7 @@
  */
 import { KitError } from '../../lib/errors.ts';
 import { isEvent, type AutoscaleEvent } from '../../servers/lib/cluster-messages.ts';
-import { wallMs } from '../../servers/lib/cpu-quota.ts';
+import { QUOTA_MODES, wallMs, type QuotaMode } from '../../servers/lib/cpu-quota.ts';
 import { DEFAULT_HPA } from '../../servers/lib/hpa.ts';
 import { steadyWindow, type ScenarioResult, type SyncSample } from '../../results/autoscale.ts';
 import type { Lab } from './lab.ts';
@@ -31,6 +31,18 @@ export interface ClusterUsersOptions {
   windowS: number;
   /** servers/cluster.ts's flags; they must include --autoscale, so that it reports every sync. */
   clusterArgs: string[];
+}
+
+/**
+ * The lesson-6 experiments' --cpu-quota (cores, from 0.05 to `maxCores`; default 0.25) and
+ * --quota-mode (auto, cgroup or throttle) flags, checked; KIT_ERR_USAGE otherwise.
+ */
+export function quotaOptions(flags: { 'cpu-quota'?: string; 'quota-mode'?: string }, maxCores: number): { quota: string; quotaMode: string } {
+  const quota = String(flags['cpu-quota'] ?? '0.25');
+  if (!(Number(quota) >= 0.05 && Number(quota) <= maxCores)) throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from 0.05 to ${maxCores}; got '${quota}'`);
+  const quotaMode = String(flags['quota-mode'] ?? 'auto');
+  if (!QUOTA_MODES.includes(quotaMode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${quotaMode}'`);
+  return { quota, quotaMode };
 }
 
 /** Runs the scenario; the cluster is stopped before it returns (and by the lab on any error). */
