@@ -8,7 +8,7 @@
 import asciichart from 'asciichart';
 import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
 import { line } from './shape.ts';
-import type { ScenarioResult } from './autoscale.ts';
+import { steadyWindow, type ScenarioResult } from './autoscale.ts';
 
 /** The scenarios in the order they run: the shared ones with their quota period, ms. */
 export type ComputeScenario = 'shared-100ms' | 'shared-20ms' | 'dedicated';
@@ -54,7 +54,7 @@ export function computeStats(s: ComputeScenarioResult, quota: number): ComputeSt
   const during = s.syncs.filter((x) => x.t >= 0 && x.t <= s.loadEndS);
   const averages = during.map((x) => x.average).filter((a): a is number => a !== undefined);
   const throttle = [...during].reverse().find((x) => x.perWorker[0]?.throttle)?.perWorker[0]?.throttle;
-  const [from, to] = [Math.ceil(s.loadS / 2), s.loadS];
+  const [from, to] = steadyWindow(s);
   const steady = s.workload.timeline.filter((x) => x.second >= from && x.second < to);
   const q = s.workload.steadyByType.query;
   return {

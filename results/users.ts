@@ -32,13 +32,6 @@ export interface UsersResult {
   steadyLatency: LatencySummary;
   /** Per type (the sign-up is the slow one). */
   latencyByType: Record<RequestType, LatencySummary>;
-  /**
-   * A user's time through one iteration's 34 requests, think time left out, ms: over every complete
-   * iteration, and over those that ended in the steady part. In a closed loop this is what grows when
-   * the server is short of CPU, whichever of its requests waited (Little's law: users / throughput − think).
-   */
-  iterationTime: LatencySummary;
-  steadyIterationTime: LatencySummary;
   /** Per type, the requests completed in the steady part (as steadyLatency). */
   steadyByType: Record<RequestType, LatencySummary>;
   timeline: UsersSecond[];

@@ -28,8 +28,6 @@ function scenario(name: Scenario, o: { users: number; autoscale: boolean; loadS:
     steadyLatency: lat(o.steadyP95, o.steadyP50),
     latencyByType: { signup: lat(o.p95 * 5), refresh: lat(o.p95), query: lat(o.p95) },
     steadyByType: { signup: lat(o.steadyP95 * 5), refresh: lat(o.steadyP95, o.steadyP50), query: lat(o.steadyP95, o.steadyP50) },
-    iterationTime: lat(o.p95 * 34),
-    steadyIterationTime: lat(o.steadyP95 * 34, (o.steadyP50 ?? o.steadyP95 / 4) * 34),
     timeline: Array.from({ length: o.loadS }, (_, second) => ({ second, completed: o.rps, errors: 0, p95: o.p95, max: o.p95 * 2 })),
     failures: o.errors ? ['signup: HTTP 503'] : [],
   };

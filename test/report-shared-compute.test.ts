@@ -28,8 +28,6 @@ function scenario(name: ComputeScenario, o: { periodMs?: number; queryP95: numbe
     steadyLatency: lat(o.queryP95, o.slowest),
     latencyByType: { signup: lat(150, 250, 20), refresh: q, query: q },
     steadyByType: { signup: lat(150, 250, 20), refresh: q, query: q },
-    iterationTime: lat(300, 400, 120),
-    steadyIterationTime: lat(300, 400, 120),
     timeline: Array.from({ length: 12 }, (_, second) => ({ second, completed: 100, errors: 0, p95: o.queryP95, max: o.queryMax * (second % 3 ? 0.5 : 1) })),
     failures: o.errors ? ['signup: HTTP 503'] : [],
   };

@@ -73,9 +73,6 @@ class UsersRecord {
   readonly total = createLatencyHistogram();
   readonly steady = createLatencyHistogram();
   readonly byType = Object.fromEntries(REQUEST_TYPES.map((t) => [t, createLatencyHistogram()])) as Record<RequestType, LatencyHistogram>;
-  /** One user's time through one iteration's requests (its think time left out), ms. */
-  readonly iterations_ = createLatencyHistogram();
-  readonly steadyIterations = createLatencyHistogram();
   readonly steadyByType = Object.fromEntries(REQUEST_TYPES.map((t) => [t, createLatencyHistogram()])) as Record<RequestType, LatencyHistogram>;
   readonly counts = Object.fromEntries(REQUEST_TYPES.map((t) => [t, { ok: 0, failed: 0 }])) as UsersResult['counts'];
   readonly seconds: { h: LatencyHistogram; completed: number; errors: number }[] = [];
@@ -117,14 +114,6 @@ class UsersRecord {
     this.counts[type].ok++;
   }
 
-  /** An iteration that ended at `now`; its time is recorded only when every request of it succeeded. */
-  iteration(complete: boolean, ms: number, now: number): void {
-    this.iterations++;
-    if (!complete) return;
-    recordMs(this.iterations_, ms);
-    if (now >= this.steadyFrom && now < this.endAt) recordMs(this.steadyIterations, ms);
-  }
-
   fail(type: RequestType, why: string): void {
     this.counts[type].failed++;
     this.bucket(performance.now()).errors++;
@@ -146,8 +135,6 @@ class UsersRecord {
       latency: summarize(this.total),
       steadyLatency: summarize(this.steady),
       latencyByType: Object.fromEntries(REQUEST_TYPES.map((t) => [t, summarize(this.byType[t])])) as UsersResult['latencyByType'],
-      iterationTime: summarize(this.iterations_),
-      steadyIterationTime: summarize(this.steadyIterations),
       steadyByType: Object.fromEntries(REQUEST_TYPES.map((t) => [t, summarize(this.steadyByType[t])])) as UsersResult['steadyByType'],
       timeline: this.seconds.map((_, i) => this.sample(i)),
       failures: this.failures,
@@ -197,7 +184,6 @@ export function startUsers(opts: UsersOptions): RunningUsers {
     await sleep(Math.random() * opts.thinkMs, undefined, { signal: stopper.signal }).catch(() => {});
     for (let n = 0; n < MAX_ITERATIONS && performance.now() < endAt && !stopper.signal.aborted; n++) {
       const client = new Client(base.origin, { pipelining: 1, connectTimeout: timeoutMs });
-      const began = performance.now();
       try {
         const signup = await call(client, 'signup', 'POST', '/signup', undefined, { name: `u${id}-${n}` });
         let token = signup?.token as string | undefined;
@@ -208,8 +194,7 @@ export function startUsers(opts: UsersOptions): RunningUsers {
             await call(client, 'query', 'GET', `/books?q=${WORDS[(id + n + q) % WORDS.length]}`, token);
           }
         }
-        const now = performance.now();
-        rec.iteration(token !== undefined, now - began, now);
+        rec.iterations++;
       } finally {
         await client.close().catch(() => {});
       }
