@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import type { ServerProcess } from './lib/launch.ts';
 import { runLoad } from './lib/load.ts';
 import { measureSteadily } from './lib/steady.ts';
+import { userScenario } from './lib/user-scenario.ts';
 import { probeOk } from './lib/probe.ts';
 import { allStats, TICKS_PER_S, type ProcStat } from './lib/proc.ts';
 import { busyCoresBetween, cpuTimes } from './lib/machine.ts';
@@ -26,30 +27,6 @@ const command = defineCommand({
 
 const { counts: COUNTS, connections: CONNECTIONS, workMs: WORK_MS } = SCALE_OUT_SPEC;
 const WARMUP_S = 2;
-
-/**
- * The user scenario, as autocannon's request sequence: create a user, then read it back, with a
- * check on each answer's status (201, then 200) counted in `checks.failed`, as a k6 check would.
- */
-const userScenario = (checks: { failed: number }) => [
-  {
-    method: 'POST' as const,
-    path: '/users',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'ada' }),
-    onResponse: (status: number, body: string, context: Record<string, unknown>) => {
-      if (status !== 201) checks.failed++;
-      context.id = status === 201 ? JSON.parse(body).id : 'missing';
-    },
-  },
-  {
-    method: 'GET' as const,
-    setupRequest: (req: Record<string, unknown>, context: Record<string, unknown>) => ({ ...req, path: `/users/${context.id ?? 'missing'}` }),
-    onResponse: (status: number) => {
-      if (status !== 200) checks.failed++;
-    },
-  },
-];
 
 /** Requests of the user scenario (create and read) each replica has served so far. */
 async function servedUsers(replicas: Replica[]): Promise<Record<string, number>> {

@@ -17,9 +17,16 @@
  * connection attempts get no answer until SIGCONT; give it a small --backlog for that.
  *   POST /users             {"name": "..."} → 201 { id }, in the SQLite file given by --db
  *   GET  /users/:id         200 with the user, or 404
+ *                           (both take ?work=N: N ms of CPU first, the app's own work per request)
  *   GET  /__replica/stats   requests served per route (not counted itself), connections accepted,
- *                           CPU used so far (cpuUs: user + system, µs), and the event loop's delay
- *                           over the last whole second (loopDelayMs: p99 and max, ms)
+ *                           CPU used so far (cpuUs: user + system, µs), the event loop's delay
+ *                           over the last whole second (loopDelayMs: p99 and max, ms), the
+ *                           database's writes and writer-lock times (db), and with --cpu-quota
+ *                           how often the quota stopped it (throttle)
+ *
+ * `--cpu-quota <cores>` holds the replica to a share of a core, as a container's CPU limit would
+ * (lib/self-quota.ts); `--commit-ms` makes every commit wait that long for a modelled disk flush
+ * (lib/users-db.ts).
  *   POST /login, GET /me, POST /loan, GET /loans   lesson 5's state routes (lib/state-routes.ts),
  *                           over the store --state names (memory by default)
  *
@@ -32,17 +39,22 @@ import { KitError } from '../lib/errors.ts';
 import { DEFAULT_BACKLOG, HttpError, readJsonBody, router, sendJson, type Routes } from './lib/http.ts';
 import { vanishOnSignal } from './lib/vanish.ts';
 import { DRAIN_DEADLINE_MS, failStartup, serve, serverFlags } from './lib/main.ts';
-import { openUsersDb, type UsersDb } from './lib/users-db.ts';
+import { MAX_COMMIT_MS, openUsersDb, type UsersDb } from './lib/users-db.ts';
 import { openStateStore, stateFlags, stateOptions, stateRoutes } from './lib/state-routes.ts';
 import { burnCpu } from './lib/cpu-work.ts';
+import { holdSelfToQuota, type SelfQuota } from './lib/self-quota.ts';
+import { QUOTA_MODES, type QuotaMode } from './lib/cpu-quota.ts';
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file>] [--drain-deadline <ms>] [--abrupt] [--backlog <n>] [--state memory|sqlite|redis] [--state-file <file>] [--redis-url <url>] [--sessions store|token] [--session-secret <text>]',
+  usage: 'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file> [--commit-ms <ms>]] [--cpu-quota <cores> [--quota-mode auto|cgroup|throttle]] [--drain-deadline <ms>] [--abrupt] [--backlog <n>] [--state memory|sqlite|redis] [--state-file <file>] [--redis-url <url>] [--sessions store|token] [--session-secret <text>]',
   summary: 'A stateless app replica for lesson 4: fast, slow, CPU-bound and user routes; every answer names the replica. Listens on 127.0.0.1 and prints one ready line.',
   flags: {
     name: { type: 'string', valueName: 'name', description: 'the replica\'s name, in every answer', default: 'app1' },
     port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3010' },
     db: { type: 'string', valueName: 'file', description: 'SQLite file for /users, shared by all replicas (created if missing)' },
+    'commit-ms': { type: 'string', valueName: 'ms', description: `each commit to --db also waits this long holding the writer lock, as for a slow disk's flush (0 to ${MAX_COMMIT_MS}; default 0)` },
+    'cpu-quota': { type: 'string', valueName: 'cores', description: 'hold the replica to this share of a core, 0.05 to 4, as a container CPU limit would (default: none)' },
+    'quota-mode': { type: 'string', valueName: 'mode', description: 'how the quota is enforced: auto (cgroup if allowed, else throttle), cgroup, throttle (default: auto)' },
     'drain-deadline': {
       type: 'string',
       valueName: 'ms',
@@ -67,6 +79,14 @@ function msParam(url: URL): number {
   if (raw === null) throw new HttpError(400, 'ms is missing: add ?ms=<0..10000>');
   if (!/^\d+$/.test(raw) || Number(raw) > MAX_MS) throw new HttpError(400, `ms must be a whole number from 0 to ${MAX_MS}; got '${raw}'`);
   return Number(raw);
+}
+
+/** ?work=N on a /users route: N ms of CPU before the database, the app's own work (none without it). */
+function appWork(url: URL): void {
+  const raw = url.searchParams.get('work');
+  if (raw === null) return;
+  if (!/^\d+$/.test(raw) || Number(raw) > MAX_MS) throw new HttpError(400, `work must be a whole number of ms from 0 to ${MAX_MS}; got '${raw}'`);
+  burnCpu(Number(raw));
 }
 
 /** Keeps this thread busy for `ms`: the event loop runs nothing else meanwhile. */
@@ -133,7 +153,8 @@ function replicaRoutes(ctx: ReplicaContext): Routes {
     '/whoami': { GET: (_req, res) => reply(res, 200, { pid: process.pid }) },
     '/health': { GET: (_req, res) => reply(res, ctx.isDraining() ? 503 : 200, { status: ctx.isDraining() ? 'draining' : 'ok' }) },
     '/users': {
-      POST: async (req, res) => {
+      POST: async (req, res, url) => {
+        appWork(url);
         const body = (await readJsonBody(req, BODY_LIMIT)) as { name?: unknown } | null;
         const userName = body && typeof body === 'object' ? body.name : undefined;
         if (typeof userName !== 'string' || userName.length === 0 || userName.length > 200) {
@@ -144,7 +165,8 @@ function replicaRoutes(ctx: ReplicaContext): Routes {
       },
     },
     '/users/:id': {
-      GET: (_req, res, _url, params) => {
+      GET: (_req, res, url, params) => {
+        appWork(url);
         if (!/^\d{1,15}$/.test(params.id ?? '')) throw new HttpError(400, 'a user id is a whole number');
         const user = needDb().get(Number(params.id));
         if (!user) throw new HttpError(404, `no user ${params.id}`);
@@ -162,7 +184,10 @@ async function main(): Promise<void> {
   const port = intFlag('port', flags.port, 0, 65535, 3010);
   const drainDeadlineMs = intFlag('drain-deadline', flags['drain-deadline'], 0, 600_000, DRAIN_DEADLINE_MS);
   const backlog = intFlag('backlog', flags.backlog, 1, 4096, DEFAULT_BACKLOG);
-  const db: UsersDb | undefined = flags.db ? openUsersDb(flags.db) : undefined;
+  const limits = limitOptions(flags);
+  const quota = applyQuota(limits);
+  if (quota) process.stdout.write(quota.describe + '\n');
+  const db: UsersDb | undefined = flags.db ? openUsersDb(flags.db, { commitMs: limits.commitMs }) : undefined;
   const store = await openStateStore(state);
   let draining = false;
   /** Requests served per route (the path without its query), for experiments to read. */
@@ -175,10 +200,12 @@ async function main(): Promise<void> {
   // Every answer, errors included, names the replica in a header too.
   const server = http.createServer((req, res) => {
     res.setHeader('x-replica', name);
+    quota?.checkpoint();
     const pathOnly = (req.url ?? '/').split('?')[0]!.replace(/^\/users\/[^/]+$/, '/users/:id');
     if (pathOnly === '/__replica/stats') {
       const cpu = process.cpuUsage();
-      sendJson(res, 200, { replica: name, pid: process.pid, served, connections, cpuUs: cpu.user + cpu.system, loopDelayMs: loopDelay() });
+      const limited = quota ? { quota: { mode: quota.mode, cores: limits.quota, throttle: quota.stats() } } : {};
+      sendJson(res, 200, { replica: name, pid: process.pid, served, connections, cpuUs: cpu.user + cpu.system, loopDelayMs: loopDelay(), ...(db ? { db: db.stats() } : {}), ...limited });
       return;
     }
     if (routes[pathOnly]) served[pathOnly] = (served[pathOnly] ?? 0) + 1; // known routes only: junk paths must not grow memory
@@ -188,6 +215,31 @@ async function main(): Promise<void> {
   let bound = 0;
   vanishOnSignal(server, backlog, () => bound, (line) => process.stdout.write(line + '\n'));
   bound = await serve(`replica-${name}`, server, port, { onStop: () => (draining = true), drainDeadlineMs, abrupt: Boolean(flags.abrupt), backlog });
+}
+
+/**
+ * Holds this process to --cpu-quota, if given. Like lesson 6's workers, it begins once the code is
+ * loaded (loading tsx and the modules at a fifth of a core would take seconds and measure nothing).
+ */
+function applyQuota(limits: ReturnType<typeof limitOptions>): SelfQuota | undefined {
+  if (limits.quota === undefined) return undefined;
+  try {
+    return holdSelfToQuota(limits.quota, limits.quotaMode);
+  } catch (err) {
+    throw new KitError('KIT_ERR_USAGE', `--quota-mode cgroup: ${(err as Error).message}`, 'use --quota-mode throttle (or auto), which needs no permission');
+  }
+}
+
+/** --cpu-quota, --quota-mode and --commit-ms, checked (KIT_ERR_USAGE naming the flag). */
+function limitOptions(flags: { 'cpu-quota'?: string; 'quota-mode'?: string; 'commit-ms'?: string; db?: string }): { quota?: number; quotaMode: QuotaMode; commitMs: number } {
+  const text = flags['cpu-quota'];
+  const quota = text === undefined ? undefined : Number(text);
+  if (quota !== undefined && !(quota >= 0.05 && quota <= 4)) throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from 0.05 to 4; got '${text}'`);
+  const mode = flags['quota-mode'] ?? 'auto';
+  if (flags['quota-mode'] !== undefined && quota === undefined) throw new KitError('KIT_ERR_USAGE', '--quota-mode only means something with --cpu-quota');
+  if (!QUOTA_MODES.includes(mode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${mode}'`);
+  if (flags['commit-ms'] !== undefined && flags.db === undefined) throw new KitError('KIT_ERR_USAGE', '--commit-ms only means something with --db');
+  return { quota, quotaMode: mode as QuotaMode, commitMs: intFlag('commit-ms', flags['commit-ms'], 0, MAX_COMMIT_MS, 0) };
 }
 
 /**

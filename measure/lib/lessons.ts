@@ -21,11 +21,11 @@ export const LESSONS: Lesson[] = [
     slug: 'scaling-out',
     title: 'Scaling out: replicas behind a load balancer',
     text: 'lessons/04-scaling-out.md',
-    experiments: ['distribution', 'degraded', 'scale-out', 'failover', 'graceful', 'rolling-restart', 'sim-vs-lab'],
+    experiments: ['distribution', 'degraded', 'scale-out', 'capped-scale-out', 'failover', 'graceful', 'rolling-restart', 'sim-vs-lab'],
   },
   { id: 5, slug: 'shared-state', title: 'Shared state: sessions, counters and rate limits', text: 'lessons/05-shared-state.md', experiments: ['sessions', 'counter', 'rate-limit'] },
   { id: 6, slug: 'autoscaling', title: 'Autoscaling: workers added and removed by CPU utilization', text: 'lessons/06-autoscaling.md', experiments: ['shared-compute', 'autoscale'] },
 ];
 
 /** Experiments that put a load balancer in front of replicas: they take --lb builtin|nginx. */
-export const BALANCED_EXPERIMENTS = new Set(['distribution', 'degraded', 'scale-out', 'failover', 'graceful', 'sessions', 'counter']);
+export const BALANCED_EXPERIMENTS = new Set(['distribution', 'degraded', 'scale-out', 'capped-scale-out', 'failover', 'graceful', 'sessions', 'counter']);

@@ -50,14 +50,16 @@ export interface PeriodState {
 /**
  * The period bookkeeping, pure: `nowMs` since the throttle began (periods start at 0, P, 2P...),
  * `usedMs` of CPU since the last check. Each boundary crossed grants quota × P, up to quota × P in
- * hand; in debt, the pause lasts until the boundary whose grant clears the debt.
+ * hand; in debt, the pause lasts until the boundary whose grant clears the debt. `chargeFirst`
+ * books the CPU before the grants of the boundaries crossed since the last check, as when it was
+ * used at the start of that stretch (a request's work before its synchronous wait); by default it
+ * is booked after them, the stricter choice when the stretch may have been idle first.
  */
-export function periodStep(s: PeriodState, usedMs: number, nowMs: number, quota: number, periodMs: number): { state: PeriodState; pauseMs: number } {
+export function periodStep(s: PeriodState, usedMs: number, nowMs: number, quota: number, periodMs: number, chargeFirst = false): { state: PeriodState; pauseMs: number } {
   const grant = quota * periodMs;
   const period = Math.floor(nowMs / periodMs);
-  let credit = s.creditMs;
-  if (period > s.period) credit = Math.min(grant, credit + (period - s.period) * grant);
-  credit -= usedMs;
+  const grants = Math.max(0, period - s.period) * grant;
+  const credit = chargeFirst ? Math.min(grant, s.creditMs - usedMs + grants) : Math.min(grant, s.creditMs + grants) - usedMs;
   const state = { creditMs: credit, period };
   if (credit >= 0) return { state, pauseMs: 0 };
   const grantsNeeded = Math.ceil(-credit / grant);
@@ -66,26 +68,29 @@ export function periodStep(s: PeriodState, usedMs: number, nowMs: number, quota:
 
 /**
  * Starts the throttle: every CHECK_MS (IDLE_CHECK_MS when idle) it reads process.cpuUsage() and,
- * in debt, calls `pause(ms)`, which must stop the whole process for that long (the primary sends
- * SIGSTOP, then SIGCONT). `periodMs` picks the period bookkeeping; without it, the bucket.
- * Returns a stop function.
+ * in debt, calls `pause(ms)`, which must stop the process for that long (the primary sends
+ * SIGSTOP, then SIGCONT; a lone replica blocks its own main thread). `periodMs` picks the period
+ * bookkeeping (with `chargeFirst`, see periodStep); without it, the bucket. Returns `stop`, and `check`, which checks at once: a
+ * server whose event loop is blocked for long stretches (a synchronous database call) calls it
+ * after each request, since a late timer would see the CPU of many periods as one period's debt.
  */
-export function startThrottle(quota: number, pause: (ms: number) => void, periodMs?: number): () => void {
+export function startThrottle(quota: number, pause: (ms: number) => void, periodMs?: number, chargeFirst = false): { stop: () => void; check: () => void } {
   const began = performance.now();
   let bucket = quota * THROTTLE_BUCKET_MS;
   let periods: PeriodState = { creditMs: quota * (periodMs ?? 0), period: 0 };
   let lastCpu = process.cpuUsage();
   let lastAt = began;
   let pausedUntil = 0;
-  let timer: NodeJS.Timeout;
+  let timer: NodeJS.Timeout | undefined;
   const check = () => {
+    clearTimeout(timer);
     const now = performance.now();
     const cpu = process.cpuUsage();
     const usedMs = (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000;
     const elapsedMs = now - lastAt;
     let pauseMs: number;
     if (periodMs) {
-      const step = periodStep(periods, usedMs, now - began, quota, periodMs);
+      const step = periodStep(periods, usedMs, now - began, quota, periodMs, chargeFirst);
       periods = step.state;
       pauseMs = step.pauseMs;
     } else {
@@ -111,5 +116,5 @@ export function startThrottle(quota: number, pause: (ms: number) => void, period
   };
   timer = setTimeout(check, CHECK_MS);
   timer.unref();
-  return () => clearTimeout(timer);
+  return { stop: () => clearTimeout(timer), check };
 }

@@ -1,0 +1,141 @@
+/**
+ * Lesson 4 · capped-scale-out: with each replica held to a fifth of a core, as containers given a
+ * CPU limit are, does throughput grow from 1 to 5 replicas, and where does the shared database
+ * stop it?
+ *
+ * Starts 5 replicas, each with --cpu-quota CAPPED_SPEC.cores, sharing one SQLite file whose every
+ * commit waits CAPPED_SPEC.commitMs for a modelled disk flush, and for 1, 2, 3 and 5 of them runs
+ * the same closed-loop load through the balancer: the CPU-bound /work route, then the create-then-read
+ * user scenario with the same kind of CPU work in each request. Reads each replica's CPU, quota
+ * throttling and writer-lock times (/__replica/stats) around every step.
+ */
+import { performance } from 'node:perf_hooks';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
+import type { ServerProcess } from './lib/launch.ts';
+import { runLoad } from './lib/load.ts';
+import { measureSteadily } from './lib/steady.ts';
+import { probeOk } from './lib/probe.ts';
+import { busyCoresBetween, cpuTimes } from './lib/machine.ts';
+import { userScenario } from './lib/user-scenario.ts';
+import { balancerKind, LB_FLAG, startBalancer, startReplicas, type BalancerKind, type Replica } from './lib/topology.ts';
+import { QUOTA_PERIOD_MS } from '../servers/lib/cpu-quota.ts';
+import { MAX_COMMIT_MS } from '../servers/lib/users-db.ts';
+import { defineCommand, intFlag } from '../lib/cli.ts';
+import { CAPPED_SPEC, caveats, hints, notShown, render, shape, type CappedScaleOutResult, type CappedStep, type CappedWorkload } from '../results/capped-scale-out.ts';
+
+const command = defineCommand({
+  usage: 'npx tsx measure/capped-scale-out.ts [flags]',
+  summary: `Holds each replica to ${CAPPED_SPEC.cores} core and runs the same closed-loop load through the balancer to 1, 2, 3 and 5 of them: the CPU-bound /work route, and a create-then-read user scenario whose writes share one SQLite file.`,
+  flags: {
+    ...COMMON_FLAGS,
+    lb: LB_FLAG,
+    'commit-ms': { type: 'string', valueName: 'ms', description: `the modelled disk flush each commit waits for, holding the writer lock, 0 to ${MAX_COMMIT_MS} (default ${CAPPED_SPEC.commitMs}: a spinning disk; 0: a fast SSD)` },
+  },
+  epilogue: 'Examples: npx tsx measure/capped-scale-out.ts --lb nginx\n          npx tsx measure/capped-scale-out.ts --commit-ms 0   (no slow disk: where does the scenario stop now?)',
+});
+
+const { counts: COUNTS, connections: CONNECTIONS } = CAPPED_SPEC;
+/** The first wave of a closed loop starts together; its answers are left out of the figures. */
+const SETTLE_S = 0.5;
+
+/** What one replica's /__replica/stats says of its CPU (µs), its writes and its quota. */
+interface ReplicaReading {
+  cpuUs: number;
+  db?: { writes: number; lockWaitMs: number; lockHeldMs: number };
+  quota?: { mode: string; throttle?: { throttled?: number; throttledMs?: number } };
+}
+
+const readAll = (replicas: Replica[]): Promise<ReplicaReading[]> => Promise.all(replicas.map(async (r) => (await probeOk(`${r.url}/__replica/stats`)).body as ReplicaReading));
+
+/** The step's figures from the replicas' readings before and after it, over `wallMs`. */
+function fromReadings(before: ReplicaReading[], after: ReplicaReading[], wallMs: number): Pick<CappedStep, 'replicaCores' | 'throttledShare' | 'db'> {
+  const sum = (f: (r: ReplicaReading) => number) => after.reduce((n, a, i) => n + f(a) - f(before[i]!), 0);
+  const writes = sum((r) => r.db?.writes ?? 0);
+  const held = sum((r) => r.db?.lockHeldMs ?? 0);
+  return {
+    replicaCores: sum((r) => r.cpuUs) / 1000 / wallMs,
+    throttledShare: sum((r) => r.quota?.throttle?.throttledMs ?? 0) / wallMs / after.length,
+    db: {
+      writes,
+      writesPerS: writes / (wallMs / 1000),
+      lockBusy: held / wallMs,
+      lockWaitMs: writes ? sum((r) => r.db?.lockWaitMs ?? 0) / writes : 0,
+      lockHoldMs: writes ? held / writes : 0,
+    },
+  };
+}
+
+/** One step: `workload` through `lb` to `replicas` for `durationS` (after the settling). */
+async function measureStep(lb: ServerProcess & { url: string }, replicas: Replica[], workload: CappedWorkload['name'], durationS: number): Promise<CappedStep> {
+  const checks = { failed: 0 };
+  const cpuBefore = cpuTimes();
+  const before = await readAll(replicas);
+  const started = performance.now();
+  const base = { connections: CONNECTIONS, durationS: durationS + SETTLE_S, settleS: SETTLE_S };
+  const r =
+    workload === 'user-scenario'
+      ? await runLoad({ ...base, url: lb.url, requests: userScenario(checks, `work=${CAPPED_SPEC.appWorkMs}`) as never })
+      : await runLoad({ ...base, url: `${lb.url}/work?ms=${CAPPED_SPEC.workMs}` });
+  const wallMs = performance.now() - started;
+  const after = await readAll(replicas);
+  if (workload === 'cpu-bound') checks.failed = r.counts.non2xx;
+  const settled = r.settled!;
+  return {
+    replicas: replicas.length,
+    throughput: settled.throughput,
+    p50: settled.latency.p50,
+    p95: settled.latency.p95,
+    failedChecks: checks.failed + r.counts.errors,
+    requests: r.counts.completed,
+    generatorCpu: r.generatorCpu,
+    busyCores: busyCoresBetween(cpuBefore, cpuTimes()),
+    ...fromReadings(before, after, wallMs),
+  };
+}
+
+interface Options {
+  lb: BalancerKind;
+  commitMs: number;
+}
+
+async function run({ lab, progress, options, quick, machine, port }: RunContext<Options>): Promise<CappedScaleOutResult> {
+  const durationS = CAPPED_SPEC.stepS[quick ? 'quick' : 'full'];
+  const most = Math.max(...COUNTS);
+  progress.step(`starting ${most} replicas, each held to ${CAPPED_SPEC.cores} core`);
+  const all = await startReplicas(lab, most, ['--cpu-quota', String(CAPPED_SPEC.cores), '--commit-ms', String(options.commitMs)]);
+  const quotaMode = (await readAll(all.slice(0, 1)))[0]!.quota?.mode ?? 'none';
+  const workloads: CappedWorkload[] = [
+    { name: 'cpu-bound', description: `GET /work?ms=${CAPPED_SPEC.workMs}`, steps: [] },
+    { name: 'user-scenario', description: `POST /users then GET /users/:id, each with ?work=${CAPPED_SPEC.appWorkMs}; checks 201 then 200`, steps: [] },
+  ];
+  // As in scale-out: the kit's balancer runs once and takes replicas out by hand; nginx is started per step.
+  const shared = options.lb === 'builtin' ? await startBalancer(lab, 'builtin', 'round-robin', all, port) : undefined;
+  for (const n of COUNTS) {
+    const lb = shared ?? (await startBalancer(lab, options.lb, 'round-robin', all.slice(0, n), port));
+    if (shared) for (const [i, r] of all.entries()) await probeOk(`${shared.url}/__lb/${i < n ? 'up' : 'down'}?upstream=${r.name}`, { method: 'POST' });
+    for (const w of workloads) {
+      const label = `${n} replica(s): ${w.name} for ${durationS} s`;
+      progress.step(label);
+      w.steps.push((await measureSteadily(label, () => measureStep(lb, all.slice(0, n), w.name, durationS), { progress })).value);
+    }
+    if (!shared) await lab.stop(lb);
+  }
+  return {
+    machine,
+    balancer: options.lb,
+    cap: { cores: CAPPED_SPEC.cores, periodMs: QUOTA_PERIOD_MS, mode: quotaMode },
+    commitMs: options.commitMs,
+    load: { connections: CONNECTIONS, durationS },
+    workloads,
+  };
+}
+
+export const experiment = defineExperiment({
+  name: 'capped-scale-out',
+  command,
+  options: (flags): Options => ({ lb: balancerKind(flags.lb), commitMs: intFlag('commit-ms', flags['commit-ms'], 0, MAX_COMMIT_MS, CAPPED_SPEC.commitMs) }),
+  run,
+  report: { render, shape, hints, caveats, notShown },
+});
+
+await runIfEntry(import.meta, experiment);

@@ -1,0 +1,161 @@
+/**
+ * Result, table and shape of the `capped-scale-out` experiment (lesson 4): replicas each held to a
+ * fifth of a core, 1, 2, 3 and 5 of them behind the balancer; the CPU-bound route grows with every
+ * replica, and the create-then-read scenario stops growing where the shared SQLite file's one
+ * writer lock is busy all the time. Pure functions only.
+ */
+import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, type MachineInfo } from './format.ts';
+import { CANNOT_SHOW, line } from './shape.ts';
+
+export interface CappedStep {
+  replicas: number;
+  /** Completed requests per second after the first wave. */
+  throughput: number;
+  p50: number;
+  p95: number;
+  /** Answers whose status was not the one the check expects, plus errors. */
+  failedChecks: number;
+  requests: number;
+  /** Cores' worth of CPU the step's replicas used together. */
+  replicaCores: number;
+  /** Share of the step each replica spent stopped by its quota, on average (0 to 1). */
+  throttledShare: number;
+  /**
+   * The shared database: writes (and per second), the share of the step its writer lock was held
+   * (0 to 1), and per write the mean time waiting for that lock and holding it (ms).
+   */
+  db: { writes: number; writesPerS: number; lockBusy: number; lockWaitMs: number; lockHoldMs: number };
+  generatorCpu: number;
+  busyCores?: number;
+}
+
+export interface CappedWorkload {
+  name: 'cpu-bound' | 'user-scenario';
+  description: string;
+  steps: CappedStep[];
+}
+
+export interface CappedScaleOutResult {
+  machine: MachineInfo;
+  balancer: string;
+  /** Each replica's CPU quota: cores, the quota's period (ms), and what enforced it (cgroup, throttle). */
+  cap: { cores: number; periodMs: number; mode: string };
+  /** The modelled disk flush every commit waits for, holding the writer lock, ms. */
+  commitMs: number;
+  load: { connections: number; durationS: number };
+  workloads: CappedWorkload[];
+}
+
+/**
+ * The experiment's parameters. A fifth of a core each lets 5 replicas fit in one core of a
+ * 2-core laptop, leaving the other to the balancer and the load generator. The user scenario's
+ * 3 ms of CPU per request keeps one replica CPU-bound (about 24 creates a second at 0.2 core);
+ * 16 ms per commit is the SQLite FAQ's spinning disk (about 60 transactions a second), so the
+ * writer lock is full between 2 and 3 replicas.
+ */
+export const CAPPED_SPEC = {
+  counts: [1, 2, 3, 5],
+  cores: 0.2,
+  connections: 8,
+  /** /work?ms= of the CPU-bound workload. */
+  workMs: 5,
+  /** ?work= of each user-scenario request: the app's own CPU per request, ms. */
+  appWorkMs: 3,
+  commitMs: 16,
+  stepS: { quick: 2, full: 4 },
+} as const;
+
+/** CPU-bound: 5 capped replicas reach at least this multiple of one's throughput (5× is the ideal). */
+export const CAPPED_GROWS_FACTOR = 3;
+/** User scenario: 2 replicas reach at least this multiple of one's, before the database fills. */
+export const BEFORE_DB_FACTOR = 1.5;
+/** User scenario: 5 replicas stay under this multiple of 3's once the writer lock is full (5/3 = 1.67 if it were not). */
+export const DB_FLAT_FACTOR = 1.2;
+/** User scenario: at 5 replicas, their CPU is "below-cap" under this share of their quotas together (they wait, not work). */
+export const BELOW_CAP_SHARE = 0.7;
+
+const step = (w: CappedWorkload | undefined, n: number) => w?.steps.find((s) => s.replicas === n);
+
+/** Whether the machine has room for 5 capped replicas beside the balancer and load generator. */
+const roomFor = (r: CappedScaleOutResult) => r.machine.cores === 0 || r.machine.cores >= 2;
+
+function ratioVerdict(a: CappedStep | undefined, b: CappedStep | undefined, atLeast: number, yes: string, no: string): string {
+  if (!a || !b || b.throughput <= 0) return 'missing';
+  return a.throughput >= atLeast * b.throughput ? yes : no;
+}
+
+export function shape(r: CappedScaleOutResult): string[] {
+  const cpu = r.workloads.find((w) => w.name === 'cpu-bound');
+  const user = r.workloads.find((w) => w.name === 'user-scenario');
+  const out: string[] = [];
+  const fits = roomFor(r);
+  out.push(line('cpu-bound', '5-replicas-vs-1', fits ? ratioVerdict(step(cpu, 5), step(cpu, 1), CAPPED_GROWS_FACTOR, 'grows', 'does-not-grow') : CANNOT_SHOW));
+  out.push(line('user-scenario', '2-replicas-vs-1', fits ? ratioVerdict(step(user, 2), step(user, 1), BEFORE_DB_FACTOR, 'grows', 'does-not-grow') : CANNOT_SHOW));
+  const five = step(user, 5);
+  const flat = five && step(user, 3) ? (five.throughput < DB_FLAT_FACTOR * step(user, 3)!.throughput ? 'flat' : 'keeps-growing') : 'missing';
+  out.push(line('user-scenario', '5-replicas-vs-3', fits ? flat : CANNOT_SHOW));
+  const waits = five ? (five.db.writes > 0 && five.db.lockWaitMs >= five.db.lockHoldMs ? 'longer-than-hold' : 'shorter-than-hold') : 'missing';
+  out.push(line('user-scenario', 'lock-wait-at-5-replicas', fits ? waits : CANNOT_SHOW));
+  const cpu5 = five ? (five.replicaCores < BELOW_CAP_SHARE * five.replicas * r.cap.cores ? 'below-cap' : 'at-cap') : 'missing';
+  out.push(line('user-scenario', 'replicas-cpu-at-5', fits ? cpu5 : CANNOT_SHOW));
+  for (const w of r.workloads) out.push(line(w.name, 'failed-checks', w.steps.every((s) => s.failedChecks === 0) ? 'none' : 'some'));
+  return out;
+}
+
+export function notShown(r: CappedScaleOutResult): string[] {
+  return roomFor(r) ? [] : [`this machine has ${r.machine.cores} core: 5 replicas at ${r.cap.cores} core fill it, with no room left for the balancer and the load generator.`];
+}
+
+export function caveats(r: CappedScaleOutResult): string[] {
+  const out: string[] = [];
+  if (r.cap.mode === 'throttle') out.push('no cgroup could be made here, so each replica holds itself to its quota (the in-process throttle); the figures come out close to a cgroup\'s, not equal.');
+  const busy = r.workloads.flatMap((w) => w.steps.filter((s) => s.busyCores !== undefined && r.machine.cores > 0 && s.busyCores > r.machine.cores - 0.2).map((s) => `${w.name} × ${s.replicas}`));
+  if (busy.length) out.push(`the machine's cores were nearly all busy in ${busy.join(', ')}: there the cores, not the quotas, may have held the replicas back.`);
+  return out;
+}
+
+export const hints: Record<string, string> = {
+  'cpu-bound  5-replicas-vs-1': 'each capped replica adds its own fifth of a core; if 5 did not serve about 5× one, the replicas were not capped, or the machine was busy',
+  'user-scenario  2-replicas-vs-1': 'one capped replica is held back by its quota, so a second should nearly double the scenario; if not, the database was already full with one (a slower disk than modelled?)',
+  'user-scenario  5-replicas-vs-3': 'every create takes the one writer lock and holds it for the commit; once it is busy all the time more replicas only wait for it',
+  'user-scenario  lock-wait-at-5-replicas': 'with the writer lock the bottleneck, a write waits for others\' commits longer than it holds the lock itself; a short wait means the lock was free most of the time',
+  'user-scenario  replicas-cpu-at-5': 'replicas waiting for the writer lock leave their CPU quota unused; replicas at their cap were held back by CPU, not by the database',
+  'user-scenario  failed-checks': 'every create should answer 201 and every read 200; a 500 is a write that waited out the 5 s busy timeout',
+  'cpu-bound  failed-checks': 'every /work request should answer 200',
+};
+
+const pct = (x: number) => `${Math.round(x * 100)} %`;
+
+export function render(r: CappedScaleOutResult, color: boolean, caption = machineCaption(r.machine)): string {
+  const c = makeChalk(color);
+  const parts = [
+    c.bold(`Lesson 4 · capped-scale-out: each replica held to ${r.cap.cores} core, 1, 2, 3 and 5 of them behind ${r.balancer}`),
+    c.dim(`${r.load.connections} connections, ${r.load.durationS} s per step · quota period ${r.cap.periodMs} ms (${r.cap.mode}) · every commit waits ${r.commitMs} ms for a modelled disk flush · ${caption}`),
+  ];
+  for (const w of r.workloads) {
+    const users = w.name === 'user-scenario';
+    const head = ['replicas', 'throughput', 'p50', 'p95', 'replicas\' CPU\n(of their cap)', 'throttled', ...(users ? ['writes/s', 'writer lock\nbusy', 'lock held\nper write', 'lock wait\nper write'] : []), 'failed\nchecks'];
+    const table = makeTable(head, head.map((_, i) => (i === 0 ? 'left' : 'right')));
+    for (const s of w.steps) {
+      table.push([
+        String(s.replicas),
+        fmtRate(s.throughput),
+        fmtMs(s.p50),
+        fmtMs(s.p95),
+        `${s.replicaCores.toFixed(2)} of ${(s.replicas * r.cap.cores).toFixed(1)}`,
+        pct(s.throttledShare),
+        ...(users ? [s.db.writesPerS.toFixed(1), pct(s.db.lockBusy), fmtMs(s.db.lockHoldMs), s.db.lockWaitMs >= s.db.lockHoldMs ? c.yellow(fmtMs(s.db.lockWaitMs)) : fmtMs(s.db.lockWaitMs)] : []),
+        s.failedChecks ? c.red(String(s.failedChecks)) : '0',
+      ]);
+    }
+    parts.push('', c.bold(`${w.name}: ${w.description}`), table.toString());
+  }
+  parts.push(
+    '',
+    `Each replica may use ${r.cap.cores} core, as a container with a CPU limit may, so 5 of them fit in one core and each added replica adds CPU. ` +
+      `The user scenario's creates all take the one writer lock of the shared SQLite file and hold it through a ${r.commitMs} ms commit: ` +
+      'once it is taken nearly all the time, more replicas add waiting, not throughput. It is never busy 100 % of the time: ' +
+      'a writer that finds it taken sleeps and tries again (SQLite\'s busy handler, 1 to 100 ms), so a freed lock can sit idle until a sleeper wakes.',
+  );
+  return parts.join('\n');
+}
