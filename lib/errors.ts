@@ -27,6 +27,7 @@ export const ERROR_CODES = {
   KIT_ERR_NGINX_MISSING: { exit: EXIT.failed, what: '--lb nginx, but no nginx binary was found' },
   KIT_ERR_NGINX_FAILED: { exit: EXIT.failed, what: 'nginx did not start (its error log says why)' },
   KIT_ERR_REDIS_MISSING: { exit: EXIT.failed, what: 'a Redis run, but no redis-server binary was found' },
+  KIT_ERR_POSTGRES_MISSING: { exit: EXIT.failed, what: 'a PostgreSQL run, but no initdb and postgres binaries were found' },
   KIT_ERR_STORE: { exit: EXIT.failed, what: 'the state store (SQLite file, Redis server) cannot be used' },
   KIT_ERR_NATIVE_BUILD: { exit: EXIT.failed, what: 'better-sqlite3 was compiled for another Node.js and could not be rebuilt' },
   KIT_ERR_PAGE_BUILD: { exit: EXIT.failed, what: 'the Traffic Lab page could not be bundled (esbuild missing or failed)' },

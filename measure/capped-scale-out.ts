@@ -17,6 +17,8 @@ import { measureSteadily } from './lib/steady.ts';
 import { probeOk } from './lib/probe.ts';
 import { busyCoresBetween, cpuTimes } from './lib/machine.ts';
 import { userScenario } from './lib/user-scenario.ts';
+import { postgresCpuS, startPostgres, type Postgres } from './lib/postgres.ts';
+import { KitError } from '../lib/errors.ts';
 import { balancerKind, LB_FLAG, startBalancer, startReplicas, type BalancerKind, type Replica } from './lib/topology.ts';
 import { QUOTA_PERIOD_MS } from '../servers/lib/cpu-quota.ts';
 import { MAX_COMMIT_MS } from '../servers/lib/users-db.ts';
@@ -29,9 +31,10 @@ const command = defineCommand({
   flags: {
     ...COMMON_FLAGS,
     lb: LB_FLAG,
+    db: { type: 'string', valueName: 'sqlite|postgres', description: 'the shared database: a SQLite file (the default, embedded) or a throwaway PostgreSQL server (needs PostgreSQL installed)' },
     'commit-ms': { type: 'string', valueName: 'ms', description: `the modelled disk flush each commit waits for, holding the writer lock, 0 to ${MAX_COMMIT_MS} (default ${CAPPED_SPEC.commitMs}: a spinning disk; 0: a fast SSD)` },
   },
-  epilogue: 'Examples: npx tsx measure/capped-scale-out.ts --lb nginx\n          npx tsx measure/capped-scale-out.ts --commit-ms 0   (no slow disk: where does the scenario stop now?)',
+  epilogue: 'Examples: npx tsx measure/capped-scale-out.ts --lb nginx\n          npx tsx measure/capped-scale-out.ts --commit-ms 0   (no slow disk: where does the scenario stop now?)\n          npx tsx measure/capped-scale-out.ts --db postgres   (a database server instead of a file)',
 });
 
 const { counts: COUNTS, connections: CONNECTIONS } = CAPPED_SPEC;
@@ -41,14 +44,14 @@ const SETTLE_S = 0.5;
 /** What one replica's /__replica/stats says of its CPU (µs), its writes and its quota. */
 interface ReplicaReading {
   cpuUs: number;
-  db?: { writes: number; lockWaitMs: number; lockHeldMs: number };
+  db?: { writes: number; writeMs: number; lockWaitMs?: number; lockHeldMs?: number };
   quota?: { mode: string; throttle?: { throttled?: number; throttledMs?: number } };
 }
 
 const readAll = (replicas: Replica[]): Promise<ReplicaReading[]> => Promise.all(replicas.map(async (r) => (await probeOk(`${r.url}/__replica/stats`)).body as ReplicaReading));
 
-/** The step's figures from the replicas' readings before and after it, over `wallMs`. */
-function fromReadings(before: ReplicaReading[], after: ReplicaReading[], wallMs: number): Pick<CappedStep, 'replicaCores' | 'throttledShare' | 'db'> {
+/** The step's figures from the replicas' readings before and after it, over `wallMs`; `dbCpuS`: PostgreSQL's CPU seconds in the step. */
+function fromReadings(before: ReplicaReading[], after: ReplicaReading[], wallMs: number, dbCpuS: number | undefined): Pick<CappedStep, 'replicaCores' | 'throttledShare' | 'db'> {
   const sum = (f: (r: ReplicaReading) => number) => after.reduce((n, a, i) => n + f(a) - f(before[i]!), 0);
   const writes = sum((r) => r.db?.writes ?? 0);
   const held = sum((r) => r.db?.lockHeldMs ?? 0);
@@ -61,15 +64,18 @@ function fromReadings(before: ReplicaReading[], after: ReplicaReading[], wallMs:
       lockBusy: held / wallMs,
       lockWaitMs: writes ? sum((r) => r.db?.lockWaitMs ?? 0) / writes : 0,
       lockHoldMs: writes ? held / writes : 0,
+      writeMs: writes ? sum((r) => r.db?.writeMs ?? 0) / writes : 0,
+      ...(dbCpuS === undefined ? {} : { cores: dbCpuS / (wallMs / 1000) }),
     },
   };
 }
 
-/** One step: `workload` through `lb` to `replicas` for `durationS` (after the settling). */
-async function measureStep(lb: ServerProcess & { url: string }, replicas: Replica[], workload: CappedWorkload['name'], durationS: number): Promise<CappedStep> {
+/** One step: `workload` through `lb` to `replicas` for `durationS` (after the settling); `pg` when the database is PostgreSQL. */
+async function measureStep(lb: ServerProcess & { url: string }, replicas: Replica[], workload: CappedWorkload['name'], durationS: number, pg: Postgres | undefined): Promise<CappedStep> {
   const checks = { failed: 0 };
   const cpuBefore = cpuTimes();
   const before = await readAll(replicas);
+  const dbBefore = pg && postgresCpuS(pg);
   const started = performance.now();
   const base = { connections: CONNECTIONS, durationS: durationS + SETTLE_S, settleS: SETTLE_S };
   const r =
@@ -78,6 +84,8 @@ async function measureStep(lb: ServerProcess & { url: string }, replicas: Replic
       : await runLoad({ ...base, url: `${lb.url}/work?ms=${CAPPED_SPEC.workMs}` });
   const wallMs = performance.now() - started;
   const after = await readAll(replicas);
+  const dbAfter = pg && postgresCpuS(pg);
+  const dbCpuS = dbBefore === undefined || dbAfter === undefined ? undefined : dbAfter - dbBefore;
   if (workload === 'cpu-bound') checks.failed = r.counts.non2xx;
   const settled = r.settled!;
   return {
@@ -89,20 +97,27 @@ async function measureStep(lb: ServerProcess & { url: string }, replicas: Replic
     requests: r.counts.completed,
     generatorCpu: r.generatorCpu,
     busyCores: busyCoresBetween(cpuBefore, cpuTimes()),
-    ...fromReadings(before, after, wallMs),
+    ...fromReadings(before, after, wallMs, dbCpuS),
   };
 }
 
 interface Options {
   lb: BalancerKind;
+  db: 'sqlite' | 'postgres';
   commitMs: number;
 }
 
 async function run({ lab, progress, options, quick, machine, port }: RunContext<Options>): Promise<CappedScaleOutResult> {
   const durationS = CAPPED_SPEC.stepS[quick ? 'quick' : 'full'];
   const most = Math.max(...COUNTS);
+  let pg: Postgres | undefined;
+  if (options.db === 'postgres') {
+    progress.step('starting a throwaway PostgreSQL (initdb, then postgres)');
+    pg = await startPostgres(lab);
+  }
   progress.step(`starting ${most} replicas, each held to ${CAPPED_SPEC.cores} core`);
-  const all = await startReplicas(lab, most, ['--cpu-quota', String(CAPPED_SPEC.cores), '--commit-ms', String(options.commitMs)]);
+  const flush = pg ? [] : ['--commit-ms', String(options.commitMs)];
+  const all = await startReplicas(lab, most, ['--cpu-quota', String(CAPPED_SPEC.cores), ...flush], [], pg?.url);
   const quotaMode = (await readAll(all.slice(0, 1)))[0]!.quota?.mode ?? 'none';
   const workloads: CappedWorkload[] = [
     { name: 'cpu-bound', description: `GET /work?ms=${CAPPED_SPEC.workMs}`, steps: [] },
@@ -116,7 +131,7 @@ async function run({ lab, progress, options, quick, machine, port }: RunContext<
     for (const w of workloads) {
       const label = `${n} replica(s): ${w.name} for ${durationS} s`;
       progress.step(label);
-      w.steps.push((await measureSteadily(label, () => measureStep(lb, all.slice(0, n), w.name, durationS), { progress })).value);
+      w.steps.push((await measureSteadily(label, () => measureStep(lb, all.slice(0, n), w.name, durationS, pg), { progress })).value);
     }
     if (!shared) await lab.stop(lb);
   }
@@ -124,7 +139,7 @@ async function run({ lab, progress, options, quick, machine, port }: RunContext<
     machine,
     balancer: options.lb,
     cap: { cores: CAPPED_SPEC.cores, periodMs: QUOTA_PERIOD_MS, mode: quotaMode },
-    commitMs: options.commitMs,
+    database: pg ? { kind: 'postgres' } : { kind: 'sqlite', commitMs: options.commitMs },
     load: { connections: CONNECTIONS, durationS },
     workloads,
   };
@@ -133,7 +148,12 @@ async function run({ lab, progress, options, quick, machine, port }: RunContext<
 export const experiment = defineExperiment({
   name: 'capped-scale-out',
   command,
-  options: (flags): Options => ({ lb: balancerKind(flags.lb), commitMs: intFlag('commit-ms', flags['commit-ms'], 0, MAX_COMMIT_MS, CAPPED_SPEC.commitMs) }),
+  options: (flags): Options => {
+    const db = flags.db ?? 'sqlite';
+    if (db !== 'sqlite' && db !== 'postgres') throw new KitError('KIT_ERR_USAGE', `--db is sqlite or postgres; got '${db}'`);
+    if (db === 'postgres' && flags['commit-ms'] !== undefined) throw new KitError('KIT_ERR_USAGE', '--commit-ms models a slow disk for SQLite; PostgreSQL flushes its WAL for real');
+    return { lb: balancerKind(flags.lb), db, commitMs: intFlag('commit-ms', flags['commit-ms'], 0, MAX_COMMIT_MS, CAPPED_SPEC.commitMs) };
+  },
   run,
   report: { render, shape, hints, caveats, notShown },
 });

@@ -15,7 +15,7 @@
  * --abrupt exits at once. Each step prints a `stop:` line. On SIGUSR2 its address vanishes
  * (lib/vanish.ts): it closes its connections, fills its accept queue and stops itself, so new
  * connection attempts get no answer until SIGCONT; give it a small --backlog for that.
- *   POST /users             {"name": "..."} → 201 { id }, in the SQLite file given by --db
+ *   POST /users             {"name": "..."} → 201 { id }, in the SQLite file or PostgreSQL given by --db
  *   GET  /users/:id         200 with the user, or 404
  *                           (both take ?work=N: N ms of CPU first, the app's own work per request)
  *   GET  /__replica/stats   requests served per route (not counted itself), connections accepted,
@@ -40,6 +40,7 @@ import { DEFAULT_BACKLOG, HttpError, readJsonBody, router, sendJson, type Routes
 import { vanishOnSignal } from './lib/vanish.ts';
 import { DRAIN_DEADLINE_MS, failStartup, serve, serverFlags } from './lib/main.ts';
 import { MAX_COMMIT_MS, openUsersDb, type UsersDb } from './lib/users-db.ts';
+import { isPostgresUrl, openUsersPg } from './lib/users-pg.ts';
 import { openStateStore, stateFlags, stateOptions, stateRoutes } from './lib/state-routes.ts';
 import { burnCpu } from './lib/cpu-work.ts';
 import { holdSelfToQuota, type SelfQuota } from './lib/self-quota.ts';
@@ -51,8 +52,8 @@ const spec = defineCommand({
   flags: {
     name: { type: 'string', valueName: 'name', description: 'the replica\'s name, in every answer', default: 'app1' },
     port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3010' },
-    db: { type: 'string', valueName: 'file', description: 'SQLite file for /users, shared by all replicas (created if missing)' },
-    'commit-ms': { type: 'string', valueName: 'ms', description: `each commit to --db also waits this long holding the writer lock, as for a slow disk's flush (0 to ${MAX_COMMIT_MS}; default 0)` },
+    db: { type: 'string', valueName: 'file|url', description: 'SQLite file for /users, shared by all replicas (created if missing), or a postgres:// URL (servers/postgres.ts prints one)' },
+    'commit-ms': { type: 'string', valueName: 'ms', description: `each commit to a SQLite --db also waits this long holding the writer lock, as for a slow disk's flush (0 to ${MAX_COMMIT_MS}; default 0)` },
     'cpu-quota': { type: 'string', valueName: 'cores', description: 'hold the replica to this share of a core, 0.05 to 4, as a container CPU limit would (default: none)' },
     'quota-mode': { type: 'string', valueName: 'mode', description: 'how the quota is enforced: auto (cgroup if allowed, else throttle), cgroup, throttle (default: auto)' },
     'drain-deadline': {
@@ -160,15 +161,15 @@ function replicaRoutes(ctx: ReplicaContext): Routes {
         if (typeof userName !== 'string' || userName.length === 0 || userName.length > 200) {
           throw new HttpError(400, 'body must be {"name": "<1 to 200 characters>"}');
         }
-        const user = needDb().create(userName, name);
+        const user = await needDb().create(userName, name);
         reply(res, 201, { id: user.id });
       },
     },
     '/users/:id': {
-      GET: (_req, res, url, params) => {
+      GET: async (_req, res, url, params) => {
         appWork(url);
         if (!/^\d{1,15}$/.test(params.id ?? '')) throw new HttpError(400, 'a user id is a whole number');
-        const user = needDb().get(Number(params.id));
+        const user = await needDb().get(Number(params.id));
         if (!user) throw new HttpError(404, `no user ${params.id}`);
         reply(res, 200, { user });
       },
@@ -187,7 +188,7 @@ async function main(): Promise<void> {
   const limits = limitOptions(flags);
   const quota = applyQuota(limits);
   if (quota) process.stdout.write(quota.describe + '\n');
-  const db: UsersDb | undefined = flags.db ? openUsersDb(flags.db, { commitMs: limits.commitMs }) : undefined;
+  const db = flags.db === undefined ? undefined : isPostgresUrl(flags.db) ? await openUsersPg(flags.db) : openUsersDb(flags.db, { commitMs: limits.commitMs });
   const store = await openStateStore(state);
   let draining = false;
   /** Requests served per route (the path without its query), for experiments to read. */
@@ -238,7 +239,7 @@ function limitOptions(flags: { 'cpu-quota'?: string; 'quota-mode'?: string; 'com
   const mode = flags['quota-mode'] ?? 'auto';
   if (flags['quota-mode'] !== undefined && quota === undefined) throw new KitError('KIT_ERR_USAGE', '--quota-mode only means something with --cpu-quota');
   if (!QUOTA_MODES.includes(mode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${mode}'`);
-  if (flags['commit-ms'] !== undefined && flags.db === undefined) throw new KitError('KIT_ERR_USAGE', '--commit-ms only means something with --db');
+  if (flags['commit-ms'] !== undefined && (flags.db === undefined || isPostgresUrl(flags.db))) throw new KitError('KIT_ERR_USAGE', '--commit-ms only means something with a SQLite --db (PostgreSQL flushes for real)');
   return { quota, quotaMode: mode as QuotaMode, commitMs: intFlag('commit-ms', flags['commit-ms'], 0, MAX_COMMIT_MS, 0) };
 }
 

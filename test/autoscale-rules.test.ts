@@ -207,6 +207,21 @@ test('the throttle\'s periods: quota × period granted at each boundary, spent C
   assert.equal(throttleStep(0, 1, 0, 0.25, 100).pauseMs, 4);
 });
 
+test('the throttle\'s periods, charged first (a lone replica): CPU booked to the period it began in', () => {
+  // 0.2 core, 20 ms periods: 4 ms per period. A request used 4.4 ms, then slept 16 ms in a
+  // synchronous flush; the next request arrives 20.4 ms in, in period 1.
+  const fresh = { creditMs: 4, period: 0 };
+  // Charged after period 1's grant (the default), the 4.4 ms put it in debt: it would wait for 40 ms.
+  assert.equal(periodStep(fresh, 4.4, 20.4, 0.2, 20).pauseMs, 19.6);
+  // Charged first, as CFS would have charged it (4 ms in period 0, 0.4 in period 1), no wait.
+  const first = periodStep(fresh, 4.4, 20.4, 0.2, 20, true);
+  assert.equal(first.pauseMs, 0);
+  assert.ok(Math.abs(first.state.creditMs - 3.6) < 1e-9);
+  // Charged first still cannot hold more than one grant, and a debt past the grants still waits.
+  assert.equal(periodStep(fresh, 0, 200, 0.2, 20, true).state.creditMs, 4);
+  assert.equal(periodStep(fresh, 13, 21, 0.2, 20, true).pauseMs, 39); // 5 ms short after period 1's grant: two more boundaries, at 60 ms
+});
+
 test('cpu.stat: cgroup v1 counts throttled time in ns, v2 in µs', () => {
   assert.deepEqual(parseCpuStat('nr_periods 120\nnr_throttled 37\nthrottled_time 2150000000\n'), { periods: 120, throttled: 37, throttledMs: 2150 });
   assert.deepEqual(parseCpuStat('usage_usec 3000000\nuser_usec 2000000\nsystem_usec 1000000\nnr_periods 120\nnr_throttled 37\nthrottled_usec 2150000\n'), { periods: 120, throttled: 37, throttledMs: 2150 });

@@ -2,6 +2,7 @@
  * Shared test helpers: run a script as a real process (or an experiment in this one), find a process's children, check that
  * pids are gone (polling against a deadline), and fail a test file on any process warning.
  */
+import { findPostgres } from '../servers/lib/postgres-binary.ts';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -143,12 +144,13 @@ export function failedLines(expected: string[], actual: string[]): string[] {
 }
 
 /**
- * Why tests that run nginx or redis-server skip here: the reason, or false when the binary is
- * installed. .ci/run installs both, so in CI nothing skips.
+ * Why tests that run nginx, redis-server or PostgreSQL skip here: the reason, or false when the binary is
+ * installed. .ci/run installs them all, so in CI nothing skips.
  */
-export function skipUnless(binary: 'nginx' | 'redis-server'): string | false {
+export function skipUnless(binary: 'nginx' | 'redis-server' | 'postgresql'): string | false {
   try {
     if (binary === 'nginx') findNginx();
+    else if (binary === 'postgresql') findPostgres();
     else findRedis();
     return false;
   } catch {

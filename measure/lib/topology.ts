@@ -36,12 +36,12 @@ export interface Replica {
 }
 
 /**
- * Starts `count` replicas app1..appN (in parallel), sharing one users database in a temp dir;
- * `extraArgs` go to every replica (e.g. --abrupt), `lastArgs` to appN only (a fault's victim).
- * The database file is `dbFile` of the result.
+ * Starts `count` replicas app1..appN (in parallel), sharing one users database: a SQLite file in a
+ * temp dir, or `dbUrl` (a PostgreSQL URL); `extraArgs` go to every replica (e.g. --abrupt),
+ * `lastArgs` to appN only (a fault's victim). The database file or URL is `dbFile` of the result.
  */
-export async function startReplicas(lab: Lab, count: number, extraArgs: string[] = [], lastArgs: string[] = []): Promise<Replica[] & { dbFile?: string }> {
-  const db = path.join(lab.tempDir('users'), 'users.db');
+export async function startReplicas(lab: Lab, count: number, extraArgs: string[] = [], lastArgs: string[] = [], dbUrl?: string): Promise<Replica[] & { dbFile?: string }> {
+  const db = dbUrl ?? path.join(lab.tempDir('users'), 'users.db');
   const args = (i: number) => ['--name', `app${i}`, '--port', '0', '--db', db, ...extraArgs, ...(i === count ? lastArgs : [])];
   // Create the database (and its WAL mode) once, before several processes open it at once.
   const first = await lab.start({ server: 'replica', args: args(1) });

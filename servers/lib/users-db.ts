@@ -17,18 +17,24 @@ export interface User {
   createdBy: string;
 }
 
-/** One process's writes so far: how many, time waiting for the writer lock, time holding it (ms). */
+/**
+ * One process's writes so far: how many, and their time from asking to committed (ms). SQLite
+ * also splits that time into waiting for the file's writer lock and holding it; PostgreSQL has
+ * no such single lock.
+ */
 export interface WriteStats {
   writes: number;
-  lockWaitMs: number;
-  lockHeldMs: number;
+  writeMs: number;
+  lockWaitMs?: number;
+  lockHeldMs?: number;
 }
 
+/** The users table, in SQLite (this file) or PostgreSQL (users-pg.ts). */
 export interface UsersDb {
-  create(name: string, createdBy: string): User;
-  get(id: number): User | undefined;
+  create(name: string, createdBy: string): Promise<User>;
+  get(id: number): Promise<User | undefined>;
   stats(): WriteStats;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** How long a writer waits for another process's lock before giving up, ms. */
@@ -60,32 +66,36 @@ export function openUsersDb(file: string, options: UsersDbOptions = {}): UsersDb
   const commit = db.prepare('COMMIT');
   const rollback = db.prepare('ROLLBACK');
   const flush = options.commitMs ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
-  const stats: WriteStats = { writes: 0, lockWaitMs: 0, lockHeldMs: 0 };
+  const stats = { writes: 0, writeMs: 0, lockWaitMs: 0, lockHeldMs: 0 };
+  const create = (name: string, createdBy: string): User => {
+    const asked = performance.now();
+    begin.run();
+    const locked = performance.now();
+    let id: number;
+    try {
+      id = Number(insert.run(name, createdBy).lastInsertRowid);
+      if (flush) Atomics.wait(flush, 0, 0, options.commitMs);
+      commit.run();
+    } catch (err) {
+      if (db.inTransaction) rollback.run();
+      throw err;
+    }
+    const done = performance.now();
+    stats.writes++;
+    stats.writeMs += done - asked;
+    stats.lockWaitMs += locked - asked;
+    stats.lockHeldMs += done - locked;
+    return { id, name, createdBy };
+  };
+  // better-sqlite3 is synchronous: the work happens in the call, the promise only carries the answer.
   return {
-    create(name, createdBy) {
-      const asked = performance.now();
-      begin.run();
-      const locked = performance.now();
-      let id: number;
-      try {
-        id = Number(insert.run(name, createdBy).lastInsertRowid);
-        if (flush) Atomics.wait(flush, 0, 0, options.commitMs);
-        commit.run();
-      } catch (err) {
-        if (db.inTransaction) rollback.run();
-        throw err;
-      }
-      stats.writes++;
-      stats.lockWaitMs += locked - asked;
-      stats.lockHeldMs += performance.now() - locked;
-      return { id, name, createdBy };
-    },
-    get(id) {
+    create: async (name, createdBy) => create(name, createdBy),
+    async get(id) {
       const row = select.get(id);
       return row && { id: row.id, name: row.name, createdBy: row.created_by };
     },
     stats: () => ({ ...stats }),
-    close() {
+    async close() {
       db.close();
     },
   };

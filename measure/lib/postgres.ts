@@ -1,0 +1,33 @@
+/**
+ * A throwaway PostgreSQL for an experiment (servers/postgres.ts), started like any lab server and
+ * stopped with it, and the CPU its processes use (the postmaster's backends are not in the
+ * wrapper's process group, so they are found by parentage in /proc).
+ */
+import type { Lab } from './lab.ts';
+import type { ServerProcess } from './launch.ts';
+import { allStats, descendants, TICKS_PER_S } from './proc.ts';
+
+export interface Postgres {
+  proc: ServerProcess;
+  /** postgres://nsl@127.0.0.1:<port>/postgres */
+  url: string;
+  /** The quota line it printed, and whether a cgroup enforces it. */
+  quota?: { describe: string; enforced: boolean };
+}
+
+/** Starts PostgreSQL, held to `cores` if given. Rejects with KIT_ERR_POSTGRES_MISSING when it is not installed. */
+export async function startPostgres(lab: Lab, cores?: number): Promise<Postgres> {
+  const proc = await lab.start({ server: 'postgres', args: ['--port', '0', ...(cores === undefined ? [] : ['--cpu-quota', String(cores)])] });
+  const url = proc.lines.map((l) => /^url: (postgres:\/\/\S+)$/.exec(l)?.[1]).find(Boolean)!;
+  const line = proc.lines.find((l) => l.startsWith('cpu quota:'));
+  return { proc, url, ...(line ? { quota: { describe: line, enforced: !line.includes('not enforced') } } : {}) };
+}
+
+/** CPU seconds used so far by the server and every process below it (undefined without /proc). */
+export function postgresCpuS(pg: Postgres): number | undefined {
+  const stats = allStats();
+  if (stats.size === 0) return undefined;
+  let ticks = 0;
+  for (const pid of descendants(stats, pg.proc.pid)) ticks += stats.get(pid)?.ownTicks ?? 0;
+  return ticks / TICKS_PER_S;
+}

@@ -1,0 +1,112 @@
+/**
+ * A throwaway PostgreSQL for lesson 4, under the kit's process contract: `initdb` makes a cluster
+ * in a temporary folder (user `nsl`, trust authentication on loopback only), `postgres` serves it
+ * on 127.0.0.1 with durable commits (fsync on: a commit waits for its WAL flush, as in
+ * production), and the wrapper prints the kit's ready line once PostgreSQL says it accepts
+ * connections. On SIGTERM, SIGINT or a lost launcher it asks for a fast shutdown (SIGINT to the
+ * postmaster: clients are disconnected, nothing is kept) and removes the folder.
+ *
+ * `--cpu-quota <cores>` puts the whole server (the postmaster and every backend it forks) in a
+ * cgroup with that quota, as a small managed database instance is sized; without cgroups (not
+ * Linux, not root) it runs uncapped and says so. initdb runs as the `postgres` user when started
+ * as root, since PostgreSQL refuses to run as root.
+ * Run alone: `npx tsx servers/postgres.ts --port 0`, then `psql -h 127.0.0.1 -p <port> -U nsl postgres`.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { defineCommand, intFlag } from '../lib/cli.ts';
+import { KitError } from '../lib/errors.ts';
+import { formatReady, HOST } from '../lib/ready.ts';
+import { exitWithLauncher } from './lib/lifeline.ts';
+import { failStartup, serverFlags } from './lib/main.ts';
+import { freePort, portInUse } from './lib/http.ts';
+import { findPostgres } from './lib/postgres-binary.ts';
+import { holdSelfToQuota } from './lib/self-quota.ts';
+
+const spec = defineCommand({
+  usage: 'npx tsx servers/postgres.ts [--port <n>] [--cpu-quota <cores>]',
+  summary: 'Starts a throwaway PostgreSQL on 127.0.0.1 (a new cluster in a temporary folder, removed afterwards) and prints one ready line once it accepts connections.',
+  flags: {
+    port: { type: 'string', valueName: 'n', description: 'port for PostgreSQL, 0 for any free port', default: '0' },
+    'cpu-quota': { type: 'string', valueName: 'cores', description: 'hold the whole server to this share of a core, 0.05 to 4 (a cgroup; Linux as root only)' },
+  },
+  epilogue: 'Needs PostgreSQL: Debian/Ubuntu `sudo apt-get install postgresql`, macOS `brew install postgresql@16`. The kit uses SQLite by default and needs no server.',
+});
+
+/** The database user the replicas connect as. */
+export const PG_USER = 'nsl';
+
+/** As root, the `postgres` account's uid and gid (from /etc/passwd), which initdb and postgres run as. */
+function runAs(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const entry = readFileSync('/etc/passwd', 'utf8').split('\n').map((l) => l.split(':')).find((f) => f[0] === 'postgres');
+  if (!entry) throw new KitError('KIT_ERR_STORE', 'PostgreSQL will not run as root, and there is no postgres user to run it as', 'run the kit as a normal user');
+  return { uid: Number(entry[2]), gid: Number(entry[3]) };
+}
+
+/** Makes a cluster in `data` (owned by `owner`); throws KIT_ERR_STORE with initdb's words if it fails. */
+function initCluster(initdb: string, data: string, owner: { uid: number; gid: number } | undefined): void {
+  const r = spawnSync(initdb, ['-D', data, '-U', PG_USER, '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'], { encoding: 'utf8', ...owner });
+  if (r.status !== 0) throw new KitError('KIT_ERR_STORE', `initdb failed: ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-2).join(' | ')}`);
+}
+
+async function main(): Promise<void> {
+  const flags = serverFlags(spec);
+  const requested = intFlag('port', flags.port, 0, 65535, 0);
+  const quotaText = flags['cpu-quota'];
+  const quota = quotaText === undefined ? undefined : Number(quotaText);
+  if (quota !== undefined && !(quota >= 0.05 && quota <= 4)) throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from 0.05 to 4; got '${quotaText}'`);
+  const bins = findPostgres();
+  const owner = runAs();
+  const port = requested || (await freePort());
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'nsl-postgres-'));
+  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  process.on('exit', cleanup);
+  const data = path.join(dir, 'data');
+  const sockets = path.join(dir, 'sockets');
+  mkdirSync(sockets);
+  if (owner) for (const d of [dir, sockets]) chownSync(d, owner.uid, owner.gid);
+  initCluster(bins.initdb, data, owner);
+  // The quota is set after initdb (seconds of CPU at a fraction of a core) and before postgres,
+  // whose every process inherits this process's cgroup.
+  if (quota !== undefined) {
+    try {
+      process.stdout.write(holdSelfToQuota(quota, 'cgroup').describe + '\n');
+    } catch (err) {
+      process.stdout.write(`cpu quota: not enforced (${(err as Error).message}): PostgreSQL runs uncapped\n`);
+    }
+  }
+  const settings = ['listen_addresses=' + HOST, 'max_connections=60', 'shared_buffers=32MB', 'fsync=on', 'synchronous_commit=on', 'logging_collector=off'];
+  const pg = spawn(bins.postgres, ['-D', data, '-p', String(port), '-k', sockets, ...settings.flatMap((s) => ['-c', s])], { stdio: ['ignore', 'pipe', 'pipe'], ...owner });
+  const log: string[] = [];
+  let ready = false;
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    pg.kill('SIGINT'); // fast shutdown: disconnect clients, checkpoint, exit
+    setTimeout(() => pg.kill('SIGKILL'), 5000).unref();
+  };
+  pg.stderr.on('data', (d: Buffer) => {
+    for (const l of d.toString().trim().split('\n')) {
+      log.push(l);
+      if (!ready && /ready to accept connections/.test(l)) {
+        ready = true;
+        process.stdout.write(`url: postgres://${PG_USER}@${HOST}:${port}/postgres\n${formatReady('postgres', port, process.pid)}\n`);
+      }
+    }
+    log.splice(0, Math.max(0, log.length - 5));
+  });
+  pg.once('exit', (code, signal) => {
+    if (stopping) process.exit(0);
+    const said = log.join(' | ');
+    failStartup(/Address already in use|could not bind/i.test(said) ? portInUse(port) : new KitError('KIT_ERR_STORE', `postgres exited (${signal ?? `code ${code}`}): ${said}`));
+  });
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  exitWithLauncher(stop);
+}
+
+main().catch(failStartup);

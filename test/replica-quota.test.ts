@@ -1,0 +1,101 @@
+// Proves lesson 4's capped replica on real processes: --cpu-quota holds a replica to its share of
+// a core under a CPU-bound load, by its own cgroup (where one can be made) and by the in-process
+// throttle, where the same load without a quota uses several times as much; the cgroup goes when
+// the replica does (or is swept after a SIGKILL); --commit-ms holds the writer lock through the
+// flush; bad flags are one-line usage errors.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Lab } from '../measure/lib/lab.ts';
+import type { ServerProcess } from '../measure/lib/launch.ts';
+import { runLoad } from '../measure/lib/load.ts';
+import { probe, probeOk } from '../measure/lib/probe.ts';
+import { probeCgroup, releaseCgroup } from '../servers/lib/cpu-quota.ts';
+import { failOnWarnings, runScript } from './helpers.ts';
+
+failOnWarnings();
+const lab = new Lab();
+after(() => lab.close());
+
+const QUOTA = 0.2;
+const support = probeCgroup(`nsl-test-${process.pid}`);
+releaseCgroup(support);
+const noCgroup = support.ok ? false : `no cgroup can be made here (${support.reason})`;
+const cgroupDir = (pid: number) => (support.ok ? path.join(path.dirname(support.base), `nsl-${pid}`) : '');
+
+/** Cores' worth of CPU `replica` used under 4 connections of /work?ms=5 for 2 s, and its stats after. */
+async function coresUnderLoad(replica: ServerProcess & { url: string }): Promise<{ cores: number; stats: any }> {
+  const before = (await probeOk(`${replica.url}/__replica/stats`)).body;
+  const started = performance.now();
+  await runLoad({ url: `${replica.url}/work?ms=5`, connections: 4, durationS: 2 });
+  const stats = (await probeOk(`${replica.url}/__replica/stats`)).body;
+  return { cores: (stats.cpuUs - before.cpuUs) / 1000 / (performance.now() - started), stats };
+}
+
+const start = (args: string[]) => lab.start({ server: 'replica', args: ['--name', 'capped', '--port', '0', ...args] });
+
+test('without a quota the CPU-bound load takes far more than 0.2 core (so the checks below can fail)', async () => {
+  const { cores } = await coresUnderLoad(await start([]));
+  assert.ok(cores > 2.5 * QUOTA, `uncapped: ${cores.toFixed(2)} cores`);
+});
+
+for (const mode of ['cgroup', 'throttle'] as const) {
+  test(`--cpu-quota ${QUOTA} --quota-mode ${mode}: the replica uses its quota and no more, and says how`, { skip: mode === 'cgroup' ? noCgroup : false }, async () => {
+    const replica = await start(['--cpu-quota', String(QUOTA), '--quota-mode', mode]);
+    assert.ok(replica.lines.some((l) => l.startsWith(`cpu quota: ${QUOTA} core, period 20 ms, enforced by ${mode === 'cgroup' ? 'a cgroup' : 'the in-process throttle'}`)), replica.lines.join(' | '));
+    const { cores, stats } = await coresUnderLoad(replica);
+    assert.ok(cores >= 0.75 * QUOTA && cores <= 1.2 * QUOTA, `${cores.toFixed(3)} cores under a ${QUOTA} quota`);
+    assert.equal(stats.quota.mode, mode);
+    assert.equal(stats.quota.cores, QUOTA);
+    assert.ok(stats.quota.throttle.throttled > 0 && stats.quota.throttle.throttledMs > 0, JSON.stringify(stats.quota));
+    if (mode === 'cgroup') {
+      assert.ok(existsSync(cgroupDir(replica.pid)));
+      await lab.stop(replica);
+      assert.equal(existsSync(cgroupDir(replica.pid)), false, 'its cgroup is removed when it exits');
+    }
+  });
+}
+
+test('a cgroup left by a SIGKILLed replica is swept by the next one', { skip: noCgroup }, async () => {
+  const killed = await start(['--cpu-quota', String(QUOTA)]);
+  assert.ok(existsSync(cgroupDir(killed.pid)));
+  killed.signal('SIGKILL');
+  await killed.closed;
+  assert.ok(existsSync(cgroupDir(killed.pid)), 'nobody removed it');
+  await start(['--cpu-quota', String(QUOTA)]);
+  assert.equal(existsSync(cgroupDir(killed.pid)), false);
+});
+
+test('--commit-ms: a write holds the writer lock through the flush; ?work= is checked', async () => {
+  const replica = await start(['--db', path.join(lab.tempDir('db'), 'users.db'), '--commit-ms', '25']);
+  const created = await probe(`${replica.url}/users?work=1`, { method: 'POST', json: { name: 'ada' } });
+  assert.equal(created.status, 201);
+  const { db } = (await probeOk(`${replica.url}/__replica/stats`)).body;
+  assert.equal(db.writes, 1);
+  assert.ok(db.lockHeldMs >= 25, `held ${db.lockHeldMs} ms`);
+  assert.ok(db.lockWaitMs < 25, `waited ${db.lockWaitMs} ms with no other writer`);
+  const bad = await probe(`${replica.url}/users/1?work=lots`);
+  assert.equal(bad.status, 400);
+  assert.match(JSON.stringify(bad.body), /work must be a whole number/);
+});
+
+test('bad quota and flush flags are one-line usage errors (exit 2)', async () => {
+  const db = path.join(os.tmpdir(), `nsl-never-${process.pid}.db`);
+  for (const [args, message] of [
+    [['--cpu-quota', '9'], /--cpu-quota must be a number of cores from 0.05 to 4; got '9'/],
+    [['--cpu-quota', 'lots'], /--cpu-quota must be a number/],
+    [['--quota-mode', 'throttle'], /--quota-mode only means something with --cpu-quota/],
+    [['--cpu-quota', '0.2', '--quota-mode', 'fast'], /--quota-mode must be auto, cgroup or throttle/],
+    [['--commit-ms', '5'], /--commit-ms only means something with a SQLite --db/],
+    [['--db', db, '--commit-ms', '5000'], /--commit-ms/],
+  ] as const) {
+    const r = await runScript('servers/replica.ts', ['--port', '0', ...args]);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, message);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  }
+  assert.equal(existsSync(db), false, 'no database is made before the flags are checked');
+});
