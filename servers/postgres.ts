@@ -24,6 +24,7 @@ import { failStartup, serverFlags } from './lib/main.ts';
 import { freePort, portInUse } from './lib/http.ts';
 import { findPostgres } from './lib/postgres-binary.ts';
 import { holdSelfToQuota } from './lib/self-quota.ts';
+import { quotaCores } from './lib/cpu-quota.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/postgres.ts [--port <n>] [--cpu-quota <cores>]',
@@ -55,9 +56,7 @@ function initCluster(initdb: string, data: string, owner: { uid: number; gid: nu
 async function main(): Promise<void> {
   const flags = serverFlags(spec);
   const requested = intFlag('port', flags.port, 0, 65535, 0);
-  const quotaText = flags['cpu-quota'];
-  const quota = quotaText === undefined ? undefined : Number(quotaText);
-  if (quota !== undefined && !(quota >= 0.05 && quota <= 4)) throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from 0.05 to 4; got '${quotaText}'`);
+  const quota = quotaCores(flags['cpu-quota']);
   const bins = findPostgres();
   const owner = runAs();
   const port = requested || (await freePort());

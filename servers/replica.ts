@@ -23,12 +23,12 @@
  *                           over the last whole second (loopDelayMs: p99 and max, ms), the
  *                           database's writes and writer-lock times (db), and with --cpu-quota
  *                           how often the quota stopped it (throttle)
- *
- * `--cpu-quota <cores>` holds the replica to a share of a core, as a container's CPU limit would
- * (lib/self-quota.ts); `--commit-ms` makes every commit wait that long for a modelled disk flush
- * (lib/users-db.ts).
  *   POST /login, GET /me, POST /loan, GET /loans   lesson 5's state routes (lib/state-routes.ts),
  *                           over the store --state names (memory by default)
+ *
+ * `--cpu-quota <cores>` holds the replica to a share of a core, as a container's CPU limit would
+ * (lib/self-quota.ts); `--commit-ms` makes every SQLite commit wait that long for a modelled disk
+ * flush (lib/users-db.ts).
  *
  * Run alone: `npx tsx servers/replica.ts --name app1 --port 0 [--db /tmp/users.db]`.
  */
@@ -44,7 +44,7 @@ import { isPostgresUrl, openUsersPg } from './lib/users-pg.ts';
 import { openStateStore, stateFlags, stateOptions, stateRoutes } from './lib/state-routes.ts';
 import { burnCpu } from './lib/cpu-work.ts';
 import { holdSelfToQuota, type SelfQuota } from './lib/self-quota.ts';
-import { QUOTA_MODES, type QuotaMode } from './lib/cpu-quota.ts';
+import { QUOTA_MODES, quotaCores, type QuotaMode } from './lib/cpu-quota.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file> [--commit-ms <ms>]] [--cpu-quota <cores> [--quota-mode auto|cgroup|throttle]] [--drain-deadline <ms>] [--abrupt] [--backlog <n>] [--state memory|sqlite|redis] [--state-file <file>] [--redis-url <url>] [--sessions store|token] [--session-secret <text>]',
@@ -233,9 +233,7 @@ function applyQuota(limits: ReturnType<typeof limitOptions>): SelfQuota | undefi
 
 /** --cpu-quota, --quota-mode and --commit-ms, checked (KIT_ERR_USAGE naming the flag). */
 function limitOptions(flags: { 'cpu-quota'?: string; 'quota-mode'?: string; 'commit-ms'?: string; db?: string }): { quota?: number; quotaMode: QuotaMode; commitMs: number } {
-  const text = flags['cpu-quota'];
-  const quota = text === undefined ? undefined : Number(text);
-  if (quota !== undefined && !(quota >= 0.05 && quota <= 4)) throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from 0.05 to 4; got '${text}'`);
+  const quota = quotaCores(flags['cpu-quota']);
   const mode = flags['quota-mode'] ?? 'auto';
   if (flags['quota-mode'] !== undefined && quota === undefined) throw new KitError('KIT_ERR_USAGE', '--quota-mode only means something with --cpu-quota');
   if (!QUOTA_MODES.includes(mode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${mode}'`);

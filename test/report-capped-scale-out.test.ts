@@ -83,7 +83,7 @@ test('capped-scale-out: a database that never fills (--commit-ms 0) fails all th
 });
 
 test('capped-scale-out: each database line fails alone on its own cause', () => {
-  assert.deepEqual(edit((r) => (user(r)[3]!.throughput = 110)), ['user-scenario  5-replicas-vs-3  flat']);
+  assert.deepEqual(edit((r) => (user(r)[3]!.throughput = 115)), ['user-scenario  5-replicas-vs-3  flat']);
   assert.deepEqual(edit((r) => (user(r)[3]!.db.lockWaitMs = 12)), ['user-scenario  database-at-5-replicas  full']);
   assert.deepEqual(edit((r) => (user(r)[3]!.db.writes = 0)), ['user-scenario  database-at-5-replicas  full']);
   assert.deepEqual(edit((r) => (user(r)[3]!.replicaCores = 0.75)), ['user-scenario  replicas-cpu-at-5  below-cap']);

@@ -21,6 +21,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { KitError } from '../../lib/errors.ts';
 
 export type QuotaMode = 'auto' | 'cgroup' | 'throttle';
 export const QUOTA_MODES: readonly QuotaMode[] = ['auto', 'cgroup', 'throttle'];
@@ -34,6 +35,18 @@ export const QUOTA_MODES: readonly QuotaMode[] = ['auto', 'cgroup', 'throttle'];
  * another (lesson 6's shared-compute experiment uses 100); the throttle then keeps periods too.
  */
 export const QUOTA_PERIOD_MS = 20;
+/** The quotas the kit accepts, cores: below 0.05 a period's share is under the 1 ms CFS allows at 20 ms. */
+export const QUOTA_CORES_RANGE = [0.05, 4] as const;
+
+/** A lone server's --cpu-quota: undefined when not given; KIT_ERR_USAGE outside QUOTA_CORES_RANGE. */
+export function quotaCores(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const cores = Number(text);
+  const [min, max] = QUOTA_CORES_RANGE;
+  if (!(cores >= min && cores <= max)) throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from ${min} to ${max}; got '${text}'`);
+  return cores;
+}
+
 /** The periods CFS accepts, ms (sched-bwc.rst: 1 ms to 1 s). */
 export const QUOTA_PERIOD_RANGE_MS = [1, 1000] as const;
 /** How often a worker reports its CPU time to the primary, ms (a utilization needs two reports). */
