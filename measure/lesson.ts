@@ -14,6 +14,7 @@ import { runExperiment } from './lib/experiment.ts';
 import { loadExperiment } from './lib/experiments.ts';
 import { BALANCED_EXPERIMENTS, LESSONS } from './lib/lessons.ts';
 import { colorEnabled, makeChalk } from '../results/format.ts';
+import { findNginx } from '../servers/lib/nginx-config.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/lesson.ts <lesson number | all> [--quick] [--shape] [--port <n>] [--lb builtin|nginx]',
@@ -54,6 +55,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
   for (const [what, value] of [['--lb', lb], ['LB', process.env.LB || undefined]] as const) {
     if (value !== undefined && value !== 'builtin' && value !== 'nginx') throw new KitError('KIT_ERR_USAGE', `${what} is builtin or nginx; got '${value}'`);
   }
+  // Through nginx, every balanced experiment needs it: say once, up front, when it is missing,
+  // rather than once per experiment after the first ones ran.
+  if ((lb ?? process.env.LB) === 'nginx' && lessons.some((l) => l.experiments.some((e) => BALANCED_EXPERIMENTS.has(e)))) findNginx();
   const flagsFor = (experiment: string) => [
     ...(quick ? ['--quick'] : []),
     ...(shape ? ['--shape'] : []),
