@@ -19,7 +19,7 @@ import { busyCoresBetween, cpuTimes } from './lib/machine.ts';
 import { userScenario } from './lib/user-scenario.ts';
 import { postgresCpuS, startPostgres, type Postgres } from './lib/postgres.ts';
 import { KitError } from '../lib/errors.ts';
-import { balancerKind, LB_FLAG, startBalancer, startReplicas, type BalancerKind, type Replica } from './lib/topology.ts';
+import { balancerKind, LB_FLAG, startReplicas, sweepReplicaCounts, type BalancerKind, type Replica } from './lib/topology.ts';
 import { QUOTA_PERIOD_MS } from '../servers/lib/cpu-quota.ts';
 import { MAX_COMMIT_MS } from '../servers/lib/users-db.ts';
 import { defineCommand, intFlag } from '../lib/cli.ts';
@@ -123,18 +123,13 @@ async function run({ lab, progress, options, quick, machine, port }: RunContext<
     { name: 'cpu-bound', description: `GET /work?ms=${CAPPED_SPEC.workMs}`, steps: [] },
     { name: 'user-scenario', description: `POST /users then GET /users/:id, each with ?work=${CAPPED_SPEC.appWorkMs}; checks 201 then 200`, steps: [] },
   ];
-  // As in scale-out: the kit's balancer runs once and takes replicas out by hand; nginx is started per step.
-  const shared = options.lb === 'builtin' ? await startBalancer(lab, 'builtin', 'round-robin', all, port) : undefined;
-  for (const n of COUNTS) {
-    const lb = shared ?? (await startBalancer(lab, options.lb, 'round-robin', all.slice(0, n), port));
-    if (shared) for (const [i, r] of all.entries()) await probeOk(`${shared.url}/__lb/${i < n ? 'up' : 'down'}?upstream=${r.name}`, { method: 'POST' });
+  await sweepReplicaCounts(lab, options.lb, all, COUNTS, port, async (lb, replicas) => {
     for (const w of workloads) {
-      const label = `${n} replica(s): ${w.name} for ${durationS} s`;
+      const label = `${replicas.length} replica(s): ${w.name} for ${durationS} s`;
       progress.step(label);
-      w.steps.push((await measureSteadily(label, () => measureStep(lb, all.slice(0, n), w.name, durationS, pg), { progress })).value);
+      w.steps.push((await measureSteadily(label, () => measureStep(lb, replicas, w.name, durationS, pg), { progress })).value);
     }
-    if (!shared) await lab.stop(lb);
-  }
+  });
   return {
     machine,
     balancer: options.lb,

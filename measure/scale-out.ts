@@ -12,10 +12,9 @@ import type { ServerProcess } from './lib/launch.ts';
 import { runLoad } from './lib/load.ts';
 import { measureSteadily } from './lib/steady.ts';
 import { userScenario } from './lib/user-scenario.ts';
-import { probeOk } from './lib/probe.ts';
 import { allStats, TICKS_PER_S, type ProcStat } from './lib/proc.ts';
 import { busyCoresBetween, cpuTimes } from './lib/machine.ts';
-import { balancerKind, LB_FLAG, servedByReplica, startBalancer, startReplicas, type BalancerKind, type Replica } from './lib/topology.ts';
+import { balancerKind, LB_FLAG, servedByReplica, startReplicas, sweepReplicaCounts, type BalancerKind, type Replica } from './lib/topology.ts';
 import { caveats, hints, notShown, render, SCALE_OUT_SPEC, shape, type RoleCpu, type ScaleOutResult, type ScaleStep } from '../results/scale-out.ts';
 
 const command = defineCommand({
@@ -102,24 +101,25 @@ async function run({ lab, progress, options, quick, machine, port }: RunContext<
     { name: 'user-scenario', description: 'POST /users then GET /users/:id, checking 201 then 200', steps: [] },
     { name: 'cpu-bound', description: `GET /work?ms=${WORK_MS} (${WORK_MS} ms of CPU each)`, steps: [] },
   ];
-  // The kit's balancer runs once, with the replicas not in a step taken out by hand (POST
-  // /__lb/down): a fresh Node process per step would be measured cold, and in the user scenario
-  // the balancer is the busiest process. nginx, compiled ahead of time, is started per step.
-  const shared = options.lb === 'builtin' ? await startBalancer(lab, 'builtin', 'round-robin', all, port) : undefined;
-  if (shared) {
+  const warm = async (lb: ServerProcess) => {
     progress.step(`warm-up: the user scenario through the balancer for ${WARMUP_S} s`);
-    await runLoad({ url: shared.url, connections: CONNECTIONS, durationS: WARMUP_S, requests: userScenario({ failed: 0 }) as never });
-  }
-  for (const n of COUNTS) {
-    const lb = shared ?? (await startBalancer(lab, options.lb, 'round-robin', all.slice(0, n), port));
-    if (shared) for (const [i, r] of all.entries()) await probeOk(`${shared.url}/__lb/${i < n ? 'up' : 'down'}?upstream=${r.name}`, { method: 'POST' });
-    for (const w of workloads) {
-      const label = `${n} replica(s): ${w.name} for ${durationS} s`;
-      progress.step(label);
-      w.steps.push((await measureSteadily(label, () => measureStep(lb, all.slice(0, n), w.name, durationS, all), { progress })).value);
-    }
-    if (!shared) await lab.stop(lb);
-  }
+    await runLoad({ url: lb.url, connections: CONNECTIONS, durationS: WARMUP_S, requests: userScenario({ failed: 0 }) as never });
+  };
+  await sweepReplicaCounts(
+    lab,
+    options.lb,
+    all,
+    COUNTS,
+    port,
+    async (lb, replicas) => {
+      for (const w of workloads) {
+        const label = `${replicas.length} replica(s): ${w.name} for ${durationS} s`;
+        progress.step(label);
+        w.steps.push((await measureSteadily(label, () => measureStep(lb, replicas, w.name, durationS, all), { progress })).value);
+      }
+    },
+    warm,
+  );
   return { machine, balancer: options.lb, load: { connections: CONNECTIONS, durationS }, workloads };
 }
 

@@ -63,6 +63,32 @@ export async function startBalancer(lab: Lab, kind: BalancerKind, policy: Balanc
   return lb;
 }
 
+/**
+ * Lesson 4's scaling sweeps: for each count n of `counts`, a round-robin balancer in front of the
+ * first n of `all`, then `step(lb, replicas)`. The kit's balancer runs once (after `warm`, if
+ * given), with the replicas not in a step taken out by hand (POST /__lb/down): a fresh Node process
+ * per step would be measured cold, and in a user scenario the balancer is the busiest process.
+ * nginx, compiled ahead of time, is started per step and stopped after it.
+ */
+export async function sweepReplicaCounts(
+  lab: Lab,
+  kind: BalancerKind,
+  all: Replica[],
+  counts: readonly number[],
+  port: number,
+  step: (lb: ServerProcess, replicas: Replica[]) => Promise<void>,
+  warm?: (lb: ServerProcess) => Promise<void>,
+): Promise<void> {
+  const shared = kind === 'builtin' ? await startBalancer(lab, 'builtin', 'round-robin', all, port) : undefined;
+  if (shared && warm) await warm(shared);
+  for (const n of counts) {
+    const lb = shared ?? (await startBalancer(lab, kind, 'round-robin', all.slice(0, n), port));
+    if (shared) for (const [i, r] of all.entries()) await probeOk(`${shared.url}/__lb/${i < n ? 'up' : 'down'}?upstream=${r.name}`, { method: 'POST' });
+    await step(lb, all.slice(0, n));
+    if (!shared) await lab.stop(lb);
+  }
+}
+
 /** Per replica, how many requests it has served on each route (from its /__replica/stats). */
 export async function servedByReplica(replicas: Replica[], route: string): Promise<Record<string, number>> {
   // All at once: a replica whose event loop is blocked answers late, and the others need not wait for it.
