@@ -11,7 +11,7 @@
  * slow counts must equal the clients'.
  */
 import { openDatabase } from '../servers/lib/sqlite.ts';
-import { defineCommand } from '../lib/cli.ts';
+import { defineCommand, intFlag } from '../lib/cli.ts';
 import { isPolicy, POLICIES, type Policy } from '../servers/lib/policies.ts';
 import { KitError } from '../lib/errors.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
@@ -19,6 +19,13 @@ import { median } from '../results/latency.ts';
 import { faultedLoad } from './lib/faulted-load.ts';
 import { balancerKind, LB_FLAG, type BalancerKind } from './lib/topology.ts';
 import { caveats, FAILOVER_SPEC, hints, render, shape, type Fault, type FailoverResult, type FaultPlan, type FaultRun, type PostCheck } from '../results/failover.ts';
+
+/**
+ * --response-timeout's range, ms: a frozen replica's requests must count as slow (at least
+ * SLOW_MS) and must end, and be retried, within the run; with --quick, 1 s before it ends.
+ */
+const RESPONSE_TIMEOUT_RANGE_MS = [FAILOVER_SPEC.slowMs, (FAILOVER_SPEC.durationS.full - FAILOVER_SPEC.faultAtS.full - 1) * 1000] as const;
+const QUICK_MAX_TIMEOUT_MS = (FAILOVER_SPEC.durationS.quick - FAILOVER_SPEC.faultAtS.quick - 1) * 1000;
 
 const command = defineCommand({
   usage: 'npx tsx measure/failover.ts [flags]',
@@ -31,6 +38,11 @@ const command = defineCommand({
     ...COMMON_FLAGS,
     lb: LB_FLAG,
     policy: { type: 'string', valueName: 'policy', description: `balancing policy: ${POLICIES.join(', ')}`, default: 'round-robin' },
+    'response-timeout': {
+      type: 'string',
+      valueName: 'ms',
+      description: `the balancer's response timeout, what a frozen replica costs a request: ${RESPONSE_TIMEOUT_RANGE_MS.join(' to ')} ms (default ${FAILOVER_SPEC.settings.responseTimeoutMs}; at most ${QUICK_MAX_TIMEOUT_MS} with --quick)`,
+    },
   },
   epilogue: 'Example: npx tsx measure/failover.ts --lb nginx --quick',
 });
@@ -38,6 +50,7 @@ const command = defineCommand({
 interface Options {
   lb: BalancerKind;
   policy: Policy;
+  responseTimeoutMs: number;
 }
 
 const { replicas: REPLICAS, connections: CONNECTIONS, slowMs: SLOW_MS, plans: PLANS } = FAILOVER_SPEC;
@@ -78,7 +91,7 @@ async function runPlan(ctx: RunContext<Options>, plan: FaultPlan, index: number)
       lb: options.lb,
       policy: options.policy,
       port,
-      lbArgs: ['--retries', String(plan.retries), '--response-timeout', String(FAILOVER_SPEC.settings.responseTimeoutMs), '--connect-timeout', String(FAILOVER_SPEC.settings.connectTimeoutMs)],
+      lbArgs: ['--retries', String(plan.retries), '--response-timeout', String(options.responseTimeoutMs), '--connect-timeout', String(FAILOVER_SPEC.settings.connectTimeoutMs)],
       ...(plan.fault === 'vanish' ? { victimArgs: ['--backlog', String(VANISH_BACKLOG)] } : {}),
       // So that the timeline shows the fault rather than the JIT compiler warming up.
       warmup: { route: FAILOVER_SPEC.route, connections: CONNECTIONS, seconds: 1 },
@@ -144,7 +157,7 @@ async function run(ctx: RunContext<Options>): Promise<FailoverResult> {
     policy: ctx.options.policy,
     victim: `app${REPLICAS}`,
     load: { connections: CONNECTIONS, durationS: FAILOVER_SPEC.durationS[ctx.quick ? 'quick' : 'full'], route: `${FAILOVER_SPEC.route} (POST /users in the last run)` },
-    settings: { ...FAILOVER_SPEC.settings },
+    settings: { ...FAILOVER_SPEC.settings, responseTimeoutMs: ctx.options.responseTimeoutMs },
     slowThresholdMs: SLOW_MS,
     runs,
   };
@@ -156,7 +169,11 @@ export const experiment = defineExperiment({
   options: (flags) => {
     const policy = String(flags.policy);
     if (!isPolicy(policy)) throw new KitError('KIT_ERR_USAGE', `unknown policy '${policy}': pick one of ${POLICIES.join(', ')}`);
-    return { lb: balancerKind(flags.lb), policy };
+    const responseTimeoutMs = intFlag('response-timeout', flags['response-timeout'], ...RESPONSE_TIMEOUT_RANGE_MS, FAILOVER_SPEC.settings.responseTimeoutMs);
+    if (flags.quick && responseTimeoutMs > QUICK_MAX_TIMEOUT_MS) {
+      throw new KitError('KIT_ERR_USAGE', `--response-timeout ${responseTimeoutMs} is too long for --quick: its runs go on only ${QUICK_MAX_TIMEOUT_MS / 1000 + 1} s after the fault; use at most ${QUICK_MAX_TIMEOUT_MS}, or leave out --quick`);
+    }
+    return { lb: balancerKind(flags.lb), policy, responseTimeoutMs };
   },
   run,
   report: { render, shape, hints, caveats },

@@ -12,7 +12,7 @@ import { colorEnabled, makeChalk } from '../results/format.ts';
 import { SCENARIOS, scenarioNamed } from './scenarios/index.ts';
 
 const command = defineCommand({
-  usage: 'npx tsx sim/run.ts --scenario <name> [--seed <n>] [--loop turns|fifo] [--json] [--requests <n>]',
+  usage: 'npx tsx sim/run.ts --scenario <name> [--seed <n>] [--loop turns|fifo] [--json] [--requests <n>] [--stale-ms <ms>]',
   summary:
     'Simulates one of the lab\'s scenarios (clients, balancer, replicas as queues; the balancer\'s own picking and failover code) in about a second ' +
     '(the 100-replica stale scenario: about 15 s), ' +
@@ -22,9 +22,10 @@ const command = defineCommand({
     seed: { type: 'string', valueName: 'n', description: 'random seed, 0 to 2147483647: the same seed gives the same run', default: '1' },
     json: { type: 'boolean', description: 'print the result as JSON (the mirrored experiment\'s Result type)' },
     requests: { type: 'string', valueName: 'n', description: 'requests per run for the stale scenario, 1,000 to 10,000,000 (default 1,000,000; about 1.7 s of wall time per million)' },
+    'stale-ms': { type: 'string', valueName: 'ms', description: 'how old the balancer\'s load information is in the stale scenario, 1 to 10,000 ms (default 50)' },
     loop: { type: 'string', valueName: 'turns|fifo', description: 'how a replica\'s event loop orders waiting requests: in turns as Node does, or first come, first served', default: 'turns' },
   },
-  epilogue: 'Example: npx tsx sim/run.ts --scenario degraded\n         npx tsx sim/run.ts --scenario stale --requests 200000\nCompare with the lab: npx tsx measure/sim-vs-lab.ts',
+  epilogue: 'Example: npx tsx sim/run.ts --scenario degraded\n         npx tsx sim/run.ts --scenario stale --requests 200000 --stale-ms 5\nCompare with the lab: npx tsx measure/sim-vs-lab.ts',
 });
 
 /** The command; throws KIT_ERR_USAGE. */
@@ -40,6 +41,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
   if (!scenario) throw new KitError('KIT_ERR_USAGE', `no scenario '${name}'`, `pick one of ${SCENARIOS.map((s) => s.name).join(', ')}`);
   const seed = intFlag('seed', parsed.flags.seed as string, 0, 2 ** 31 - 1, 1);
   const requests = parsed.flags.requests === undefined ? undefined : intFlag('requests', parsed.flags.requests as string, 1000, 10_000_000, 1_000_000);
+  const staleText = parsed.flags['stale-ms'] as string | undefined;
+  if (staleText !== undefined && scenario.name !== 'stale') throw new KitError('KIT_ERR_USAGE', `--stale-ms is for the stale scenario, not ${scenario.name}`);
+  const staleMs = staleText === undefined ? undefined : intFlag('stale-ms', staleText, 1, 10_000, 50);
   const loop = String(parsed.flags.loop);
   if (loop !== 'turns' && loop !== 'fifo') throw new KitError('KIT_ERR_USAGE', `--loop is turns or fifo; got '${loop}'`);
   const began = performance.now();
@@ -47,7 +51,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   // A long scenario yields between its simulations: stop there on a signal sent to this process.
   process.once('SIGINT', () => process.exit(EXIT.sigint));
   process.once('SIGTERM', () => process.exit(EXIT.sigterm));
-  const run = await scenario.run({ seed, loop, progress, ...(requests !== undefined ? { requests } : {}) });
+  const run = await scenario.run({ seed, loop, progress, ...(requests !== undefined ? { requests } : {}), ...(staleMs !== undefined ? { staleMs } : {}) });
   await new Promise((resolve) => setTimeout(resolve, 0)); // a signal that came during the last simulation ends it here, before any output
   const wallMs = performance.now() - began;
   if (parsed.flags.json) {

@@ -108,3 +108,17 @@ test('--port is the balancer\'s port: a taken one is a one-line port-in-use erro
     await held.release();
   }
 });
+
+test('failover --response-timeout is listed and checked against the run\'s length (usage errors exit 2)', async () => {
+  const help = await runInProcess('failover', ['--help']);
+  assert.match(help.stdout, /--response-timeout <ms>.*1000 to 5000 ms \(default 1500; at most 2000 with --quick\)/);
+  for (const [args, message] of [
+    [['--response-timeout', '500'], /--response-timeout must be from 1000 to 5000; got 500/],
+    [['--response-timeout', 'long'], /--response-timeout/],
+    [['--quick', '--response-timeout', '3000'], /too long for --quick: its runs go on only 3 s after the fault/],
+  ] as const) {
+    const r = await runInProcess('failover', [...args]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, message);
+  }
+});

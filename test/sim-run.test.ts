@@ -35,6 +35,8 @@ test('usage errors exit 2 with a KIT_ERR_USAGE line naming what is wrong, and pr
     [['--scenario', 'degraded', '--seed', '-1'], /--seed/],
     [['--scenario', 'degraded', '--seed=-1'], /--seed must be .*'-1'/],
     [['--scenario', 'stale', '--requests', '5'], /--requests/],
+    [['--scenario', 'stale', '--stale-ms', '0'], /--stale-ms must be/],
+    [['--scenario', 'degraded', '--stale-ms', '5'], /--stale-ms is for the stale scenario, not degraded/],
     [['--scenario', 'degraded', '--nonsense'], /nonsense/],
   ];
   const runs = await Promise.all(cases.map(([args]) => sim(args)));
@@ -97,6 +99,14 @@ test('--scenario stale --requests 20000 prints least connections live and with s
   assert.match(rows[0]!, /live/);
   assert.match(rows[1]!, /50 ms old/);
   assert.ok(wallSeconds(r.stdout) < 6, `simulated in ${wallSeconds(r.stdout)} s`);
+});
+
+test('--stale-ms sets how old the stale counts are (lesson 4, exercise 9)', async () => {
+  const r = await sim(['--scenario', 'stale', '--requests', '20000', '--stale-ms', '5', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  const ages = new Set(JSON.parse(r.stdout).result.rows.map((row: { staleMs: number }) => row.staleMs));
+  assert.deepEqual([...ages].sort(), [0, 5]);
+  assert.equal(JSON.parse(r.stdout).result.staleMs, 5);
 });
 
 // --- --json ---------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ export interface ScenarioOptions {
   loop?: 'fifo' | 'turns';
   /** Requests per simulated run, for scenarios sized by count (the 100-replica run); else its default. */
   requests?: number;
+  /** How old the balancer's load information is, ms, for the stale scenario; else its default (50). */
+  staleMs?: number;
   /** Told what a long scenario is doing, one line per step (the CLI prints it on stderr). */
   progress?: (step: string) => void;
 }

@@ -36,12 +36,13 @@ export interface StaleRow {
 export const stale: Scenario = {
   name: 'stale',
   summary: '100 replicas and 1 million requests per run: least connections herds on stale load information, two choices holds',
-  async run({ seed, requests, loop, progress }) {
+  async run({ seed, requests, loop, progress, staleMs: age }) {
     const n = requests ?? STALE.requests;
+    const old = age ?? STALE.staleMs;
     const ratePerS = (STALE.load * STALE.replicas * 1000) / STALE.serviceMs;
     const sims: SimResult[] = [];
     const rows: StaleRow[] = [];
-    for (const staleMs of [0, STALE.staleMs]) {
+    for (const staleMs of [0, old]) {
       for (const policy of POLICIES) {
         progress?.(`[${rows.length + 1}/${2 * POLICIES.length}] ${policy}, load information ${staleMs ? `${staleMs} ms old` : 'live'}: ${n.toLocaleString('en-US')} requests`);
         await new Promise((resolve) => setTimeout(resolve, 0)); // lets a Ctrl-C in between runs
@@ -62,7 +63,7 @@ export const stale: Scenario = {
         rows.push({ policy, staleMs, p50: s.latency.p50, p95: s.latency.p95, p99: s.latency.p99, max: s.latency.max, worstMeanQueue: Math.max(...s.replicas.map((r) => r.meanQueue)) });
       }
     }
-    const result = { ...STALE, requests: n, ratePerS, seed, rows };
+    const result = { ...STALE, staleMs: old, requests: n, ratePerS, seed, rows };
     return { result, render: (color) => renderStale(rows, n, ratePerS, seed, loop, color), totals: totalsOf(sims) };
   },
 };
