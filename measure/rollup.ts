@@ -1,0 +1,46 @@
+/**
+ * A class roll-up for instructors (`npx tsx measure/rollup.ts <folder>`): reads every student's
+ * `--json` files and prints which shape lines held for whom, each student's machine, and the
+ * likely cause of every line that did not hold. Broken or foreign files are named and skipped.
+ * Exit 0 when every run held, 1 when one did not, 2 on a usage error (no such folder, no JSON in it).
+ */
+import { existsSync, statSync } from 'node:fs';
+import { defineCommand, helpText, parseFlags } from '../lib/cli.ts';
+import { EXIT, KitError } from '../lib/errors.ts';
+import { runIfMain, type Io } from '../lib/entry.ts';
+import { loadExpected } from './lib/compare.ts';
+import { loadExperiment } from './lib/experiments.ts';
+import { listRuns, renderRollup, rollUp } from './lib/rollup.ts';
+import { colorEnabled } from '../results/format.ts';
+
+const command = defineCommand({
+  usage: 'npx tsx measure/rollup.ts <folder>',
+  summary:
+    'Reads a class\'s --json files (one folder per student, or files named <student>.<anything>.json) and prints, per experiment, each shape line by student ' +
+    '(✓ held in every run, ✗ k/n failed in k of n runs, – not shown on that machine), each student\'s machine, and the likely cause of every line that did not hold.',
+  flags: {},
+  epilogue: 'Example: each student runs npx tsx measure/cluster.ts --json > class/alice/cluster.json; then npx tsx measure/rollup.ts class\nExit: 0 every run held, 1 one did not, 2 usage error.',
+  positionals: true,
+});
+
+/** The command; throws KIT_ERR_USAGE for a missing folder or one without JSON files. */
+export async function main(argv: string[], io: Io): Promise<number> {
+  const parsed = parseFlags(command, argv);
+  if (parsed.help) {
+    io.stdout.write(helpText(command));
+    return EXIT.holds;
+  }
+  const [dir, ...extra] = parsed.positionals;
+  if (dir === undefined || extra.length > 0) throw new KitError('KIT_ERR_USAGE', 'name one folder of --json files', 'run with --help');
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new KitError('KIT_ERR_USAGE', `no folder '${dir}'`);
+  const files = listRuns(dir);
+  if (files.length === 0) throw new KitError('KIT_ERR_USAGE', `no .json files in '${dir}' or its subfolders`, 'collect each student\'s npx tsx measure/<experiment>.ts --json output there');
+  const expected = loadExpected();
+  const hints = new Map<string, Record<string, string>>();
+  for (const name of expected.keys()) hints.set(name, (await loadExperiment(name)).report.hints ?? {});
+  const r = rollUp(files, expected, (name) => hints.get(name) ?? {});
+  io.stdout.write(renderRollup(r, expected, colorEnabled(io.stdout)) + '\n');
+  return r.runs.every((x) => x.comparison.holds) ? EXIT.holds : EXIT.doesNotHold;
+}
+
+await runIfMain(import.meta, main);
