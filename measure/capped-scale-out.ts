@@ -20,7 +20,7 @@ import { userScenario } from './lib/user-scenario.ts';
 import { postgresCpuS, startPostgres, type Postgres } from './lib/postgres.ts';
 import { KitError } from '../lib/errors.ts';
 import { balancerKind, LB_FLAG, startReplicas, sweepReplicaCounts, type BalancerKind, type Replica } from './lib/topology.ts';
-import { QUOTA_PERIOD_MS } from '../servers/lib/cpu-quota.ts';
+import { QUOTA_MODES, QUOTA_PERIOD_MS, type QuotaMode } from '../servers/lib/cpu-quota.ts';
 import { MAX_COMMIT_MS } from '../servers/lib/users-db.ts';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { CAPPED_SPEC, caveats, hints, notShown, render, shape, type CappedScaleOutResult, type CappedStep, type CappedWorkload } from '../results/capped-scale-out.ts';
@@ -31,6 +31,7 @@ const command = defineCommand({
   flags: {
     ...COMMON_FLAGS,
     lb: LB_FLAG,
+    'quota-mode': { type: 'string', valueName: 'mode', description: 'how each replica is held to its quota: auto (a cgroup if allowed, else the throttle), cgroup, throttle (default: auto)' },
     db: { type: 'string', valueName: 'sqlite|postgres', description: 'the shared database: a SQLite file (the default, embedded) or a throwaway PostgreSQL server (needs PostgreSQL installed)' },
     'commit-ms': { type: 'string', valueName: 'ms', description: `the modelled disk flush each commit waits for, holding the writer lock, 0 to ${MAX_COMMIT_MS} (default ${CAPPED_SPEC.commitMs}: a spinning disk; 0: a fast SSD)` },
   },
@@ -57,7 +58,7 @@ function fromReadings(before: ReplicaReading[], after: ReplicaReading[], wallMs:
   const held = sum((r) => r.db?.lockHeldMs ?? 0);
   return {
     replicaCores: sum((r) => r.cpuUs) / 1000 / wallMs,
-    throttledShare: sum((r) => r.quota?.throttle?.throttledMs ?? 0) / wallMs / after.length,
+    throttledShare: Math.min(1, sum((r) => r.quota?.throttle?.throttledMs ?? 0) / wallMs / after.length),
     db: {
       writes,
       writesPerS: writes / (wallMs / 1000),
@@ -74,16 +75,19 @@ function fromReadings(before: ReplicaReading[], after: ReplicaReading[], wallMs:
 async function measureStep(lb: ServerProcess & { url: string }, replicas: Replica[], workload: CappedWorkload['name'], durationS: number, pg: Postgres | undefined): Promise<CappedStep> {
   const checks = { failed: 0 };
   const cpuBefore = cpuTimes();
+  // The readings' midpoints bound the step, so that the replicas' CPU and the wall time cover the same span.
+  const readAt = performance.now();
   const before = await readAll(replicas);
   const dbBefore = pg && postgresCpuS(pg);
-  const started = performance.now();
+  const started = (readAt + performance.now()) / 2;
   const base = { connections: CONNECTIONS, durationS: durationS + SETTLE_S, settleS: SETTLE_S };
   const r =
     workload === 'user-scenario'
       ? await runLoad({ ...base, url: lb.url, requests: userScenario(checks, `work=${CAPPED_SPEC.appWorkMs}`) as never })
       : await runLoad({ ...base, url: `${lb.url}/work?ms=${CAPPED_SPEC.workMs}` });
-  const wallMs = performance.now() - started;
+  const endAt = performance.now();
   const after = await readAll(replicas);
+  const wallMs = (endAt + performance.now()) / 2 - started;
   const dbAfter = pg && postgresCpuS(pg);
   const dbCpuS = dbBefore === undefined || dbAfter === undefined ? undefined : dbAfter - dbBefore;
   if (workload === 'cpu-bound') checks.failed = r.counts.non2xx;
@@ -103,6 +107,7 @@ async function measureStep(lb: ServerProcess & { url: string }, replicas: Replic
 
 interface Options {
   lb: BalancerKind;
+  quotaMode: QuotaMode;
   db: 'sqlite' | 'postgres';
   commitMs: number;
 }
@@ -117,7 +122,7 @@ async function run({ lab, progress, options, quick, machine, port }: RunContext<
   }
   progress.step(`starting ${most} replicas, each held to ${CAPPED_SPEC.cores} core`);
   const flush = pg ? [] : ['--commit-ms', String(options.commitMs)];
-  const all = await startReplicas(lab, most, ['--cpu-quota', String(CAPPED_SPEC.cores), ...flush], [], pg?.url);
+  const all = await startReplicas(lab, most, ['--cpu-quota', String(CAPPED_SPEC.cores), '--quota-mode', options.quotaMode, ...flush], [], pg?.url);
   const quotaMode = (await readAll(all.slice(0, 1)))[0]!.quota?.mode ?? 'none';
   const workloads: CappedWorkload[] = [
     { name: 'cpu-bound', description: `GET /work?ms=${CAPPED_SPEC.workMs}`, steps: [] },
@@ -147,7 +152,9 @@ export const experiment = defineExperiment({
     const db = flags.db ?? 'sqlite';
     if (db !== 'sqlite' && db !== 'postgres') throw new KitError('KIT_ERR_USAGE', `--db is sqlite or postgres; got '${db}'`);
     if (db === 'postgres' && flags['commit-ms'] !== undefined) throw new KitError('KIT_ERR_USAGE', '--commit-ms models a slow disk for SQLite; PostgreSQL flushes its WAL for real');
-    return { lb: balancerKind(flags.lb), db, commitMs: intFlag('commit-ms', flags['commit-ms'], 0, MAX_COMMIT_MS, CAPPED_SPEC.commitMs) };
+    const quotaMode = flags['quota-mode'] ?? 'auto';
+    if (!QUOTA_MODES.includes(quotaMode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${quotaMode}'`);
+    return { lb: balancerKind(flags.lb), quotaMode: quotaMode as QuotaMode, db, commitMs: intFlag('commit-ms', flags['commit-ms'], 0, MAX_COMMIT_MS, CAPPED_SPEC.commitMs) };
   },
   run,
   report: { render, shape, hints, caveats, notShown },

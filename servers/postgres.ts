@@ -78,7 +78,7 @@ async function main(): Promise<void> {
     }
   }
   const settings = ['listen_addresses=' + HOST, 'max_connections=60', 'shared_buffers=32MB', 'fsync=on', 'synchronous_commit=on', 'logging_collector=off'];
-  const pg = spawn(bins.postgres, ['-D', data, '-p', String(port), '-k', sockets, ...settings.flatMap((s) => ['-c', s])], { stdio: ['ignore', 'pipe', 'pipe'], ...owner });
+  const pg = spawn(bins.postgres, ['-D', data, '-p', String(port), '-k', sockets, ...settings.flatMap((s) => ['-c', s])], { stdio: ['ignore', 'ignore', 'pipe'], ...owner });
   const log: string[] = [];
   let ready = false;
   let stopping = false;
@@ -86,7 +86,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     pg.kill('SIGINT'); // fast shutdown: disconnect clients, checkpoint, exit
-    setTimeout(() => pg.kill('SIGKILL'), 5000).unref();
+    // Within the harness's 2 s grace, so that this process still removes the folder itself.
+    setTimeout(() => pg.kill('SIGKILL'), 1500).unref();
   };
   pg.stderr.on('data', (d: Buffer) => {
     for (const l of d.toString().trim().split('\n')) {

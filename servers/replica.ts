@@ -186,8 +186,7 @@ async function main(): Promise<void> {
   const drainDeadlineMs = intFlag('drain-deadline', flags['drain-deadline'], 0, 600_000, DRAIN_DEADLINE_MS);
   const backlog = intFlag('backlog', flags.backlog, 1, 4096, DEFAULT_BACKLOG);
   const limits = limitOptions(flags);
-  const quota = applyQuota(limits);
-  if (quota) process.stdout.write(quota.describe + '\n');
+  let quota: SelfQuota | undefined;
   const db = flags.db === undefined ? undefined : isPostgresUrl(flags.db) ? await openUsersPg(flags.db) : openUsersDb(flags.db, { commitMs: limits.commitMs });
   const store = await openStateStore(state);
   let draining = false;
@@ -215,20 +214,20 @@ async function main(): Promise<void> {
   server.on('connection', () => connections++);
   let bound = 0;
   vanishOnSignal(server, backlog, () => bound, (line) => process.stdout.write(line + '\n'));
+  quota = applyQuota(limits);
   bound = await serve(`replica-${name}`, server, port, { onStop: () => (draining = true), drainDeadlineMs, abrupt: Boolean(flags.abrupt), backlog });
 }
 
 /**
  * Holds this process to --cpu-quota, if given. Like lesson 6's workers, it begins once the code is
- * loaded (loading tsx and the modules at a fifth of a core would take seconds and measure nothing).
+ * loaded (loading tsx and the modules at a fifth of a core would take seconds and measure nothing),
+ * just before the server listens and takes over SIGTERM and SIGINT, whose clean exit removes the cgroup.
  */
 function applyQuota(limits: ReturnType<typeof limitOptions>): SelfQuota | undefined {
   if (limits.quota === undefined) return undefined;
-  try {
-    return holdSelfToQuota(limits.quota, limits.quotaMode);
-  } catch (err) {
-    throw new KitError('KIT_ERR_USAGE', `--quota-mode cgroup: ${(err as Error).message}`, 'use --quota-mode throttle (or auto), which needs no permission');
-  }
+  const quota = holdSelfToQuota(limits.quota, limits.quotaMode);
+  process.stdout.write(quota.describe + '\n');
+  return quota;
 }
 
 /** --cpu-quota, --quota-mode and --commit-ms, checked (KIT_ERR_USAGE naming the flag). */

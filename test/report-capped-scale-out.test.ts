@@ -60,8 +60,17 @@ test('capped-scale-out: a healthy run prints exactly the expected shape', () => 
   assert.deepEqual(shape(healthy()), expected);
 });
 
-test('capped-scale-out: replicas that stop at the core count (no cap) fail the growth line', () => {
-  assert.deepEqual(edit((r) => (r.workloads[0]!.steps = [at(1, 184, 0.9), at(2, 350, 1.6), at(3, 352, 1.6), at(5, 355, 1.6)])), ['cpu-bound  5-replicas-vs-1  grows']);
+test('capped-scale-out: replicas with no cap stop at the core count, and the cap line says why', () => {
+  assert.deepEqual(edit((r) => (r.workloads[0]!.steps = [at(1, 184, 0.9), at(2, 350, 1.6), at(3, 352, 1.6), at(5, 355, 1.6)])), ['cpu-bound  5-replicas-vs-1  grows', 'cpu-bound  replica-cpu-at-1  at-cap']);
+});
+
+test('capped-scale-out: on a machine of 16 cores, uncapped replicas grow 5× too; only the cap line fails', () => {
+  const big = (r: CappedScaleOutResult) => {
+    r.machine = { ...MACHINE, cores: 16 };
+    r.workloads[0]!.steps = [at(1, 184, 0.95), at(2, 368, 1.9), at(3, 550, 2.85), at(5, 910, 4.75)];
+  };
+  assert.deepEqual(edit(big), ['cpu-bound  replica-cpu-at-1  at-cap']);
+  assert.deepEqual(edit((r) => (r.workloads[0]!.steps[0]!.replicaCores = 0.27)), ['cpu-bound  replica-cpu-at-1  at-cap']);
 });
 
 test('capped-scale-out: a database already full with one replica fails the growth before it', () => {
@@ -102,7 +111,8 @@ test('capped-scale-out: a failed check or an error fails its workload\'s line', 
 test('capped-scale-out: a 1-core machine says it cannot show it; the table names the cap and the flush', () => {
   const one = healthy();
   one.machine = { ...MACHINE, cores: 1 };
-  assert.ok(shape(one).slice(0, 5).every((l) => l.endsWith(CANNOT_SHOW)));
+  const lines = shape(one);
+  assert.deepEqual(lines.filter((l) => !l.endsWith(CANNOT_SHOW)), ['cpu-bound  replica-cpu-at-1  at-cap', 'cpu-bound  failed-checks  none', 'user-scenario  failed-checks  none']);
   assert.match(notShown(one).join(' '), /1 core/);
   assert.deepEqual(notShown(healthy()), []);
   const text = render(healthy(), false);

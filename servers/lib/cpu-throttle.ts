@@ -71,8 +71,8 @@ export function periodStep(s: PeriodState, usedMs: number, nowMs: number, quota:
  * in debt, calls `pause(ms)`, which must stop the process for that long (the primary sends
  * SIGSTOP, then SIGCONT; a lone replica blocks its own main thread). `periodMs` picks the period
  * bookkeeping (with `chargeFirst`, see periodStep); without it, the bucket. Returns `stop`, and `check`, which checks at once: a
- * server whose event loop is blocked for long stretches (a synchronous database call) calls it
- * after each request, since a late timer would see the CPU of many periods as one period's debt.
+ * server whose event loop is blocked for long stretches (a synchronous database call) calls it as
+ * each request arrives, since a late timer would see the CPU of many periods as one period's debt.
  */
 export function startThrottle(quota: number, pause: (ms: number) => void, periodMs?: number, chargeFirst = false): { stop: () => void; check: () => void } {
   const began = performance.now();

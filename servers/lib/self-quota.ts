@@ -18,7 +18,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { limitProcess, probeCgroup, QUOTA_PERIOD_MS, readThrottleStats, releaseCgroup, removeGroup, type QuotaMode, type ThrottleStats } from './cpu-quota.ts';
+import { limitProcess, probeCgroup, QUOTA_PERIOD_MS, readThrottleStats, releaseCgroup, removeGroup, type CgroupSupport, type QuotaMode, type ThrottleStats } from './cpu-quota.ts';
+import { KitError } from '../../lib/errors.ts';
 import { startThrottle } from './cpu-throttle.ts';
 
 export interface SelfQuota {
@@ -31,24 +32,37 @@ export interface SelfQuota {
   checkpoint(): void;
 }
 
+/** Moves this process into a cgroup of its own under `cgroup`, or returns why it could not (the probe's group is then removed). */
+function joinCgroup(cgroup: Extract<CgroupSupport, { ok: true }>, quota: number, periodMs: number): { dir: string } | { reason: string } {
+  try {
+    return { dir: limitProcess(cgroup, process.pid, quota, periodMs) };
+  } catch (err) {
+    releaseCgroup(cgroup);
+    return { reason: `cgroup v${cgroup.version}: ${(err as Error).message}` };
+  }
+}
+
 /**
  * Holds this process to `quota` cores from now on, in periods of `periodMs`. `wanted` 'cgroup'
- * throws (with the reason) when no cgroup can be made; 'auto' falls back to the throttle.
+ * throws KIT_ERR_USAGE (with the reason) when no cgroup can be made or joined; 'auto' falls back
+ * to the throttle.
  */
 export function holdSelfToQuota(quota: number, wanted: QuotaMode, periodMs = QUOTA_PERIOD_MS): SelfQuota {
-  const cgroup = wanted === 'throttle' ? ({ ok: false, reason: 'asked for the throttle' } as const) : probeCgroup(`nsl-${process.pid}`);
-  if (cgroup.ok) {
-    const dir = limitProcess(cgroup, process.pid, quota, periodMs);
+  const probe = wanted === 'throttle' ? ({ ok: false, reason: 'asked for the throttle' } as const) : probeCgroup(`nsl-${process.pid}`);
+  const joined = probe.ok ? joinCgroup(probe, quota, periodMs) : { reason: probe.reason };
+  if (probe.ok && 'dir' in joined) {
+    const { dir } = joined;
     process.on('exit', () => {
       try {
-        writeFileSync(path.join(path.dirname(cgroup.base), 'cgroup.procs'), String(process.pid));
+        writeFileSync(path.join(path.dirname(probe.base), 'cgroup.procs'), String(process.pid));
       } catch {}
       removeGroup(dir);
-      releaseCgroup(cgroup);
+      releaseCgroup(probe);
     });
-    return { mode: 'cgroup', describe: `cpu quota: ${quota} core, period ${periodMs} ms, enforced by a cgroup v${cgroup.version} (${cgroup.base})`, stats: () => readThrottleStats(dir), checkpoint: () => {} };
+    return { mode: 'cgroup', describe: `cpu quota: ${quota} core, period ${periodMs} ms, enforced by a cgroup v${probe.version} (${probe.base})`, stats: () => readThrottleStats(dir), checkpoint: () => {} };
   }
-  if (wanted === 'cgroup') throw new Error(cgroup.reason);
+  const reason = 'reason' in joined ? joined.reason : '';
+  if (wanted === 'cgroup') throw new KitError('KIT_ERR_USAGE', `--quota-mode cgroup: ${reason}`, 'use --quota-mode throttle (or auto), which needs no permission');
   const asleep = new Int32Array(new SharedArrayBuffer(4));
   let pauses = 0;
   let pausedMs = 0;
@@ -62,6 +76,6 @@ export function holdSelfToQuota(quota: number, wanted: QuotaMode, periodMs = QUO
     periodMs,
     true,
   );
-  const why = wanted === 'auto' ? ` (no cgroup: ${cgroup.reason})` : '';
+  const why = wanted === 'auto' ? ` (no cgroup: ${reason})` : '';
   return { mode: 'throttle', describe: `cpu quota: ${quota} core, period ${periodMs} ms, enforced by the in-process throttle${why}`, stats: () => ({ throttled: pauses, throttledMs: pausedMs }), checkpoint: throttle.check };
 }
