@@ -93,8 +93,9 @@ test('capped-scale-out: a database that never fills (--commit-ms 0) fails all th
 
 test('capped-scale-out: each database line fails alone on its own cause', () => {
   assert.deepEqual(edit((r) => (user(r)[3]!.throughput = 115)), ['user-scenario  5-replicas-vs-3  flat']);
-  assert.deepEqual(edit((r) => (user(r)[3]!.db.lockWaitMs = 12)), ['user-scenario  database-at-5-replicas  full']);
-  assert.deepEqual(edit((r) => (user(r)[3]!.db.writes = 0)), ['user-scenario  database-at-5-replicas  full']);
+  assert.deepEqual(edit((r) => (user(r)[3]!.db.lockBusy = 0.55)), ['user-scenario  database-at-5-replicas  full']);
+  // Waiting longer than holding is not enough: with no flush a rare collision sleeps 1 ms against a 0.3 ms hold.
+  assert.deepEqual(edit((r) => Object.assign(user(r)[3]!.db, { lockBusy: 0.04, lockWaitMs: 1.2, lockHoldMs: 0.3 })), ['user-scenario  database-at-5-replicas  full']);
   assert.deepEqual(edit((r) => (user(r)[3]!.replicaCores = 0.75)), ['user-scenario  replicas-cpu-at-5  below-cap']);
   assert.deepEqual(edit((r) => r.workloads[1]!.steps.pop()), [
     'user-scenario  5-replicas-vs-3  flat',
