@@ -20,7 +20,7 @@ import { userScenario } from './lib/user-scenario.ts';
 import { postgresCpuS, startPostgres, type Postgres } from './lib/postgres.ts';
 import { KitError } from '../lib/errors.ts';
 import { balancerKind, LB_FLAG, startReplicas, sweepReplicaCounts, type BalancerKind, type Replica } from './lib/topology.ts';
-import { QUOTA_MODES, QUOTA_PERIOD_MS, type QuotaMode } from '../servers/lib/cpu-quota.ts';
+import { QUOTA_PERIOD_MS, quotaMode, type QuotaMode } from '../servers/lib/cpu-quota.ts';
 import { MAX_COMMIT_MS } from '../servers/lib/users-db.ts';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { CAPPED_SPEC, caveats, hints, notShown, render, shape, type CappedScaleOutResult, type CappedStep, type CappedWorkload } from '../results/capped-scale-out.ts';
@@ -152,9 +152,7 @@ export const experiment = defineExperiment({
     const db = flags.db ?? 'sqlite';
     if (db !== 'sqlite' && db !== 'postgres') throw new KitError('KIT_ERR_USAGE', `--db is sqlite or postgres; got '${db}'`);
     if (db === 'postgres' && flags['commit-ms'] !== undefined) throw new KitError('KIT_ERR_USAGE', '--commit-ms models a slow disk for SQLite; PostgreSQL flushes its WAL for real');
-    const quotaMode = flags['quota-mode'] ?? 'auto';
-    if (!QUOTA_MODES.includes(quotaMode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${quotaMode}'`);
-    return { lb: balancerKind(flags.lb), quotaMode: quotaMode as QuotaMode, db, commitMs: intFlag('commit-ms', flags['commit-ms'], 0, MAX_COMMIT_MS, CAPPED_SPEC.commitMs) };
+    return { lb: balancerKind(flags.lb), quotaMode: quotaMode(flags['quota-mode']), db, commitMs: intFlag('commit-ms', flags['commit-ms'], 0, MAX_COMMIT_MS, CAPPED_SPEC.commitMs) };
   },
   run,
   report: { render, shape, hints, caveats, notShown },

@@ -47,7 +47,7 @@ import { QuotaDelivery } from './lib/cluster-quota.ts';
 import { rollingRestart } from './lib/cluster-rolling.ts';
 import { Supervisor } from './lib/cluster-supervisor.ts';
 import { runWorker } from './lib/cluster-worker.ts';
-import { CPU_SAMPLE_MS, QUOTA_MODES, QUOTA_PERIOD_MS, QUOTA_PERIOD_RANGE_MS, type QuotaMode } from './lib/cpu-quota.ts';
+import { CPU_SAMPLE_MS, quotaMode, QUOTA_PERIOD_MS, QUOTA_PERIOD_RANGE_MS } from './lib/cpu-quota.ts';
 import { DEFAULT_HPA, DEFAULT_SYNC_MS, METRIC_WINDOW_SYNCS, validateHpaConfig, type HpaConfig } from './lib/hpa.ts';
 import { exitWithLauncher } from './lib/lifeline.ts';
 import { failStartup, serverFlags } from './lib/main.ts';
@@ -112,8 +112,7 @@ function scalingOptions(flags: ReturnType<typeof serverFlags<typeof spec.flags>>
   if (flags['quota-mode'] !== undefined && quota === undefined) throw new KitError('KIT_ERR_USAGE', '--quota-mode only means something with a --cpu-quota (or --autoscale)');
   if (flags['quota-period-ms'] !== undefined && quota === undefined) throw new KitError('KIT_ERR_USAGE', '--quota-period-ms only means something with a --cpu-quota (or --autoscale)');
   const periodMs = flags['quota-period-ms'] === undefined ? undefined : intFlag('quota-period-ms', flags['quota-period-ms'], ...QUOTA_PERIOD_RANGE_MS, QUOTA_PERIOD_MS);
-  const mode = flags['quota-mode'] ?? 'auto';
-  if (!QUOTA_MODES.includes(mode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${mode}'`);
+  const mode = quotaMode(flags['quota-mode']);
   let hpa: HpaConfig | undefined;
   if (autoscale) {
     const min = intFlag('min', flags.min, 1, 32, DEFAULT_HPA.min);
@@ -130,7 +129,7 @@ function scalingOptions(flags: ReturnType<typeof serverFlags<typeof spec.flags>>
   }
   // A utilization needs two CPU reports (every CPU_SAMPLE_MS) within a sync period.
   const syncMs = intFlag('sync-ms', flags['sync-ms'], 2 * CPU_SAMPLE_MS, 60_000, DEFAULT_SYNC_MS);
-  return { hpa, syncMs, quota, periodMs, mode: mode as QuotaMode };
+  return { hpa, syncMs, quota, periodMs, mode };
 }
 
 function runPrimary(): void {

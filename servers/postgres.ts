@@ -6,10 +6,9 @@
  * connections. On SIGTERM, SIGINT or a lost launcher it asks for a fast shutdown (SIGINT to the
  * postmaster: clients are disconnected, nothing is kept) and removes the folder.
  *
- * `--cpu-quota <cores>` puts the whole server (the postmaster and every backend it forks) in a
- * cgroup with that quota, as a small managed database instance is sized; without cgroups (not
- * Linux, not root) it runs uncapped and says so. initdb runs as the `postgres` user when started
- * as root, since PostgreSQL refuses to run as root.
+ * initdb and postgres run as the `postgres` user when started as root, since PostgreSQL refuses
+ * to run as root. The server is not held to a CPU quota: lesson 4 tried 0.1 core, and the
+ * throttle's stalls, not its capacity, then set the write times.
  * Run alone: `npx tsx servers/postgres.ts --port 0`, then `psql -h 127.0.0.1 -p <port> -U nsl postgres`.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -23,15 +22,12 @@ import { exitWithLauncher } from './lib/lifeline.ts';
 import { failStartup, serverFlags } from './lib/main.ts';
 import { freePort, portInUse } from './lib/http.ts';
 import { findPostgres } from './lib/postgres-binary.ts';
-import { holdSelfToQuota } from './lib/self-quota.ts';
-import { quotaCores } from './lib/cpu-quota.ts';
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/postgres.ts [--port <n>] [--cpu-quota <cores>]',
+  usage: 'npx tsx servers/postgres.ts [--port <n>]',
   summary: 'Starts a throwaway PostgreSQL on 127.0.0.1 (a new cluster in a temporary folder, removed afterwards) and prints one ready line once it accepts connections.',
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port for PostgreSQL, 0 for any free port', default: '0' },
-    'cpu-quota': { type: 'string', valueName: 'cores', description: 'hold the whole server to this share of a core, 0.05 to 4 (a cgroup; Linux as root only)' },
   },
   epilogue: 'Needs PostgreSQL: Debian/Ubuntu `sudo apt-get install postgresql`, macOS `brew install postgresql@16`. The kit uses SQLite by default and needs no server.',
 });
@@ -56,7 +52,6 @@ function initCluster(initdb: string, data: string, owner: { uid: number; gid: nu
 async function main(): Promise<void> {
   const flags = serverFlags(spec);
   const requested = intFlag('port', flags.port, 0, 65535, 0);
-  const quota = quotaCores(flags['cpu-quota']);
   const bins = findPostgres();
   const owner = runAs();
   const port = requested || (await freePort());
@@ -68,15 +63,6 @@ async function main(): Promise<void> {
   mkdirSync(sockets);
   if (owner) for (const d of [dir, sockets]) chownSync(d, owner.uid, owner.gid);
   initCluster(bins.initdb, data, owner);
-  // The quota is set after initdb (seconds of CPU at a fraction of a core) and before postgres,
-  // whose every process inherits this process's cgroup.
-  if (quota !== undefined) {
-    try {
-      process.stdout.write(holdSelfToQuota(quota, 'cgroup').describe + '\n');
-    } catch (err) {
-      process.stdout.write(`cpu quota: not enforced (${(err as Error).message}): PostgreSQL runs uncapped\n`);
-    }
-  }
   const settings = ['listen_addresses=' + HOST, 'max_connections=60', 'shared_buffers=32MB', 'fsync=on', 'synchronous_commit=on', 'logging_collector=off'];
   const pg = spawn(bins.postgres, ['-D', data, '-p', String(port), '-k', sockets, ...settings.flatMap((s) => ['-c', s])], { stdio: ['ignore', 'ignore', 'pipe'], ...owner });
   const log: string[] = [];

@@ -44,7 +44,7 @@ import { isPostgresUrl, openUsersPg } from './lib/users-pg.ts';
 import { openStateStore, stateFlags, stateOptions, stateRoutes } from './lib/state-routes.ts';
 import { burnCpu } from './lib/cpu-work.ts';
 import { holdSelfToQuota, type SelfQuota } from './lib/self-quota.ts';
-import { QUOTA_MODES, quotaCores, type QuotaMode } from './lib/cpu-quota.ts';
+import { quotaCores, quotaMode, type QuotaMode } from './lib/cpu-quota.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file> [--commit-ms <ms>]] [--cpu-quota <cores> [--quota-mode auto|cgroup|throttle]] [--drain-deadline <ms>] [--abrupt] [--backlog <n>] [--state memory|sqlite|redis] [--state-file <file>] [--redis-url <url>] [--sessions store|token] [--session-secret <text>]',
@@ -233,11 +233,10 @@ function applyQuota(limits: ReturnType<typeof limitOptions>): SelfQuota | undefi
 /** --cpu-quota, --quota-mode and --commit-ms, checked (KIT_ERR_USAGE naming the flag). */
 function limitOptions(flags: { 'cpu-quota'?: string; 'quota-mode'?: string; 'commit-ms'?: string; db?: string }): { quota?: number; quotaMode: QuotaMode; commitMs: number } {
   const quota = quotaCores(flags['cpu-quota']);
-  const mode = flags['quota-mode'] ?? 'auto';
   if (flags['quota-mode'] !== undefined && quota === undefined) throw new KitError('KIT_ERR_USAGE', '--quota-mode only means something with --cpu-quota');
-  if (!QUOTA_MODES.includes(mode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${mode}'`);
+  const mode = quotaMode(flags['quota-mode']);
   if (flags['commit-ms'] !== undefined && (flags.db === undefined || isPostgresUrl(flags.db))) throw new KitError('KIT_ERR_USAGE', '--commit-ms only means something with a SQLite --db (PostgreSQL flushes for real)');
-  return { quota, quotaMode: mode as QuotaMode, commitMs: intFlag('commit-ms', flags['commit-ms'], 0, MAX_COMMIT_MS, 0) };
+  return { quota, quotaMode: mode, commitMs: intFlag('commit-ms', flags['commit-ms'], 0, MAX_COMMIT_MS, 0) };
 }
 
 /**

@@ -63,9 +63,3 @@ test('without PostgreSQL: a coded error saying how to install it, and that SQLit
     return true;
   });
 });
-
-test('--cpu-quota is checked (exit 2) before anything starts', async () => {
-  const r = await runScript('servers/postgres.ts', ['--cpu-quota', '9']);
-  assert.equal(r.code, 2, r.stderr);
-  assert.match(r.stderr, /--cpu-quota must be a number of cores from 0.05 to 4; got '9'/);
-});

@@ -7,7 +7,7 @@
  */
 import { KitError } from '../../lib/errors.ts';
 import { isEvent, type AutoscaleEvent } from '../../servers/lib/cluster-messages.ts';
-import { QUOTA_MODES, wallMs, type QuotaMode } from '../../servers/lib/cpu-quota.ts';
+import { quotaMode, wallMs } from '../../servers/lib/cpu-quota.ts';
 import { DEFAULT_HPA } from '../../servers/lib/hpa.ts';
 import { steadyWindow, type ScenarioResult, type SyncSample } from '../../results/autoscale.ts';
 import type { Lab } from './lab.ts';
@@ -40,9 +40,7 @@ export interface ClusterUsersOptions {
 export function quotaOptions(flags: { 'cpu-quota'?: string; 'quota-mode'?: string }, maxCores: number): { quota: string; quotaMode: string } {
   const quota = String(flags['cpu-quota'] ?? '0.25');
   if (!(Number(quota) >= 0.05 && Number(quota) <= maxCores)) throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from 0.05 to ${maxCores}; got '${quota}'`);
-  const quotaMode = String(flags['quota-mode'] ?? 'auto');
-  if (!QUOTA_MODES.includes(quotaMode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${quotaMode}'`);
-  return { quota, quotaMode };
+  return { quota, quotaMode: quotaMode(flags['quota-mode']) };
 }
 
 /** Runs the scenario; the cluster is stopped before it returns (and by the lab on any error). */

@@ -11,16 +11,13 @@ export interface Postgres {
   proc: ServerProcess;
   /** postgres://nsl@127.0.0.1:<port>/postgres */
   url: string;
-  /** The quota line it printed, and whether a cgroup enforces it. */
-  quota?: { describe: string; enforced: boolean };
 }
 
-/** Starts PostgreSQL, held to `cores` if given. Rejects with KIT_ERR_POSTGRES_MISSING when it is not installed. */
-export async function startPostgres(lab: Lab, cores?: number): Promise<Postgres> {
-  const proc = await lab.start({ server: 'postgres', args: ['--port', '0', ...(cores === undefined ? [] : ['--cpu-quota', String(cores)])] });
+/** Starts PostgreSQL. Rejects with KIT_ERR_POSTGRES_MISSING when it is not installed. */
+export async function startPostgres(lab: Lab): Promise<Postgres> {
+  const proc = await lab.start({ server: 'postgres', args: ['--port', '0'] });
   const url = proc.lines.map((l) => /^url: (postgres:\/\/\S+)$/.exec(l)?.[1]).find(Boolean)!;
-  const line = proc.lines.find((l) => l.startsWith('cpu quota:'));
-  return { proc, url, ...(line ? { quota: { describe: line, enforced: !line.includes('not enforced') } } : {}) };
+  return { proc, url };
 }
 
 /** CPU seconds used so far by the server and every process below it (undefined without /proc). */

@@ -47,6 +47,13 @@ export function quotaCores(text: string | undefined): number | undefined {
   return cores;
 }
 
+/** --quota-mode: 'auto' when not given; KIT_ERR_USAGE for anything but auto, cgroup or throttle. */
+export function quotaMode(text: string | undefined): QuotaMode {
+  const mode = text ?? 'auto';
+  if (!QUOTA_MODES.includes(mode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${mode}'`);
+  return mode as QuotaMode;
+}
+
 /** The periods CFS accepts, ms (sched-bwc.rst: 1 ms to 1 s). */
 export const QUOTA_PERIOD_RANGE_MS = [1, 1000] as const;
 /** How often a worker reports its CPU time to the primary, ms (a utilization needs two reports). */
