@@ -33,7 +33,7 @@ function scenario(name: Scenario, o: { users: number; autoscale: boolean; loadS:
   };
   const syncs: SyncSample[] = o.workers.map((n, i) => {
     const next = o.workers[i + 1] ?? n;
-    return { t: i + 0.5, workers: n, desired: next, retiring: 0, alive: next, reason: next > n ? 'scale-up' : next < n ? 'scale-down' : 'steady', average: 0.5, perWorker: Array.from({ length: n }, (_, k) => ({ pid: 1000 + k, utilization: k === n - 1 && i === 0 ? null : 0.5 })) };
+    return { t: i + 0.5, workers: n, desired: next, recommendation: next, retiring: 0, alive: next, reason: next > n ? 'scale-up' : next < n ? 'scale-down' : 'steady', average: 0.5, perWorker: Array.from({ length: n }, (_, k) => ({ pid: 1000 + k, utilization: k === n - 1 && i === 0 ? null : 0.5 })) };
   });
   return { name, users: o.users, autoscale: o.autoscale, loadS: o.loadS, loadEndS: o.loadS, quotaLine: 'cpu quota: 0.25 core per worker, enforced by the in-process throttle', workload, syncs, ...(o.backToMinS !== undefined ? { backToMinS: o.backToMinS } : {}) };
 }
@@ -83,9 +83,9 @@ test('40 users on one worker must have a steady p50 ten times the 10-user one', 
 test('the first scale-up must come within 5 syncs; late or never fails', () => {
   const late = edit((r) => (get(r, 'auto-40u').syncs = get(r, 'auto-40u').syncs.map((s, i) => (i < 7 ? { ...s, workers: 1, desired: 1 } : s))));
   assert.ok(late.includes('autoscale  auto-40u  first-scale-up  within-5-syncs'), late.join('\n'));
-  const never = edit((r) => (get(r, 'auto-80u').syncs = get(r, 'auto-80u').syncs.map((s) => ({ ...s, workers: 1, desired: 1, alive: 1 }))));
+  const never = edit((r) => (get(r, 'auto-80u').syncs = get(r, 'auto-80u').syncs.map((s) => ({ ...s, workers: 1, desired: 1, recommendation: 1, alive: 1 }))));
   assert.ok(never.includes('autoscale  auto-80u  first-scale-up  within-5-syncs'), never.join('\n'));
-  assert.ok(never.includes('autoscale  auto-80u  steady-workers-vs-40-users  more'), 'and then 80 users settle on no more workers than 40');
+  assert.ok(never.includes('autoscale  auto-80u  steady-recommendation-vs-40-users  more'), 'and then 80 users are recommended no more workers than 40');
   // Counted in syncs: a machine that stalled 4 s before the first sync delays it, not the count.
   const stalled = edit((r) => (get(r, 'auto-40u').syncs = get(r, 'auto-40u').syncs.map((s) => ({ ...s, t: s.t + 4 }))));
   assert.deepEqual(stalled, []);
@@ -122,11 +122,28 @@ test('autoscaled throughput must beat one worker by 1.4×, and its steady p95 co
   assert.deepEqual(edit((r) => (get(r, 'auto-40u').workload.steadyLatency = lat(50))), []);
 });
 
-test('80 users must settle on more workers than 40', () => {
-  assert.deepEqual(edit((r) => (get(r, 'auto-80u').syncs = get(r, 'auto-40u').syncs)), ['autoscale  auto-80u  steady-workers-vs-40-users  more']);
+test('80 users must be recommended more workers than 40 over the steady part', () => {
+  assert.deepEqual(edit((r) => (get(r, 'auto-80u').syncs = get(r, 'auto-40u').syncs)), ['autoscale  auto-80u  steady-recommendation-vs-40-users  more']);
   // Peaks do not count: 40 users overshooting to 8 at the start still settle on fewer.
   const overshoot = [1, 1, 2, 4, 8, 8, 8, 8, 8, 8, 8, 8, 8, ...Array<number>(11).fill(4), 1];
   assert.deepEqual(edit((r) => (get(r, 'auto-40u').syncs = scenario('auto-40u', { users: 40, autoscale: true, loadS: 24, rps: 350, p95: 90, steadyP95: 8, workers: overshoot }).syncs)), []);
+  // Nor does the window holding that peak through the steady part: the count stays 8, the controller recommends 4.
+  const held = (r: AutoscaleResult) => {
+    const s = get(r, 'auto-40u');
+    s.syncs = scenario('auto-40u', { users: 40, autoscale: true, loadS: 24, rps: 350, p95: 90, steadyP95: 8, workers: [1, 1, 2, 4, ...Array<number>(20).fill(8), 1] }).syncs;
+    for (const x of s.syncs) if (x.t >= 12) x.recommendation = 4;
+  };
+  assert.deepEqual(edit(held), []);
+  // A controller whose recommendation does not follow the load fails, whatever the counts.
+  assert.deepEqual(
+    edit((r) => {
+      held(r);
+      for (const x of get(r, 'auto-80u').syncs) x.recommendation = 4;
+    }),
+    ['autoscale  auto-80u  steady-recommendation-vs-40-users  more'],
+  );
+  // Results saved before the recommendation was reported use the worker count.
+  assert.deepEqual(edit((r) => (get(r, 'auto-80u').syncs = get(r, 'auto-80u').syncs.map(({ recommendation, ...x }) => x))), []);
 });
 
 test('a caveat when 10 users did not keep one worker about half busy', () => {
@@ -192,6 +209,7 @@ test('render: the table, the charts and the per-worker strip, without colour cod
   assert.match(text, /autoscaled, 80 users/);
   assert.match(text, /worker  1 \(pid +1000\) │/);
   assert.match(text, /back to 1 worker 11\.0 s after the load \(\d+ worker·s after the load, with a 10 s window\)/);
+  assert.match(text, /steady part: \d+\.\d workers on average, the controller recommending \d+\.\d/);
   assert.match(text, /[╭╮╰╯│─┼┤]/, 'asciichart charts');
   assert.doesNotMatch(text, /\x1b\[/);
 });

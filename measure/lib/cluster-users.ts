@@ -95,6 +95,7 @@ export async function runClusterUsers(lab: Lab, progress: Progress, o: ClusterUs
       workers: m.current,
       alive: m.desired + m.retiring.length,
       desired: m.desired,
+      recommendation: m.recommendation,
       retiring: m.retiring.length,
       reason: m.reason,
       ...(m.averageUtilization !== undefined ? { average: m.averageUtilization } : {}),
