@@ -23,6 +23,7 @@ import { quotaOptions, runClusterUsers } from './lib/cluster-users.ts';
 import { REQUESTS_PER_ITERATION } from './lib/users.ts';
 import { calibratedThinkMs, DEMAND_VS_CAPACITY } from '../results/autoscale-think.ts';
 import { caveats, hints, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult } from '../results/autoscale.ts';
+import { measures } from '../results/autoscale-measures.ts';
 
 /**
  * Mean think time after each iteration, ms (exponential: see thinkPauseMs). Measured on this
@@ -49,6 +50,7 @@ const command = defineCommand({
       description: `mean think time after each user iteration (default: ${THINK_MS}, recalibrated once so that 40 users ask about ${DEMAND_VS_CAPACITY}× what one worker serves)`,
     },
     'window-s': { type: 'string', valueName: 's', description: 'the autoscaler\'s scale-down stabilization window', default: String(DEFAULT_HPA.windowMs / 1000) },
+    'keep-alive': { type: 'boolean', description: 'each user keeps one connection for the whole run instead of opening one per iteration (lesson 6, exercise 3)' },
   },
   epilogue:
     'By hand: npx tsx servers/cluster.ts --workers 1 --autoscale, and watch its "autoscale:" lines while you load it.\n' +
@@ -61,6 +63,7 @@ interface Options {
   /** Given with --think-ms: used as is. Absent: THINK_MS, calibrated on the first 40-user run. */
   thinkMs?: number;
   windowS: number;
+  keepAlive: boolean;
 }
 
 const SCENARIOS: { name: Scenario; users: number; autoscale: boolean }[] = [
@@ -87,6 +90,7 @@ async function runScenario(
     loadS: o.loadS,
     thinkMs: o.thinkMs,
     windowS: o.windowS,
+    keepAlive: o.keepAlive,
     clusterArgs: ['--port', String(o.port), '--workers', '1', '--autoscale', ...scaling, '--cpu-quota', o.quota, '--quota-mode', o.quotaMode, '--signup-cost', o.signupCost],
   });
   return { name: s.name, ...r };
@@ -124,6 +128,7 @@ async function run({ lab, progress, options, quick, port, machine }: RunContext<
     thinkMs,
     ...(calibration ? { calibration } : {}),
     signupCost: formatCost(SIGNUP_COST),
+    ...(options.keepAlive ? { keepAlive: true } : {}),
     hpa,
     scenarios,
   };
@@ -139,10 +144,11 @@ export const experiment = defineExperiment({
       quotaMode,
       ...(flags['think-ms'] !== undefined ? { thinkMs: intFlag('think-ms', flags['think-ms'], 100, 10_000, THINK_MS) } : {}),
       windowS: intFlag('window-s', flags['window-s'], 0, 60, DEFAULT_HPA.windowMs / 1000),
+      keepAlive: flags['keep-alive'] === true,
     };
   },
   run,
-  report: { render, shape, hints, caveats },
+  report: { render, shape, hints, caveats, measures },
 });
 
 await runIfEntry(import.meta, experiment);

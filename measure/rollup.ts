@@ -4,21 +4,25 @@
  * likely cause of every line that did not hold. Broken or foreign files are named and skipped.
  * Exit 0 when every run held, 1 when one did not, 2 on a usage error (no such folder, no JSON in it).
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { defineCommand, helpText, parseFlags } from '../lib/cli.ts';
 import { EXIT, KitError } from '../lib/errors.ts';
 import { runIfMain, type Io } from '../lib/entry.ts';
 import { loadExpected } from './lib/compare.ts';
 import { loadExperiment } from './lib/experiments.ts';
 import { listRuns, renderRollup, rollUp } from './lib/rollup.ts';
+import { chartData, renderRollupHtml } from './lib/rollup-html.ts';
+import type { Report } from './lib/experiment.ts';
 import { colorEnabled } from '../results/format.ts';
 
 const command = defineCommand({
-  usage: 'npx tsx measure/rollup.ts <folder>',
+  usage: 'npx tsx measure/rollup.ts <folder> [--html <file>]',
   summary:
     'Reads a class\'s --json files (one folder per student, or files named <student>.<anything>.json) and prints, per experiment, each shape line by student ' +
     '(✓ held in every run, ✗ k/n failed in k of n runs, – not shown on that machine), each student\'s machine, and the likely cause of every line that did not hold.',
-  flags: {},
+  flags: {
+    html: { type: 'string', valueName: 'file', description: 'also write the roll-up as one self-contained HTML page, with a chart per measure (every student a point), for a projector' },
+  },
   epilogue: 'Example: each student runs npx tsx measure/cluster.ts --json > class/alice/cluster.json; then npx tsx measure/rollup.ts class\nExit: 0 every run held, 1 one did not, 2 usage error.',
   positionals: true,
 });
@@ -36,10 +40,22 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const files = listRuns(dir);
   if (files.length === 0) throw new KitError('KIT_ERR_USAGE', `no .json files in '${dir}' or its subfolders`, 'collect each student\'s npx tsx measure/<experiment>.ts --json output there');
   const expected = loadExpected();
-  const hints = new Map<string, Record<string, string>>();
-  for (const name of expected.keys()) hints.set(name, (await loadExperiment(name)).report.hints ?? {});
-  const r = rollUp(files, expected, (name) => hints.get(name) ?? {});
+  const reports = new Map<string, Report<unknown>>();
+  for (const name of expected.keys()) reports.set(name, (await loadExperiment(name)).report as Report<unknown>);
+  const r = rollUp(files, expected, (name) => reports.get(name)?.hints ?? {});
   io.stdout.write(renderRollup(r, expected, colorEnabled(io.stdout)) + '\n');
+  const html = parsed.flags.html;
+  if (html !== undefined) {
+    const measuresOf = (name: string, result: unknown) => {
+      try {
+        return reports.get(name)?.measures?.(result) ?? [];
+      } catch {
+        return []; // a result from another version of the kit: its table still counts, its numbers are left out
+      }
+    };
+    writeFileSync(html, renderRollupHtml(r, expected, chartData(r, measuresOf)));
+    io.stdout.write(`\nWrote ${html}: open it in a browser.\n`);
+  }
   return r.runs.every((x) => x.comparison.holds) ? EXIT.holds : EXIT.doesNotHold;
 }
 

@@ -60,6 +60,8 @@ export interface AutoscaleResult {
   calibration?: { thinkMs: number; capacityRps: number };
   /** The sign-up's scrypt cost. */
   signupCost: string;
+  /** --keep-alive: each user kept one connection for the run (absent: one per iteration). */
+  keepAlive?: boolean;
   hpa: HpaConfig & { syncMs: number };
   scenarios: ScenarioResult[];
 }
@@ -250,7 +252,7 @@ export function render(r: AutoscaleResult, color: boolean, caption = machineCapt
   const out = [
     c.bold('Lesson 6 · autoscaling cluster workers with an HPA-style controller'),
     c.dim(
-      `${r.quotaLine || `cpu quota: ${r.quota} core per worker`} · users: sign up (scrypt ${r.signupCost}), then 3 × (refresh + 10 queries), think ${r.thinkMs} ms · ${caption}`,
+      `${r.quotaLine || `cpu quota: ${r.quota} core per worker`} · users: sign up (scrypt ${r.signupCost}), then 3 × (refresh + 10 queries), think ${r.thinkMs} ms${r.keepAlive ? ', one connection per user for the whole run (--keep-alive)' : ''} · ${caption}`,
     ),
     c.dim(
       `controller: target ${Math.round(r.hpa.target * 100)}% of the quota, tolerance ${r.hpa.tolerance}, sync ${r.hpa.syncMs / 1000} s, scale-down window ${r.hpa.windowMs / 1000} s, ` +
@@ -283,3 +285,4 @@ export function render(r: AutoscaleResult, color: boolean, caption = machineCapt
   }
   return out.join('\n');
 }
+

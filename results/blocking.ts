@@ -5,6 +5,7 @@
  */
 import { fmtMs, machineCaption, makeChalk, makeTable, type MachineInfo } from './format.ts';
 import { line } from './shape.ts';
+import { measure, ratio, type Measure } from './measures.ts';
 
 export interface BlockingBlock {
   mode: 'blocking' | 'pooled';
@@ -119,4 +120,26 @@ export function render(r: BlockingResult, color: boolean, caption = machineCapti
     `A light request ${c.red('waited')} when it took at least half of (heavy − ${r.offsetMs} ms): it sat behind the heavy one. ` +
       `It answered at once when it took at most ${AT_ONCE_FACTOR}× what the same requests took with nothing else running (${fmtMs(r.idleLightMs)}).`,
   ].join('\n');
+}
+
+/**
+ * The numbers behind the shape: per mode, the slowest light request and the event-loop delay as a
+ * share of the heavy request's time (near 1 when it waited, near 0 when answered at once), and the
+ * heavy request's blocking-to-pooled duration ratio.
+ */
+export function measures(r: BlockingResult): Measure[] {
+  const out: Measure[] = [];
+  for (const b of r.blocks) {
+    out.push(...measure(`${b.mode}-slowest-light`, `${b.mode}: the slowest light request`, 'ms', Math.max(...b.lightMs)));
+    out.push(
+      ...measure(`${b.mode}-light-share-of-heavy`, `${b.mode}: the slowest light request, as a share of the heavy one's time after it was sent`, '×', ratio(Math.max(...b.lightMs), b.heavyMs - r.offsetMs), {
+        line: `${b.mode}  light-1`,
+        threshold: WAITED_SHARE,
+      }),
+    );
+    out.push(...measure(`${b.mode}-event-loop-delay-max`, `${b.mode}: the server's longest event-loop delay`, 'ms', b.eventLoopDelayMaxMs, { line: `${b.mode}  event-loop-delay-max` }));
+  }
+  const [a, b] = r.blocks;
+  out.push(...measure('heavy-blocking-vs-pooled', 'the heavy request on the event loop over on the thread pool', '×', ratio(a?.heavyMs, b?.heavyMs), { line: 'heavy  blocking-vs-pooled' }));
+  return out;
 }

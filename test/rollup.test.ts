@@ -1,14 +1,17 @@
 // Proves the class roll-up (measure/rollup.ts) on real --json files: three real runs of lesson 3's
 // blocking experiment by two students, one of them edited to fail a line, are tabled by line and
 // student with the failing line's likely cause; a truncated file, a foreign JSON file and an
-// unknown experiment are named and skipped without stopping the roll-up; usage errors exit 2.
+// unknown experiment are named and skipped without stopping the roll-up; usage errors exit 2; the
+// --html page opens in headless Chromium with a chart per measure, and a hostile name stays text.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { main } from '../measure/rollup.ts';
+import { pathToFileURL } from 'node:url';
 import { failOnWarnings, runMainInProcess, runScript } from './helpers.ts';
+import { noBrowser, openPage } from './traffic-lab-helpers.ts';
 
 failOnWarnings();
 const made: string[] = [];
@@ -63,5 +66,43 @@ test('the roll-up exits 0 when every run held, and 2 for a missing folder or one
     const r = await runMainInProcess(main, [...args]);
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, message);
+  }
+});
+
+test('--html: one self-contained page that opens in Chromium with a chart per measure, every run a point, and no console error', { skip: noBrowser }, async () => {
+  const cls = tempDir();
+  // A student name that is HTML: it must show as text, never run.
+  const hostile = '<img src=x onerror="window.pwned=1">';
+  for (const [student, from] of [['alice', 'alice/blocking-1.json'], ['alice', 'alice/blocking-2.json'], [hostile, 'bob/blocking-1.json']] as const) {
+    mkdirSync(path.join(cls, student), { recursive: true });
+    writeFileSync(path.join(cls, student, path.basename(from)), readFileSync(path.join(dir, from)));
+  }
+  writeFileSync(path.join(cls, 'cut.json'), '{"experiment": "blocking", "resu');
+  const out = path.join(cls, 'class.html');
+  const r = await runMainInProcess(main, [cls, '--html', out]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /Wrote .*class\.html/);
+  const html = readFileSync(out, 'utf8');
+  assert.doesNotMatch(html, /<script[^>]+src=|<link[^>]+href=/, 'nothing loaded from elsewhere');
+  const measured = JSON.parse(readFileSync(path.join(dir, 'alice', 'blocking-1.json'), 'utf8')).measures as { id: string }[];
+  assert.ok(measured.length >= 5, 'blocking --json lists its measures');
+  const { browser, page, errors } = await openPage(pathToFileURL(out).href);
+  try {
+    await page.waitForFunction((n) => document.querySelectorAll('canvas').length >= n, measured.length, { timeout: 10_000 });
+    const seen = await page.evaluate(() => ({
+      charts: document.querySelectorAll('figure').length,
+      text: document.body.innerText,
+      pwned: (window as unknown as { pwned?: number }).pwned,
+      images: document.querySelectorAll('img').length,
+    }));
+    assert.equal(seen.charts, measured.length, 'a chart per measure');
+    assert.equal(seen.pwned, undefined);
+    assert.equal(seen.images, 0);
+    assert.ok(seen.text.includes(hostile), 'the name shows as text');
+    assert.match(seen.text, /cut\.json: not JSON/);
+    assert.match(seen.text, /2 student\(s\), 3 run\(s\), 1 file\(s\) skipped/);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
   }
 });

@@ -29,6 +29,8 @@ export interface ClusterUsersOptions {
   thinkMs: number;
   /** The autoscaler's scale-down window, s (how long to wait for min after the load). */
   windowS: number;
+  /** Users keep one connection for the run (UsersOptions.keepAlive). */
+  keepAlive?: boolean;
   /** servers/cluster.ts's flags; they must include --autoscale, so that it reports every sync. */
   clusterArgs: string[];
 }
@@ -56,6 +58,7 @@ export async function runClusterUsers(lab: Lab, progress: Progress, o: ClusterUs
     users: o.users,
     durationS: o.loadS,
     thinkMs: o.thinkMs,
+    ...(o.keepAlive ? { keepAlive: true } : {}),
     steadyFromS: steadyWindow({ loadS: o.loadS, autoscale: o.autoscale })[0],
     onSecond: (sec) => progress.step(`${o.label}: ${o.users} users, second ${sec.second + 1} of ${o.loadS}: ${sec.completed} req/s, p95 ${sec.p95.toFixed(0)} ms, ${workersNow} worker(s)`),
   });

@@ -20,6 +20,7 @@ import { machineInfo } from './machine.ts';
 import { expectedFile } from './paths.ts';
 import { Progress } from './progress.ts';
 import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, type Comparison } from '../../results/shape.ts';
+import type { Measure } from '../../results/measures.ts';
 import { readExpected } from './expected.ts';
 
 /** Flags every experiment has, besides --help. Spread into each experiment's own flags. */
@@ -55,6 +56,8 @@ export interface Report<R> {
    * with the shape lines, as `# not shown here:` comments, so a student's --shape file carries them.
    */
   notShown?(result: R): string[];
+  /** The numbers behind the shape lines, named (results/measures.ts): for the class roll-up's charts. */
+  measures?(result: R): Measure[];
 }
 
 
@@ -140,7 +143,8 @@ function writeOutcome<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, resul
   const busy = busyMachineCaveat(machine);
   const caveats = [busy, ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter((c): c is string => c !== undefined);
   if (format === 'json') {
-    io.stdout.write(JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats, notShown }, null, 2) + '\n');
+    const measures = exp.report.measures?.(result) ?? [];
+    io.stdout.write(JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats, notShown, measures }, null, 2) + '\n');
   } else if (format === 'shape') {
     // A busy machine goes with the lines too: an instructor comparing files should see it.
     io.stdout.write([...shape, ...notShown.map((why) => NOT_SHOWN_PREFIX + why), ...(busy ? [NOTE_PREFIX + busy] : [])].join('\n') + '\n');

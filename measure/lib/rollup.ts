@@ -15,6 +15,8 @@ export interface RunEntry {
   file: string;
   experiment: string;
   machine: MachineInfo;
+  /** The run's `result`, as its experiment wrote it (read, not trusted: measures are taken from it with care). */
+  result: unknown;
   comparison: Comparison;
 }
 
@@ -63,7 +65,7 @@ export function rollUp(files: { student: string; file: string }[], expected: Map
       continue;
     }
     const shape = (data.shape as unknown[]).filter((l): l is string => typeof l === 'string');
-    runs.push({ student, file, experiment: data.experiment, machine, comparison: compareShape(exp, shape, hints(data.experiment)) });
+    runs.push({ student, file, experiment: data.experiment, machine, result: data.result, comparison: compareShape(exp, shape, hints(data.experiment)) });
   }
   return { runs, skipped };
 }

@@ -9,7 +9,8 @@
  *
  * autocannon cannot pause between requests (no think time), so the loop is written here, on
  * undici (one Client, i.e. one connection, per user per iteration: a new connection is what lets
- * node:cluster's round robin give a new worker its share; a kept-alive one stays on its worker).
+ * node:cluster's round robin give a new worker its share; a kept-alive one stays on its worker, as
+ * `keepAlive` shows).
  * Latencies are recorded in HDR histograms (latency.ts), per second and in total.
  *
  * Bounds: at most 120 s, at most MAX_ITERATIONS per user, every request times out after
@@ -58,6 +59,12 @@ export interface UsersOptions {
   requestTimeoutMs?: number;
   /** Called once per elapsed second with that second's sample (for progress). */
   onSecond?: (s: UsersSecond) => void;
+  /**
+   * One connection per user for the whole run instead of one per iteration. It is reopened only
+   * when the server closed it during a pause (Node's http.Server keepAliveTimeout, 5 s), so
+   * node:cluster can give a new worker only those users (lesson 6, exercise 3).
+   */
+  keepAlive?: boolean;
 }
 
 
@@ -182,8 +189,11 @@ export function startUsers(opts: UsersOptions): RunningUsers {
 
   const user = async (id: number) => {
     await sleep(Math.random() * opts.thinkMs, undefined, { signal: stopper.signal }).catch(() => {});
+    // undici's own idle timeout (4 s by default) is raised so that only the server ends a kept connection.
+    const open = () => new Client(base.origin, { pipelining: 1, connectTimeout: timeoutMs, ...(opts.keepAlive ? { keepAliveTimeout: 600_000, keepAliveMaxTimeout: 600_000 } : {}) });
+    const kept = opts.keepAlive ? open() : undefined;
     for (let n = 0; n < MAX_ITERATIONS && performance.now() < endAt && !stopper.signal.aborted; n++) {
-      const client = new Client(base.origin, { pipelining: 1, connectTimeout: timeoutMs });
+      const client = kept ?? open();
       try {
         const signup = await call(client, 'signup', 'POST', '/signup', undefined, { name: `u${id}-${n}` });
         let token = signup?.token as string | undefined;
@@ -196,12 +206,13 @@ export function startUsers(opts: UsersOptions): RunningUsers {
         }
         rec.iterations++;
       } finally {
-        await client.close().catch(() => {});
+        if (!kept) await client.close().catch(() => {});
       }
       // Think, but not past the end: a user whose time is up stops now, not after its pause.
       const think = Math.min(thinkPauseMs(opts.thinkMs), endAt - performance.now());
       if (think > 0) await sleep(think, undefined, { signal: stopper.signal }).catch(() => {});
     }
+    await kept?.close().catch(() => {});
   };
 
   const result = Promise.all(Array.from({ length: opts.users }, (_, i) => user(i))).then(() => rec.result(opts));
