@@ -12,6 +12,8 @@ import { describeError, exitCodeFor } from './errors.ts';
 export interface Io {
   stdout: { write(s: string): unknown; isTTY?: boolean };
   stderr: { write(s: string): unknown; isTTY?: boolean };
+  /** Where typed answers come from (--predict); the process's standard input when absent. */
+  stdin?: NodeJS.ReadableStream;
 }
 
 export type Main = (argv: string[], io: Io) => Promise<number>;

@@ -24,6 +24,7 @@ import { REQUESTS_PER_ITERATION } from './lib/users.ts';
 import { calibratedThinkMs, DEMAND_VS_CAPACITY } from '../results/autoscale-think.ts';
 import { caveats, hints, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult } from '../results/autoscale.ts';
 import { measures } from '../results/autoscale-measures.ts';
+import { predictions } from '../results/autoscale-predictions.ts';
 
 /**
  * Mean think time after each iteration, ms (exponential: see thinkPauseMs). Measured on this
@@ -148,7 +149,7 @@ export const experiment = defineExperiment({
     };
   },
   run,
-  report: { render, shape, hints, caveats, measures },
+  report: { render, shape, hints, caveats, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

@@ -13,6 +13,7 @@ import { probeOk } from './lib/probe.ts';
 import { formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
 import { COST_FLAG, heavyCost } from './lib/costs.ts';
 import { caveats, hints, measures, render, shape, type BlockingBlock, type BlockingResult } from '../results/blocking.ts';
+import { predictions } from '../results/blocking-predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/blocking.ts [flags]',
@@ -76,7 +77,7 @@ export const experiment = defineExperiment({
     offsetMs: intFlag('offset', flags.offset, 0, 1000, 50),
   }),
   run,
-  report: { render, shape, hints, caveats, measures },
+  report: { render, shape, hints, caveats, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

@@ -9,6 +9,8 @@ import type { UsersResult } from '../results/users.ts';
 import { calibratedThinkMs, DEMAND_VS_CAPACITY, thinkNote } from '../results/autoscale-think.ts';
 import { caveats, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from '../results/autoscale.ts';
 import { expectedShape, failedLines, failOnWarnings } from './helpers.ts';
+import { measures } from '../results/autoscale-measures.ts';
+import { predictions } from '../results/autoscale-predictions.ts';
 
 failOnWarnings();
 
@@ -212,4 +214,16 @@ test('render: the table, the charts and the per-worker strip, without colour cod
   assert.match(text, /steady part: \d+\.\d workers on average, the controller recommending \d+\.\d/);
   assert.match(text, /[╭╮╰╯│─┼┤]/, 'asciichart charts');
   assert.doesNotMatch(text, /\x1b\[/);
+});
+
+test('measures: the numbers behind the lines, and every --predict question answered by one of them', () => {
+  const m = measures(healthy());
+  const byId = new Map(m.map((x) => [x.id, x]));
+  assert.equal(byId.get('throughput-auto-vs-1-worker')?.threshold, 1.4);
+  assert.ok(byId.get('throughput-auto-vs-1-worker')!.value >= 1.4, 'a healthy run is above the threshold');
+  for (const question of predictions) assert.ok(byId.has(question.measure), `${question.id}: measure ${question.measure}`);
+  // A result without the 10-user run has no ratio to it: the measure is left out, not NaN.
+  const without = healthy();
+  without.scenarios = without.scenarios.filter((s) => s.name !== 'fixed-1w-10u');
+  assert.ok(!measures(without).some((x) => x.id === 'p50-40-vs-10-users' || Number.isNaN(x.value)));
 });

@@ -21,6 +21,8 @@ import { expectedFile } from './paths.ts';
 import { Progress } from './progress.ts';
 import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, type Comparison } from '../../results/shape.ts';
 import type { Measure } from '../../results/measures.ts';
+import { grade, renderPredictions, type Answers, type Question } from '../../results/predictions.ts';
+import { ASK, askAnswers, normalizePredictFlag, readAnswersFile } from './predict.ts';
 import { readExpected } from './expected.ts';
 
 /** Flags every experiment has, besides --help. Spread into each experiment's own flags. */
@@ -29,6 +31,11 @@ export const COMMON_FLAGS = {
   json: { type: 'boolean', description: 'print the whole result as JSON' },
   quick: { type: 'boolean', description: 'a smaller workload (tests and CI use it): the same shapes in less time' },
   port: { type: 'string', valueName: 'n', description: 'port for the lesson server, 0 for any free port', default: '0' },
+  predict: {
+    type: 'string',
+    valueName: 'answers.json',
+    description: 'predict, then measure: alone, asks two or three questions before the run starts; with a file, reads the answers from it ({"<question id>": <choice number>}); after the run, each prediction is printed beside what was measured',
+  },
 } as const satisfies FlagSpecs;
 
 /** What an experiment's run gets. */
@@ -58,6 +65,8 @@ export interface Report<R> {
   notShown?(result: R): string[];
   /** The numbers behind the shape lines, named (results/measures.ts): for the class roll-up's charts. */
   measures?(result: R): Measure[];
+  /** --predict's questions, each answered by one of `measures` (results/predictions.ts). */
+  predictions?: readonly Question[];
 }
 
 
@@ -158,6 +167,14 @@ function writeOutcome<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, resul
   }
 }
 
+/** --predict's answers: typed (`ask`) or from a file; KIT_ERR_USAGE when the experiment has no questions. */
+async function collectAnswers<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, predict: string, io: Io): Promise<Answers> {
+  const questions = exp.report.predictions;
+  if (!questions?.length) throw new KitError('KIT_ERR_USAGE', `${exp.name} has no --predict questions yet`, 'blocking and autoscale have them');
+  if (predict !== ASK) return readAnswersFile(predict, questions);
+  return askAnswers(questions, io.stdin ?? process.stdin, io.stderr);
+}
+
 /**
  * Runs an experiment as a command and resolves with its exit code. Only this function (called
  * from the experiment's entry file) writes to the terminal.
@@ -183,7 +200,7 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
   process.on('SIGTERM', onSignal);
   try {
     assertNodeVersion();
-    const parsed = parseFlags(exp.command, argv);
+    const parsed = parseFlags(exp.command, normalizePredictFlag(argv));
     if (parsed.help) {
       io.stdout.write(helpText(exp.command));
       return 0;
@@ -193,6 +210,7 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     const port = intFlag('port', flags.port as string | undefined, 0, 65535, 0);
     const options = exp.options(parsed.flags);
     const expected = await readExpected(expectedFile(exp.name));
+    const answers = typeof flags.predict === 'string' ? await collectAnswers(exp, flags.predict, io) : undefined;
 
     progress.step('checking how busy the machine is');
     const machine = await machineInfo();
@@ -206,6 +224,11 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     const shape = exp.report.shape(result);
     const cmp = compareShape(expected, shape, exp.report.hints);
     writeOutcome(exp, result, shape, cmp, machine, flags.json ? 'json' : flags.shape ? 'shape' : 'table', io);
+    if (answers) {
+      const graded = grade(exp.report.predictions!, answers, exp.report.measures?.(result) ?? []);
+      // Beside the table for people; on stderr when stdout is a file of lines or JSON.
+      (flags.json || flags.shape ? io.stderr : io.stdout).write('\n' + renderPredictions(graded, colorEnabled(io.stdout)) + '\n');
+    }
     return cmp.holds ? EXIT.holds : EXIT.doesNotHold;
   } catch (err) {
     progress.done();
