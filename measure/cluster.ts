@@ -13,6 +13,7 @@ import { isEvent, type PrimaryEvent } from '../servers/lib/cluster-messages.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { probeOk } from './lib/probe.ts';
 import { hints, render, shape, type ClusterResult } from '../results/cluster.ts';
+import { measures, predictions } from '../results/cluster-predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/cluster.ts [flags]',
@@ -105,7 +106,7 @@ export const experiment = defineExperiment({
   command,
   options: (flags) => ({ workers: intFlag('workers', flags.workers, 2, 16, 3) }),
   run,
-  report: { render, shape, hints },
+  report: { render, shape, hints, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

@@ -18,6 +18,7 @@ import { sweepConnections } from './lib/sweep.ts';
 import { formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
 import { COST_FLAG, heavyCost, SWEEP_COST } from './lib/costs.ts';
 import { caveats, hints, notShown, render, shape, type PoolResult, type PoolWaitBlock, type SweepStep } from '../results/pool.ts';
+import { measures, predictions } from '../results/pool-predictions.ts';
 
 const HEAVY_IN_FLIGHT = 4;
 /** /books samples with the pool full (their median is compared with the idle one). */
@@ -147,7 +148,7 @@ export const experiment = defineExperiment({
     sweepCost: formatCost(parseCost(String(flags['sweep-cost']))),
   }),
   run,
-  report: { render, shape, hints, caveats, notShown },
+  report: { render, shape, hints, caveats, notShown, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

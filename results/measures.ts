@@ -5,7 +5,7 @@
  */
 
 /** Units the kit measures in. `×` is a ratio of two measurements of the same kind. */
-export type MeasureUnit = 'ms' | 'req/s' | '×' | '%' | 'workers' | 's';
+export type MeasureUnit = 'ms' | 'req/s' | '×' | '%' | 'workers' | 's' | 'loans';
 
 export interface Measure {
   /** Kebab-case, unique within its experiment, stable across versions: what JSON and answers files use. */
@@ -35,5 +35,8 @@ export function formatMeasure(m: Pick<Measure, 'unit' | 'value'>): string {
   const v = m.value;
   const digits = Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2;
   const n = v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 });
-  return m.unit === '×' ? `${n}×` : m.unit === '%' ? `${n} %` : `${n} ${m.unit}`;
+  if (m.unit === '×') return `${n}×`;
+  // "1 worker", "1 loan": the units that count things are plural names.
+  const unit = v === 1 && (m.unit === 'workers' || m.unit === 'loans') ? m.unit.slice(0, -1) : m.unit;
+  return `${n} ${unit}`;
 }

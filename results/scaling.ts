@@ -35,3 +35,14 @@ export function plateauVerdict(steps: readonly ScalingPoint[], cores: number): s
   if (!atCores || past.length === 0) return CANNOT_SHOW;
   return past.every((s) => s.throughput <= FLAT_FACTOR * atCores.throughput) ? 'flat' : 'keeps-growing';
 }
+
+/**
+ * The two ratios the verdicts above compare: throughput at the core count over 1 connection, and
+ * the most past the core count over the core count's (undefined where there is no such step).
+ */
+export function scalingRatios(steps: readonly ScalingPoint[], cores: number): { growth?: number; plateau?: number } {
+  const { one, atCores, past } = points(steps, cores);
+  const growth = one && atCores && atCores.n > 1 && one.throughput > 0 ? atCores.throughput / one.throughput : undefined;
+  const plateau = atCores && past.length && atCores.throughput > 0 ? Math.max(...past.map((s) => s.throughput)) / atCores.throughput : undefined;
+  return { ...(growth !== undefined ? { growth } : {}), ...(plateau !== undefined ? { plateau } : {}) };
+}

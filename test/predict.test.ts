@@ -11,6 +11,8 @@ import { choiceIndex, grade, parseAnswers, renderPredictions, type Question } fr
 import { normalizePredictFlag } from '../measure/lib/predict.ts';
 import { predictions as blockingQuestions } from '../results/blocking-predictions.ts';
 import { predictions as autoscaleQuestions } from '../results/autoscale-predictions.ts';
+import { predictions as poolQuestions } from '../results/pool-predictions.ts';
+import { predictions as clusterQuestions } from '../results/cluster-predictions.ts';
 import { failOnWarnings, ROOT, runScript } from './helpers.ts';
 
 failOnWarnings();
@@ -65,9 +67,9 @@ test('a bare --predict asks; --predict <file> reads the file', () => {
 });
 
 test('every question has choices that cover every value once, and an explanation', () => {
-  for (const question of [...blockingQuestions, ...autoscaleQuestions]) {
+  for (const question of [...blockingQuestions, ...autoscaleQuestions, ...poolQuestions, ...clusterQuestions]) {
     assert.ok(question.choices.length >= 2 && question.explain && question.lesson.startsWith('lessons/'), question.id);
-    for (const v of [-1e9, 0, 0.1, 0.5, 1, 1.4, 2, 3, 3.5, 6.5, 10, 1e9]) {
+    for (const v of [-1e9, 0, 0.1, 0.5, 0.995, 1, 1.25, 1.4, 1.5, 1.8, 2, 3, 3.5, 6.5, 10, 1e9]) {
       const hits = question.choices.filter((c) => (c.from === undefined || v >= c.from) && (c.to === undefined || v < c.to));
       assert.equal(hits.length, 1, `${question.id}: ${v} falls in exactly one choice`);
     }
@@ -95,9 +97,9 @@ test('a bad answers file, or an experiment without questions, stops before any s
     assert.match(r.stderr, message);
     assert.doesNotMatch(r.stderr, /started /, 'no server started');
   }
-  const none = await runScript('measure/pool.ts', ['--quick', '--predict', file('any.json', '{}')]);
+  const none = await runScript('measure/ceiling.ts', ['--quick', '--predict', file('any.json', '{}')]);
   assert.equal(none.code, 2);
-  assert.match(none.stderr, /pool has no --predict questions yet/);
+  assert.match(none.stderr, /ceiling has no --predict questions yet/);
 });
 
 /** Runs blocking --quick --predict with `typed` on its stdin. */
@@ -123,4 +125,14 @@ test('typed answers: a wrong one is asked again; input that ends early starts no
   assert.equal(fixed.code, 0, fixed.stderr);
   assert.match(fixed.stderr, /Type a number from 1 to 3/);
   assert.match(fixed.stdout, /Your predictions: \d of 3 right/);
+});
+
+test('pool and cluster --predict <file>: every question is settled by a measure of a real run', async () => {
+  for (const [script, questions] of [['pool', poolQuestions], ['cluster', clusterQuestions]] as const) {
+    const answers = file(`${script}.json`, JSON.stringify(Object.fromEntries(questions.map((x) => [x.id, 1]))));
+    const r = await runScript(`measure/${script}.ts`, ['--quick', '--predict', answers], {}, 120_000);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`Your predictions: \\d of ${questions.length} right`));
+    assert.doesNotMatch(r.stdout, /not in this run/, script);
+  }
 });
