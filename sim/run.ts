@@ -10,9 +10,10 @@ import { EXIT, KitError } from '../lib/errors.ts';
 import { runIfMain, type Io } from '../lib/entry.ts';
 import { colorEnabled, makeChalk } from '../results/format.ts';
 import { SCENARIOS, scenarioNamed } from './scenarios/index.ts';
+import type { ScenarioOptions } from './scenarios/common.ts';
 
 const command = defineCommand({
-  usage: 'npx tsx sim/run.ts --scenario <name> [--seed <n>] [--loop turns|fifo] [--json] [--requests <n>] [--stale-ms <ms>]',
+  usage: 'npx tsx sim/run.ts --scenario <name> [--seed <n>] [--loop turns|fifo] [--json] [--requests <n>] [--stale-ms <ms>] [--window-s <s>] [--tolerance <fraction>]',
   summary:
     'Simulates one of the lab\'s scenarios (clients, balancer, replicas as queues; the balancer\'s own picking and failover code) in about a second ' +
     '(the 100-replica stale scenario: about 15 s), ' +
@@ -23,6 +24,8 @@ const command = defineCommand({
     json: { type: 'boolean', description: 'print the result as JSON (the mirrored experiment\'s Result type)' },
     requests: { type: 'string', valueName: 'n', description: 'requests per run for the stale scenario, 1,000 to 10,000,000 (default 1,000,000; about 1.7 s of wall time per million)' },
     'stale-ms': { type: 'string', valueName: 'ms', description: 'how old the balancer\'s load information is in the stale scenario, 1 to 10,000 ms (default 50)' },
+    'window-s': { type: 'string', valueName: 's', description: 'the autoscale scenario\'s scale-down stabilization window, 0 to 60 s (default 10)' },
+    tolerance: { type: 'string', valueName: 'fraction', description: 'the autoscale scenario\'s tolerance around the target, 0 to 0.5 (default 0.1)' },
     loop: { type: 'string', valueName: 'turns|fifo', description: 'how a replica\'s event loop orders waiting requests: in turns as Node does, or first come, first served', default: 'turns' },
   },
   epilogue: 'Example: npx tsx sim/run.ts --scenario degraded\n         npx tsx sim/run.ts --scenario stale --requests 200000 --stale-ms 5\nCompare with the lab: npx tsx measure/sim-vs-lab.ts',
@@ -44,6 +47,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const staleText = parsed.flags['stale-ms'] as string | undefined;
   if (staleText !== undefined && scenario.name !== 'stale') throw new KitError('KIT_ERR_USAGE', `--stale-ms is for the stale scenario, not ${scenario.name}`);
   const staleMs = staleText === undefined ? undefined : intFlag('stale-ms', staleText, 1, 10_000, 50);
+  const hpa = hpaOverrides(parsed.flags['window-s'] as string | undefined, parsed.flags.tolerance as string | undefined, scenario.name);
   const loop = String(parsed.flags.loop);
   if (loop !== 'turns' && loop !== 'fifo') throw new KitError('KIT_ERR_USAGE', `--loop is turns or fifo; got '${loop}'`);
   const began = performance.now();
@@ -51,7 +55,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   // A long scenario yields between its simulations: stop there on a signal sent to this process.
   process.once('SIGINT', () => process.exit(EXIT.sigint));
   process.once('SIGTERM', () => process.exit(EXIT.sigterm));
-  const run = await scenario.run({ seed, loop, progress, ...(requests !== undefined ? { requests } : {}), ...(staleMs !== undefined ? { staleMs } : {}) });
+  const run = await scenario.run({ seed, loop, progress, ...(requests !== undefined ? { requests } : {}), ...(staleMs !== undefined ? { staleMs } : {}), ...(hpa ? { hpa } : {}) });
   await new Promise((resolve) => setTimeout(resolve, 0)); // a signal that came during the last simulation ends it here, before any output
   const wallMs = performance.now() - began;
   if (parsed.flags.json) {
@@ -68,3 +72,15 @@ export async function main(argv: string[], io: Io): Promise<number> {
 }
 
 await runIfMain(import.meta, main);
+
+/** --window-s and --tolerance, checked, for the autoscale scenario only; KIT_ERR_USAGE otherwise. */
+function hpaOverrides(windowText: string | undefined, toleranceText: string | undefined, scenario: string): ScenarioOptions['hpa'] {
+  if (windowText === undefined && toleranceText === undefined) return undefined;
+  if (scenario !== 'autoscale') throw new KitError('KIT_ERR_USAGE', `--window-s and --tolerance are for the autoscale scenario, not ${scenario}`);
+  const tolerance = toleranceText === undefined ? undefined : Number(toleranceText);
+  if (tolerance !== undefined && !(toleranceText!.trim() !== '' && tolerance >= 0 && tolerance <= 0.5)) throw new KitError('KIT_ERR_USAGE', `--tolerance must be a fraction from 0 to 0.5; got '${toleranceText}'`);
+  return {
+    ...(windowText !== undefined ? { windowMs: 1000 * intFlag('window-s', windowText, 0, 60, 10) } : {}),
+    ...(tolerance !== undefined ? { tolerance } : {}),
+  };
+}

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { SCENARIOS } from '../sim/scenarios/index.ts';
+import { upAfterDown } from '../sim/scenarios/autoscale.ts';
 import { failOnWarnings, ROOT, runScript, type ScriptRun } from './helpers.ts';
 
 failOnWarnings();
@@ -37,6 +38,10 @@ test('usage errors exit 2 with a KIT_ERR_USAGE line naming what is wrong, and pr
     [['--scenario', 'stale', '--requests', '5'], /--requests/],
     [['--scenario', 'stale', '--stale-ms', '0'], /--stale-ms must be/],
     [['--scenario', 'degraded', '--stale-ms', '5'], /--stale-ms is for the stale scenario, not degraded/],
+    [['--scenario', 'autoscale', '--tolerance', '0.7'], /--tolerance must be a fraction from 0 to 0\.5; got '0\.7'/],
+    [['--scenario', 'autoscale', '--tolerance', ''], /--tolerance must be/],
+    [['--scenario', 'autoscale', '--window-s', '61'], /--window-s/],
+    [['--scenario', 'degraded', '--tolerance', '0'], /are for the autoscale scenario, not degraded/],
     [['--scenario', 'degraded', '--nonsense'], /nonsense/],
   ];
   const runs = await Promise.all(cases.map(([args]) => sim(args)));
@@ -107,6 +112,23 @@ test('--stale-ms sets how old the stale counts are (lesson 4, exercise 9)', asyn
   const ages = new Set(JSON.parse(r.stdout).result.rows.map((row: { staleMs: number }) => row.staleMs));
   assert.deepEqual([...ages].sort(), [0, 5]);
   assert.equal(JSON.parse(r.stdout).result.staleMs, 5);
+});
+
+test('--window-s and --tolerance set the simulated controller (lesson 6, exercise 4); the count flaps only without both', async () => {
+  const flaps = async (args: string[]) => {
+    const r = await sim(['--scenario', 'autoscale', ...args]);
+    assert.equal(r.code, 0, r.stderr);
+    return [...r.stdout.matchAll(/scale-ups after a scale-down during the load: (\d+)/g)].map((m) => Number(m[1]));
+  };
+  const both = await sim(['--scenario', 'autoscale', '--window-s', '0', '--tolerance', '0', '--json']);
+  assert.deepEqual([JSON.parse(both.stdout).result.hpa.windowMs, JSON.parse(both.stdout).result.hpa.tolerance], [0, 0]);
+  assert.deepEqual(await flaps([]), [0, 0]);
+  assert.ok((await flaps(['--window-s', '0', '--tolerance', '0'])).some((n) => n > 0), 'with neither, the count follows the noise back up');
+});
+
+test('upAfterDown counts rises after a fall, during the load only', () => {
+  assert.equal(upAfterDown([1, 2, 4, 4, 3, 4, 3, 4, 1, 2], 8), 2);
+  assert.equal(upAfterDown([1, 2, 4, 5, 5, 4, 4], 7), 0, 'a scale-down alone is not flapping');
 });
 
 // --- --json ---------------------------------------------------------------------------------

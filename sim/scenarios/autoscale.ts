@@ -10,7 +10,7 @@
  * node:cluster hands connections round robin; the users open a new connection per iteration, so
  * the balancer here is round robin too.
  */
-import { DEFAULT_HPA, DEFAULT_SYNC_MS } from '../../servers/lib/hpa.ts';
+import { DEFAULT_HPA, DEFAULT_SYNC_MS, type HpaConfig } from '../../servers/lib/hpa.ts';
 import { fmtMs, fmtRate, makeChalk, makeTable, textThenNumbers } from '../../results/format.ts';
 import { exp } from '../dist.ts';
 import { simulate, type SimConfig, type SimResult } from '../engine.ts';
@@ -50,7 +50,8 @@ export const autoscale: Scenario = {
   name: 'autoscale',
   mirrors: 'autoscale',
   summary: 'closed-loop users on one worker, then on workers an HPA-style controller adds and retires',
-  run({ seed, loop }) {
+  run({ seed, loop, hpa: overrides }) {
+    const hpa = { ...DEFAULT_HPA, min: 1, max: 8, ...overrides };
     const sims: SimResult[] = [];
     const rows = SCENARIOS.map((s): SimAutoscaleRow => {
       const config: SimConfig = {
@@ -63,7 +64,7 @@ export const autoscale: Scenario = {
         loadMs: LOAD_S * 1000,
         durationMs: (LOAD_S + (s.autoscale ? AFTER_S : 0)) * 1000,
         timeline: true,
-        ...(s.autoscale ? { autoscale: { hpa: { ...DEFAULT_HPA, min: 1, max: 8 }, syncMs: DEFAULT_SYNC_MS, startupMs: STARTUP_MS } } : {}),
+        ...(s.autoscale ? { autoscale: { hpa, syncMs: DEFAULT_SYNC_MS, startupMs: STARTUP_MS } } : {}),
       };
       const whole = simulate(config);
       // The same run (same seed), recording only its second half: the steady state.
@@ -86,12 +87,23 @@ export const autoscale: Scenario = {
         ...(s.autoscale && backAt >= 0 ? { backToMinS: backAt - LOAD_S } : {}),
       };
     });
-    const result = { quota: QUOTA, cpuMsPerRequest: CPU_MS, thinkMs: THINK_MS, loadS: LOAD_S, hpa: { ...DEFAULT_HPA, syncMs: DEFAULT_SYNC_MS }, seed, rows };
-    return { result, render: (color) => renderAutoscale(rows, seed, loop, color), totals: totalsOf(sims) };
+    const result = { quota: QUOTA, cpuMsPerRequest: CPU_MS, thinkMs: THINK_MS, loadS: LOAD_S, hpa: { ...hpa, syncMs: DEFAULT_SYNC_MS }, seed, rows };
+    return { result, render: (color) => renderAutoscale(rows, seed, loop, color, hpa), totals: totalsOf(sims) };
   },
 };
 
-function renderAutoscale(rows: SimAutoscaleRow[], seed: number, loop: ScenarioOptions['loop'], color: boolean): string {
+/** Seconds of the load at which the count rose after it had already fallen once: flapping. */
+export function upAfterDown(workers: readonly number[], loadS: number): number {
+  let fell = false;
+  let n = 0;
+  for (let i = 1; i < Math.min(workers.length, loadS); i++) {
+    if (workers[i]! < workers[i - 1]!) fell = true;
+    else if (workers[i]! > workers[i - 1]! && fell) n++;
+  }
+  return n;
+}
+
+function renderAutoscale(rows: SimAutoscaleRow[], seed: number, loop: ScenarioOptions['loop'], color: boolean, hpa: HpaConfig): string {
   const c = makeChalk(color);
   const head = ['scenario', 'requests', 'peak req/s', 'steady req/s', 'p95', 'steady p95', 'errors', 'max workers', 'worker·s'];
   const table = makeTable(head, textThenNumbers(1, head.length));
@@ -100,11 +112,11 @@ function renderAutoscale(rows: SimAutoscaleRow[], seed: number, loop: ScenarioOp
   }
   const lines = rows
     .filter((r) => r.maxWorkers > 1)
-    .map((r) => `  ${r.scenario}: ${r.workers.join(' ')}${r.backToMinS !== undefined ? ` (back to 1 worker ${r.backToMinS} s after the load)` : ''}`);
+    .map((r) => `  ${r.scenario}: ${r.workers.join(' ')}${r.backToMinS !== undefined ? ` (back to 1 worker ${r.backToMinS} s after the load)` : ''}; scale-ups after a scale-down during the load: ${upAfterDown(r.workers, LOAD_S)}`);
   return [
     c.bold('Lesson 6 · autoscaling, simulated: closed-loop users on one worker, then on workers the HPA-style controller adds and retires'),
     c.dim(
-      `${LOAD_S} s of load; each worker 0.25 core; requests ${CPU_MS} ms of CPU on average, ${THINK_MS} ms of think time between them; controller: target ${DEFAULT_HPA.target * 100} %, sync ${DEFAULT_SYNC_MS / 1000} s, window ${DEFAULT_HPA.windowMs / 1000} s · simulated (seed ${seed}; ${loopWords(loop)})`,
+      `${LOAD_S} s of load; each worker 0.25 core; requests ${CPU_MS} ms of CPU on average, ${THINK_MS} ms of think time between them; controller: target ${hpa.target * 100} %, tolerance ${hpa.tolerance}, sync ${DEFAULT_SYNC_MS / 1000} s, window ${hpa.windowMs / 1000} s · simulated (seed ${seed}; ${loopWords(loop)})`,
     ),
     table.toString(),
     'Workers at each second (the load ends at second ' + LOAD_S + '):',
