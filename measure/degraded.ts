@@ -12,6 +12,7 @@ import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './l
 import { ROUNDS, runDegraded, type DegradedOptions } from './lib/degraded-run.ts';
 import { balancerKind, LB_FLAG } from './lib/topology.ts';
 import { caveats, hints, render, shape } from '../results/degraded.ts';
+import { measures, predictions } from '../results/degraded-predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/degraded.ts [flags]',
@@ -36,7 +37,7 @@ export const experiment = defineExperiment({
     return { lb: balancerKind(flags.lb), runs: intFlag('runs', flags.runs, 1, 20, flags.quick ? ROUNDS.quick : ROUNDS.full), hog };
   },
   run: async (ctx: RunContext<DegradedOptions>) => (await runDegraded(ctx)).result,
-  report: { render, shape, hints, caveats },
+  report: { render, shape, hints, caveats, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

@@ -52,7 +52,7 @@ export const SMALL_SHARE = 0.05;
 export const THIRD = { min: 0.2, max: 0.47 } as const;
 
 /** The policies that read replica state: the yardstick for the other two. */
-const AWARE = ['least-connections', 'power-of-two-choices'];
+export const AWARE = ['least-connections', 'power-of-two-choices'];
 
 /** The blocked replica's share of the requests `p` served, 0..1. */
 export function blockedShare(p: PolicyRun, degraded: string): number {

@@ -13,6 +13,7 @@ import { predictions as blockingQuestions } from '../results/blocking-prediction
 import { predictions as autoscaleQuestions } from '../results/autoscale-predictions.ts';
 import { predictions as poolQuestions } from '../results/pool-predictions.ts';
 import { predictions as clusterQuestions } from '../results/cluster-predictions.ts';
+import { predictions as degradedQuestions } from '../results/degraded-predictions.ts';
 import { failOnWarnings, ROOT, runScript } from './helpers.ts';
 
 failOnWarnings();
@@ -67,9 +68,9 @@ test('a bare --predict asks; --predict <file> reads the file', () => {
 });
 
 test('every question has choices that cover every value once, and an explanation', () => {
-  for (const question of [...blockingQuestions, ...autoscaleQuestions, ...poolQuestions, ...clusterQuestions]) {
+  for (const question of [...blockingQuestions, ...autoscaleQuestions, ...poolQuestions, ...clusterQuestions, ...degradedQuestions]) {
     assert.ok(question.choices.length >= 2 && question.explain && question.lesson.startsWith('lessons/'), question.id);
-    for (const v of [-1e9, 0, 0.1, 0.5, 0.995, 1, 1.25, 1.4, 1.5, 1.8, 2, 3, 3.5, 6.5, 10, 1e9]) {
+    for (const v of [-1e9, 0, 0.1, 0.5, 0.995, 1, 1.25, 1.4, 1.5, 1.8, 2, 3, 3.5, 5, 6.5, 10, 20, 100, 1e9]) {
       const hits = question.choices.filter((c) => (c.from === undefined || v >= c.from) && (c.to === undefined || v < c.to));
       assert.equal(hits.length, 1, `${question.id}: ${v} falls in exactly one choice`);
     }
