@@ -1,18 +1,13 @@
 /** The blocking experiment's --predict questions (results/predictions.ts), answered by its measures. */
-import type { Question } from './predictions.ts';
+import { SHARE_OF_HEAVY, type Question } from './predictions.ts';
 
-const SHARE = [
-  { label: 'almost none of it (under 0.1×)', to: 0.1 },
-  { label: 'part of it (0.1× to 0.5×)', from: 0.1, to: 0.5 },
-  { label: 'about all of it (0.5× or more)', from: 0.5 },
-];
 
 export const predictions: Question[] = [
   {
     id: 'blocking-light-wait',
     ask: 'scrypt runs on the event loop (scryptSync). A light /books request sent 50 ms later: how much of the heavy request\'s remaining time does it wait?',
     measure: 'blocking-light-share-of-heavy',
-    choices: SHARE,
+    choices: SHARE_OF_HEAVY,
     explain: 'Until scryptSync returns, no other handler runs: the light request waits in the accept queue for the rest of the heavy one.',
     lesson: 'lessons/03-runtime.md, Experiment 1, "Why"',
   },
@@ -20,7 +15,7 @@ export const predictions: Question[] = [
     id: 'pooled-light-wait',
     ask: 'The same with crypto.scrypt (libuv\'s thread pool): how much of the heavy request\'s remaining time does the light request wait?',
     measure: 'pooled-light-share-of-heavy',
-    choices: SHARE,
+    choices: SHARE_OF_HEAVY,
     explain: 'The hash runs on a pool thread and the event loop goes on serving /books, so the light request answers in a few ms.',
     lesson: 'lessons/03-runtime.md, Experiment 1, "Why"',
   },

@@ -22,6 +22,11 @@ export function measures(r: DegradedResult): Measure[] {
 }
 
 const WHERE = 'lessons/04-scaling-out.md, Experiment 2';
+const BLOCKED_SHARE = [
+  { label: 'almost none (under 5 %)', to: 5 },
+  { label: 'less than its turn (5 % to 20 %)', from: 5, to: 20 },
+  { label: 'about its third (20 % or more)', from: 20 },
+];
 
 export const predictions: Question[] = [
   {
@@ -41,11 +46,7 @@ export const predictions: Question[] = [
     id: 'round-robin-blocked-share',
     ask: 'What share of round robin\'s requests does the blocked replica serve?',
     measure: 'round-robin-blocked-share',
-    choices: [
-      { label: 'almost none (under 5 %)', to: 5 },
-      { label: 'less than its turn (5 % to 20 %)', from: 5, to: 20 },
-      { label: 'about its third (20 % or more)', from: 20 },
-    ],
+    choices: BLOCKED_SHARE,
     explain: 'Round robin reads no load: every replica gets its turn, slow or not.',
     lesson: WHERE,
   },
@@ -53,11 +54,7 @@ export const predictions: Question[] = [
     id: 'least-connections-blocked-share',
     ask: 'And of least connections\' requests?',
     measure: 'least-connections-blocked-share',
-    choices: [
-      { label: 'almost none (under 5 %)', to: 5 },
-      { label: 'less than its turn (5 % to 20 %)', from: 5, to: 20 },
-      { label: 'about its third (20 % or more)', from: 20 },
-    ],
+    choices: BLOCKED_SHARE,
     explain: 'Least connections counts requests in flight: the blocked replica\'s count stays high, so it is almost never the least.',
     lesson: WHERE,
   },

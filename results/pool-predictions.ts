@@ -1,7 +1,7 @@
 /** The pool experiment's measures and --predict questions (results/measures.ts, predictions.ts). Pure. */
 import { measure, ratio, type Measure } from './measures.ts';
 import { WAITED_SHARE, type PoolResult } from './pool.ts';
-import type { Question } from './predictions.ts';
+import { SHARE_OF_HEAVY, type Question } from './predictions.ts';
 import { FLAT_FACTOR, GROWS_FACTOR, scalingRatios } from './scaling.ts';
 
 /** Per pool size, the small pooled task's and /books' time as a share of a heavy check's; the sweep's two ratios. */
@@ -18,11 +18,6 @@ export function measures(r: PoolResult): Measure[] {
   return out;
 }
 
-const SHARE = [
-  { label: 'almost none of it (under 0.1×)', to: 0.1 },
-  { label: 'part of it (0.1× to 0.5×)', from: 0.1, to: 0.5 },
-  { label: 'about all of it (0.5× or more)', from: 0.5 },
-];
 const WHERE = 'lessons/03-runtime.md, Experiment 2';
 
 export const predictions: Question[] = [
@@ -30,7 +25,7 @@ export const predictions: Question[] = [
     id: 'small-task-full-pool',
     ask: 'Four heavy scrypt checks keep libuv\'s default 4 pool threads busy. A small pooled task (a cheap scrypt) arrives: how much of a heavy check\'s time does it take?',
     measure: 'pool-4-threads-verify-light-share',
-    choices: SHARE,
+    choices: SHARE_OF_HEAVY,
     explain: 'All four threads are taken, so the small task sits in the pool\'s queue until a heavy check ends, however cheap it is.',
     lesson: `${WHERE} (a)`,
   },
@@ -38,7 +33,7 @@ export const predictions: Question[] = [
     id: 'books-full-pool',
     ask: 'At the same moment, /books (no pool work at all): how much of a heavy check\'s time does it take?',
     measure: 'pool-4-threads-books-share',
-    choices: SHARE,
+    choices: SHARE_OF_HEAVY,
     explain: 'The event loop is free: work that never touches the pool does not wait for it.',
     lesson: `${WHERE} (a)`,
   },

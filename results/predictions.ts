@@ -13,13 +13,20 @@ export interface Choice {
   to?: number;
 }
 
+/** Choices for "how much of the heavy request's time": a ratio of two durations. */
+export const SHARE_OF_HEAVY: readonly Choice[] = [
+  { label: 'almost none of it (under 0.1×)', to: 0.1 },
+  { label: 'part of it (0.1× to 0.5×)', from: 0.1, to: 0.5 },
+  { label: 'about all of it (0.5× or more)', from: 0.5 },
+];
+
 export interface Question {
   /** Kebab-case, unique within the experiment: the key of an answers file. */
   id: string;
   ask: string;
   /** The id of the measure that answers it. */
   measure: string;
-  choices: Choice[];
+  choices: readonly Choice[];
   /** Why the measured answer is what it is, in one or two sentences, and where the lesson says more. */
   explain: string;
   lesson: string;
