@@ -16,6 +16,7 @@ import { addSlice, newLoadTally, sliceOf, summarizeLoadTally, turnOrder } from '
 import { createLatencyHistogram } from '../results/latency.ts';
 import { startReplicas } from './lib/topology.ts';
 import { caveats, hints, render, shape, type CeilingResult, type RouteSweep } from '../results/ceiling.ts';
+import { measures, predictions } from '../results/ceiling-predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/ceiling.ts [flags]',
@@ -94,7 +95,7 @@ export const experiment = defineExperiment({
   command,
   options: () => ({}),
   run,
-  report: { render, shape, hints, caveats },
+  report: { render, shape, hints, caveats, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

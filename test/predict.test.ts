@@ -14,6 +14,7 @@ import { predictions as autoscaleQuestions } from '../results/autoscale-predicti
 import { predictions as poolQuestions } from '../results/pool-predictions.ts';
 import { predictions as clusterQuestions } from '../results/cluster-predictions.ts';
 import { predictions as degradedQuestions } from '../results/degraded-predictions.ts';
+import { predictions as ceilingQuestions } from '../results/ceiling-predictions.ts';
 import { failOnWarnings, ROOT, runScript } from './helpers.ts';
 
 failOnWarnings();
@@ -68,7 +69,7 @@ test('a bare --predict asks; --predict <file> reads the file', () => {
 });
 
 test('every question has choices that cover every value once, and an explanation', () => {
-  for (const question of [...blockingQuestions, ...autoscaleQuestions, ...poolQuestions, ...clusterQuestions, ...degradedQuestions]) {
+  for (const question of [...blockingQuestions, ...autoscaleQuestions, ...poolQuestions, ...clusterQuestions, ...degradedQuestions, ...ceilingQuestions]) {
     assert.ok(question.choices.length >= 2 && question.explain && question.lesson.startsWith('lessons/'), question.id);
     for (const v of [-1e9, 0, 0.1, 0.5, 0.995, 1, 1.25, 1.4, 1.5, 1.8, 2, 3, 3.5, 5, 6.5, 10, 20, 100, 1e9]) {
       const hits = question.choices.filter((c) => (c.from === undefined || v >= c.from) && (c.to === undefined || v < c.to));
@@ -98,9 +99,9 @@ test('a bad answers file, or an experiment without questions, stops before any s
     assert.match(r.stderr, message);
     assert.doesNotMatch(r.stderr, /started /, 'no server started');
   }
-  const none = await runScript('measure/ceiling.ts', ['--quick', '--predict', file('any.json', '{}')]);
+  const none = await runScript('measure/counter.ts', ['--quick', '--predict', file('any.json', '{}')]);
   assert.equal(none.code, 2);
-  assert.match(none.stderr, /ceiling has no --predict questions yet/);
+  assert.match(none.stderr, /counter has no --predict questions yet/);
 });
 
 /** Runs blocking --quick --predict with `typed` on its stdin. */

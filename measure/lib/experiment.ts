@@ -170,7 +170,7 @@ function writeOutcome<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, resul
 /** --predict's answers: typed (`ask`) or from a file; KIT_ERR_USAGE when the experiment has no questions. */
 async function collectAnswers<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, predict: string, io: Io): Promise<Answers> {
   const questions = exp.report.predictions;
-  if (!questions?.length) throw new KitError('KIT_ERR_USAGE', `${exp.name} has no --predict questions yet`, 'blocking, pool, cluster, degraded and autoscale have them');
+  if (!questions?.length) throw new KitError('KIT_ERR_USAGE', `${exp.name} has no --predict questions yet`, 'ceiling, blocking, pool, cluster, degraded and autoscale have them');
   if (predict !== ASK) return readAnswersFile(predict, questions);
   return askAnswers(questions, io.stdin ?? process.stdin, io.stderr);
 }
