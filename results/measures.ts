@@ -3,6 +3,7 @@
  * a point) and what a prediction is checked against. Each experiment's report may list them
  * (Report.measures); a verdict in the shape is a comparison of one of them with a threshold.
  */
+import { fmtMs, fmtRate } from './format.ts';
 
 /** Units the kit measures in. `×` is a ratio of two measurements of the same kind. */
 export type MeasureUnit = 'ms' | 'req/s' | '×' | '%' | 'workers' | 's' | 'loans';
@@ -35,6 +36,8 @@ export function formatMeasure(m: Pick<Measure, 'unit' | 'value'>): string {
   const v = m.value;
   const digits = Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2;
   const n = v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 });
+  if (m.unit === 'ms') return fmtMs(v);
+  if (m.unit === 'req/s') return fmtRate(v);
   if (m.unit === '×') return `${n}×`;
   // "1 worker", "1 loan": the units that count things are plural names.
   const unit = v === 1 && (m.unit === 'workers' || m.unit === 'loans') ? m.unit.slice(0, -1) : m.unit;

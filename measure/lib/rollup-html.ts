@@ -10,9 +10,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { splitLine } from '../../results/shape.ts';
 import type { Measure } from '../../results/measures.ts';
-import type { Rollup } from './rollup.ts';
+import { failures, lineRows, machineRows, studentsAndExperiments, type Rollup } from './rollup.ts';
 
 /** One chart: a measure of one experiment, each run's value by student. */
 export interface ChartData {
@@ -40,11 +39,10 @@ export function chartData(r: Rollup, measuresOf: (experiment: string, result: un
   return [...charts.values()];
 }
 
-function cellHtml(statuses: string[]): string {
-  if (statuses.length === 0) return '<td></td>';
-  const failed = statuses.filter((s) => s === 'failed' || s === 'missing').length;
-  if (failed > 0) return `<td class="bad">✗ ${failed}/${statuses.length}</td>`;
-  return statuses.every((s) => s === 'not-shown') ? '<td class="na">–</td>' : '<td class="ok">✓</td>';
+/** A roll-up cell (rollup.ts's cell) as a table cell, coloured by its mark. */
+function cellHtml(text: string): string {
+  const kind = text.startsWith('✗') ? 'bad' : text === '–' ? 'na' : text === '✓' ? 'ok' : '';
+  return `<td${kind ? ` class="${kind}"` : ''}>${escapeHtml(text)}</td>`;
 }
 
 /** The page's own script: one uPlot chart per ChartData, students along x, runs as points. */
@@ -82,34 +80,26 @@ export function renderRollupHtml(r: Rollup, expected: Map<string, string[]>, cha
   const req = createRequire(import.meta.url);
   const uplotJs = readFileSync(req.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8');
   const uplotCss = readFileSync(req.resolve('uplot/dist/uPlot.min.css'), 'utf8');
-  const students = [...new Set(r.runs.map((x) => x.student))].sort();
+  const { students, experiments } = studentsAndExperiments(r);
   const body: string[] = [`<h1>Class roll-up</h1>`, `<p>${students.length} student(s), ${r.runs.length} run(s), ${r.skipped.length} file(s) skipped.</p>`];
   body.push('<h2>Machines</h2><table><tr><th>student</th><th>cores</th><th>busy before (worst)</th><th>Node</th><th>platform</th><th>runs</th></tr>');
-  for (const s of students) {
-    const mine = r.runs.filter((x) => x.student === s);
-    const m = mine[0]!.machine;
-    const busy = Math.max(...mine.map((x) => x.machine.busyCoresAtStart ?? 0));
-    const nodes = [...new Set(mine.map((x) => String(x.machine.node)))].join(', ');
-    body.push(`<tr><td>${escapeHtml(s)}</td><td>${Number(m.cores)}</td><td>${busy.toFixed(2)}</td><td>${escapeHtml(nodes)}</td><td>${escapeHtml(String(m.platform))}</td><td>${mine.length}</td></tr>`);
+  for (const m of machineRows(r, students)) {
+    body.push(`<tr><td>${escapeHtml(m.student)}</td><td>${Number(m.cores)}</td><td>${m.busy.toFixed(2)}</td><td>${escapeHtml(m.nodes)}</td><td>${escapeHtml(m.platform)}</td><td>${m.runs}</td></tr>`);
   }
   body.push('</table>');
   const indexed = charts.map((c, index) => ({ ...c, index }));
-  for (const experiment of [...new Set(r.runs.map((x) => x.experiment))].sort()) {
-    const runs = r.runs.filter((x) => x.experiment === experiment);
+  for (const experiment of experiments) {
     body.push(`<h2>${escapeHtml(experiment)}</h2><table><tr><th>shape line</th>${students.map((s) => `<th>${escapeHtml(s)}</th>`).join('')}</tr>`);
-    for (const line of expected.get(experiment) ?? []) {
-      const cells = students.map((s) => cellHtml(runs.filter((x) => x.student === s).map((x) => x.comparison.lines.find((l) => l.expected === line)?.status ?? 'missing')));
-      body.push(`<tr><td class="line">${escapeHtml(splitLine(line).key)}</td>${cells.join('')}</tr>`);
-    }
+    for (const row of lineRows(r, experiment, expected, students)) body.push(`<tr><td class="line">${escapeHtml(row.key)}</td>${row.cells.map(cellHtml).join('')}</tr>`);
     body.push('</table>');
     for (const c of indexed.filter((x) => x.experiment === experiment)) {
       body.push(`<figure><figcaption>${escapeHtml(c.label)} (${escapeHtml(c.unit)})${c.threshold !== undefined ? `; the shape's threshold: ${c.threshold}` : ''}</figcaption><div id="chart-${c.index}"></div></figure>`);
     }
   }
-  const failures = r.runs.flatMap((x) => x.comparison.lines.filter((l) => l.status === 'failed' || l.status === 'missing').map((l) => ({ x, l })));
-  if (failures.length) {
+  const failed = failures(r);
+  if (failed.length) {
     body.push('<h2>Lines that did not hold</h2><ul>');
-    for (const { x, l } of failures) body.push(`<li>${escapeHtml(`${x.student} · ${x.experiment}: ${l.expected} (this run: ${l.actual ?? 'missing'})`)}${l.hint ? `<br><small>likely cause: ${escapeHtml(l.hint)}</small>` : ''}</li>`);
+    for (const f of failed) body.push(`<li>${escapeHtml(f.text)}${f.hint ? `<br><small>likely cause: ${escapeHtml(f.hint)}</small>` : ''}</li>`);
     body.push('</ul>');
   }
   if (r.skipped.length) {

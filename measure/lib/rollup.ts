@@ -71,40 +71,63 @@ export function rollUp(files: { student: string; file: string }[], expected: Map
 }
 
 /** One cell: ✓ every run held the line, – none could show it, ✗ k/n otherwise (k runs failed of n). */
-function cell(statuses: string[]): string {
+export function cell(statuses: string[]): string {
   if (statuses.length === 0) return '';
   const failed = statuses.filter((s) => s === 'failed' || s === 'missing').length;
   if (failed > 0) return `✗ ${failed}/${statuses.length}`;
   return statuses.every((s) => s === 'not-shown') ? '–' : '✓';
 }
 
+/** The students, sorted, and the experiments, sorted, that the runs name. */
+export function studentsAndExperiments(r: Rollup): { students: string[]; experiments: string[] } {
+  return { students: [...new Set(r.runs.map((x) => x.student))].sort(), experiments: [...new Set(r.runs.map((x) => x.experiment))].sort() };
+}
+
+/** One row per student: the machine of their first run, the worst busy-before, every Node version seen. */
+export function machineRows(r: Rollup, students: readonly string[]): { student: string; cores: number; busy: number; nodes: string; platform: string; runs: number }[] {
+  return students.map((student) => {
+    const mine = r.runs.filter((x) => x.student === student);
+    const m = mine[0]!.machine;
+    const busy = Math.max(...mine.map((x) => x.machine.busyCoresAtStart ?? 0));
+    return { student, cores: m.cores, busy, nodes: [...new Set(mine.map((x) => String(x.machine.node)))].join(', '), platform: String(m.platform), runs: mine.length };
+  });
+}
+
+/** Per expected line of `experiment`: its key and one cell per student. */
+export function lineRows(r: Rollup, experiment: string, expected: Map<string, string[]>, students: readonly string[]): { key: string; cells: string[] }[] {
+  const runs = r.runs.filter((x) => x.experiment === experiment);
+  return (expected.get(experiment) ?? []).map((line) => ({
+    key: splitLine(line).key,
+    cells: students.map((s) => cell(runs.filter((x) => x.student === s).map((x) => x.comparison.lines.find((l) => l.expected === line)?.status ?? 'missing'))),
+  }));
+}
+
+/** Every line that did not hold, with its run: "<student> · <experiment>: <line> (this run: …)" and the likely cause. */
+export function failures(r: Rollup): { text: string; hint?: string }[] {
+  return r.runs.flatMap((x) =>
+    x.comparison.lines
+      .filter((l) => l.status === 'failed' || l.status === 'missing')
+      .map((l) => ({ text: `${x.student} · ${x.experiment}: ${l.expected} (this run: ${l.actual ?? 'missing'})`, ...(l.hint ? { hint: l.hint } : {}) })),
+  );
+}
+
 /** The roll-up for people: machines, one table per experiment, the failures with their likely causes, the skipped files. Pure. */
 export function renderRollup(r: Rollup, expected: Map<string, string[]>, color: boolean): string {
   const c = makeChalk(color);
-  const students = [...new Set(r.runs.map((x) => x.student))].sort();
+  const { students, experiments } = studentsAndExperiments(r);
   const parts = [c.bold(`Class roll-up: ${students.length} student(s), ${r.runs.length} run(s), ${r.skipped.length} file(s) skipped`)];
   const machines = makeTable(['student', 'cores', 'busy before', 'Node', 'platform', 'runs'], ['left', 'right', 'right', 'left', 'left', 'right']);
-  for (const s of students) {
-    const mine = r.runs.filter((x) => x.student === s);
-    const m = mine[0]!.machine;
-    const busy = Math.max(...mine.map((x) => x.machine.busyCoresAtStart ?? 0));
-    machines.push([s, String(m.cores), `${busy.toFixed(2)} (worst)`, [...new Set(mine.map((x) => x.machine.node))].join(', '), m.platform, String(mine.length)]);
-  }
+  for (const m of machineRows(r, students)) machines.push([m.student, String(m.cores), `${m.busy.toFixed(2)} (worst)`, m.nodes, m.platform, String(m.runs)]);
   parts.push('', machines.toString());
-  for (const experiment of [...new Set(r.runs.map((x) => x.experiment))].sort()) {
-    const runs = r.runs.filter((x) => x.experiment === experiment);
+  for (const experiment of experiments) {
     const table = makeTable(['shape line', ...students], ['left', ...students.map(() => 'center' as const)]);
-    for (const line of expected.get(experiment)!) {
-      const key = splitLine(line).key;
-      const row = students.map((s) => cell(runs.filter((x) => x.student === s).map((x) => x.comparison.lines.find((l) => l.expected === line)?.status ?? 'missing')));
-      table.push([key, ...row.map((v) => (v.startsWith('✗') ? c.red(v) : v))]);
-    }
+    for (const row of lineRows(r, experiment, expected, students)) table.push([row.key, ...row.cells.map((v) => (v.startsWith('✗') ? c.red(v) : v))]);
     parts.push('', c.bold(experiment), table.toString());
   }
-  const failures = r.runs.flatMap((x) => x.comparison.lines.filter((l) => l.status === 'failed' || l.status === 'missing').map((l) => ({ x, l })));
-  if (failures.length) {
+  const failed = failures(r);
+  if (failed.length) {
     parts.push('', c.bold('Lines that did not hold, with the likely cause:'));
-    for (const { x, l } of failures) parts.push(`  ${x.student} · ${x.experiment}: ${l.expected} (this run: ${l.actual ?? 'missing'})${l.hint ? `\n      likely cause: ${l.hint}` : ''}`);
+    for (const f of failed) parts.push(`  ${f.text}${f.hint ? `\n      likely cause: ${f.hint}` : ''}`);
   }
   if (r.skipped.length) {
     parts.push('', c.bold('Skipped files:'));
