@@ -170,7 +170,7 @@ function writeOutcome<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, resul
 /** --predict's answers: typed (`ask`) or from a file; KIT_ERR_USAGE when the experiment has no questions. */
 async function collectAnswers<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, predict: string, io: Io): Promise<Answers> {
   const questions = exp.report.predictions;
-  if (!questions?.length) throw new KitError('KIT_ERR_USAGE', `${exp.name} has no --predict questions yet`, 'ceiling, blocking, pool, cluster, degraded and autoscale have them');
+  if (!questions?.length) throw new KitError('KIT_ERR_USAGE', `${exp.name} has no --predict questions yet`, 'the README\'s "Predict first" names the experiments that have them');
   if (predict !== ASK) return readAnswersFile(predict, questions);
   return askAnswers(questions, io.stdin ?? process.stdin, io.stderr);
 }
@@ -227,7 +227,8 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     if (answers) {
       const graded = grade(exp.report.predictions!, answers, exp.report.measures?.(result) ?? []);
       // Beside the table for people; on stderr when stdout is a file of lines or JSON.
-      (flags.json || flags.shape ? io.stderr : io.stdout).write('\n' + renderPredictions(graded, colorEnabled(io.stdout)) + '\n');
+      const out = flags.json || flags.shape ? io.stderr : io.stdout;
+      out.write('\n' + renderPredictions(graded, colorEnabled(out)) + '\n');
     }
     return cmp.holds ? EXIT.holds : EXIT.doesNotHold;
   } catch (err) {
