@@ -75,6 +75,13 @@ for (const c of data.charts) {
 }
 `;
 
+/**
+ * Runs before uPlot, which formats numbers with `new Intl.NumberFormat(navigator.language)` and
+ * throws on a tag that is not BCP 47: WebKitGTK with LANG=C.UTF-8 reports "C" (as the
+ * Traffic Lab's web/page/locale.ts explains). Such a browser gets "en-US".
+ */
+const LANGUAGE_GUARD = `try{Intl.getCanonicalLocales(navigator.language)}catch(e){Object.defineProperty(navigator,'language',{value:'en-US',configurable:true})}`;
+
 /** The whole page. `charts` from chartData; uPlot is read from node_modules and inlined. */
 export function renderRollupHtml(r: Rollup, expected: Map<string, string[]>, charts: ChartData[]): string {
   const req = createRequire(import.meta.url);
@@ -119,6 +126,7 @@ figure{display:inline-block;margin:.5rem 1rem .5rem 0}figcaption{font-size:13px;
 </head><body>
 ${body.join('\n')}
 <script type="application/json" id="rollup-data">${data}</script>
+<script>${LANGUAGE_GUARD}</script>
 <script>${uplotJs}</script>
 <script>${PAGE_SCRIPT}</script>
 </body></html>

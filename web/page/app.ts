@@ -5,6 +5,8 @@
  * and a summary of the run. The summary's cells carry data-testid attributes, which the browser
  * tests read.
  */
+// First: it makes navigator.language a tag that uPlot's number format accepts.
+import './locale.ts';
 import type { SimSession } from '../../sim/engine.ts';
 import type { FaultAction, SimPolicy } from '../../sim/types.ts';
 import { Charts } from './charts.ts';
@@ -175,7 +177,8 @@ function startModel(s: LiveSettings): void {
   model?.stop();
   model = undefined;
   modelSeconds.clear();
-  const config = (form.elements.namedItem('model') as HTMLInputElement).checked ? modelConfig(s) : undefined;
+  const checked = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).checked;
+  const config = checked('model') ? modelConfig(s, 1, checked('degrade') && s.replicas > 1 ? s.replicas - 1 : undefined) : undefined;
   $('model-row').hidden = !config;
   clearRow('model');
   charts.showModel(Boolean(config));
