@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULTS, parseSettings, simConfig, type Settings } from '../web/page/settings.ts';
 import { simulate, SimSession } from '../sim/engine.ts';
+import type { SimConfig } from '../sim/types.ts';
 import { modelConfig, parseLiveAction, parseLiveSettings } from '../web/page/live-settings.ts';
 import { failOnWarnings } from './helpers.ts';
 
@@ -106,6 +107,15 @@ test('ip-hash in the simulator: client networks are 1 to 1000; the model of a li
   assert.equal(model.clientNetworks, 1);
   const served = simulate(model).replicas.map((r) => r.served);
   assert.equal(served.filter((n) => n > 0).length, 1, `one replica serves every loopback client: ${served.join(', ')}`);
+});
+
+test('the model beside a live run with "degrade" hogs the same replica as the lab: round robin\'s p95 far above an undegraded model\'s', () => {
+  const live = { replicas: 3, policy: 'round-robin' as const, connections: 6, rate: 0, serviceMs: 1, durationS: 10 };
+  assert.equal(modelConfig(live).hogs, undefined);
+  const hogged = modelConfig(live, 1, 2);
+  assert.deepEqual(hogged.hogs?.map((h) => h.replica), [2]);
+  const p95 = (c: SimConfig) => simulate(c).latency.p95;
+  assert.ok(p95(hogged) >= 10 * p95(modelConfig(live)), `hogged ${p95(hogged)} ms, not ${p95(modelConfig(live))} ms`);
 });
 
 test('live actions: a replica is app1 to app99, a policy one of the live ones', () => {

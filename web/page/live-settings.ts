@@ -7,6 +7,7 @@
  * The bounds keep a live run something a 2-core laptop can carry and a student cannot turn into
  * an unbounded load: at most 6 replicas (8 at once with adds), 64 connections, 5,000 req/s, 600 s.
  */
+import { DEGRADED_SPEC } from '../../results/degraded-spec.ts';
 import type { SimConfig } from '../../sim/types.ts';
 import { failed, numberIn, oneOf, type FieldError, type Range } from './settings.ts';
 
@@ -121,9 +122,11 @@ export interface LiveSecond {
  * policy and load (a capped rate as an open loop at that rate), each request `serviceMs` on its
  * replica's event loop, and nothing else: no balancer, no load generator, no cores shared with
  * them (what measure/sim-vs-lab.ts measures and adds). Its clients are on one network, as the
- * lab's all are on 127.0.0.1, so ip-hash sends them to one replica in both.
+ * lab's all are on 127.0.0.1, so ip-hash sends them to one replica in both. `hogged`: the index
+ * of a replica degraded from the start (the page's "degrade the last replica"), given the same
+ * hog as the live one (lesson 4's degraded experiment: DEGRADED_SPEC).
  */
-export function modelConfig(s: LiveSettings, seed = 1): SimConfig {
+export function modelConfig(s: LiveSettings, seed = 1, hogged?: number): SimConfig {
   return {
     seed,
     loop: 'turns',
@@ -132,6 +135,7 @@ export function modelConfig(s: LiveSettings, seed = 1): SimConfig {
     clientNetworks: 1,
     clients: s.rate > 0 ? { kind: 'open', ratePerS: s.rate } : { kind: 'closed', count: s.connections },
     service: { kind: 'fixed', ms: s.serviceMs },
+    ...(hogged !== undefined ? { hogs: [{ replica: hogged, ms: { kind: 'fixed', ms: DEGRADED_SPEC.hogMs }, connections: DEGRADED_SPEC.hogConnections }] } : {}),
     durationMs: s.durationS * 1000,
     timeline: true,
     bucketMs: 1000,
