@@ -12,6 +12,7 @@ import { main } from '../measure/rollup.ts';
 import { pathToFileURL } from 'node:url';
 import { failOnWarnings, runMainInProcess, runScript } from './helpers.ts';
 import { noBrowser, openPage } from './traffic-lab-helpers.ts';
+import { noWebKit, openWebKit } from './other-browsers.ts';
 
 failOnWarnings();
 const made: string[] = [];
@@ -69,7 +70,8 @@ test('the roll-up exits 0 when every run held, and 2 for a missing folder or one
   }
 });
 
-test('--html: one self-contained page that opens in Chromium with a chart per measure, every run a point, and no console error', { skip: noBrowser }, async () => {
+/** A class folder of blocking runs (one student's name is HTML, one file cut short) and its --html page. */
+async function classPage(): Promise<{ out: string; hostile: string; measured: { id: string }[] }> {
   const cls = tempDir();
   // A student name that is HTML: it must show as text, never run.
   const hostile = '<img src=x onerror="window.pwned=1">';
@@ -82,9 +84,14 @@ test('--html: one self-contained page that opens in Chromium with a chart per me
   const r = await runMainInProcess(main, [cls, '--html', out]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /Wrote .*class\.html/);
+  const measured = JSON.parse(readFileSync(path.join(dir, 'alice', 'blocking-1.json'), 'utf8')).measures as { id: string }[];
+  return { out, hostile, measured };
+}
+
+test('--html: one self-contained page that opens in Chromium with a chart per measure, every run a point, and no console error', { skip: noBrowser }, async () => {
+  const { out, hostile, measured } = await classPage();
   const html = readFileSync(out, 'utf8');
   assert.doesNotMatch(html, /<script[^>]+src=|<link[^>]+href=/, 'nothing loaded from elsewhere');
-  const measured = JSON.parse(readFileSync(path.join(dir, 'alice', 'blocking-1.json'), 'utf8')).measures as { id: string }[];
   assert.ok(measured.length >= 5, 'blocking --json lists its measures');
   const { browser, page, errors } = await openPage(pathToFileURL(out).href);
   try {
@@ -104,5 +111,16 @@ test('--html: one self-contained page that opens in Chromium with a chart per me
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();
+  }
+});
+
+test('--html in WebKit (Safari\'s engine), with LANG=C.UTF-8 (navigator.language "C"): a chart per measure and no error', { skip: noWebKit, timeout: 60_000 }, async () => {
+  const { out, measured } = await classPage();
+  const page = await openWebKit(pathToFileURL(out).href);
+  try {
+    await page.waitFor((n) => document.querySelectorAll('canvas').length >= Number(n), String(measured.length), 10_000);
+    assert.deepEqual(await page.errors(), []);
+  } finally {
+    await page.close();
   }
 });
