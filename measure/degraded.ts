@@ -11,6 +11,7 @@ import { KitError } from '../lib/errors.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { ROUNDS, runDegraded, type DegradedOptions } from './lib/degraded-run.ts';
 import { balancerKind, LB_FLAG } from './lib/topology.ts';
+import { twoChoicesSampling } from '../servers/lib/upstreams.ts';
 import { caveats, hints, render, shape } from '../results/degraded.ts';
 import { measures, predictions } from '../results/degraded-predictions.ts';
 
@@ -24,8 +25,9 @@ const command = defineCommand({
     lb: LB_FLAG,
     runs: { type: 'string', valueName: 'n', description: `rounds: each policy is measured once per round, interleaved (default ${ROUNDS.full}; --quick ${ROUNDS.quick})` },
     hog: { type: 'string', valueName: 'stall|busy', description: 'block app3 by sleeping (stall) or by burning CPU (busy)', default: 'stall' },
+    'two-choices': { type: 'string', valueName: 'distinct|with-replacement', description: 'how power of two choices samples its two replicas (the kit\'s balancer only; lesson 4, exercise 1)', default: 'distinct' },
   },
-  epilogue: 'Example: npx tsx measure/degraded.ts --lb nginx',
+  epilogue: 'Examples: npx tsx measure/degraded.ts --lb nginx\n          npx tsx measure/degraded.ts --two-choices with-replacement   (lesson 4, exercise 1)',
 });
 
 export const experiment = defineExperiment({
@@ -34,7 +36,10 @@ export const experiment = defineExperiment({
   options: (flags) => {
     const hog = String(flags.hog);
     if (hog !== 'stall' && hog !== 'busy') throw new KitError('KIT_ERR_USAGE', `--hog is stall or busy; got '${hog}'`);
-    return { lb: balancerKind(flags.lb), runs: intFlag('runs', flags.runs, 1, 20, flags.quick ? ROUNDS.quick : ROUNDS.full), hog };
+    const lb = balancerKind(flags.lb);
+    const twoChoices = twoChoicesSampling(flags['two-choices']);
+    if (lb === 'nginx' && twoChoices !== 'distinct') throw new KitError('KIT_ERR_USAGE', '--two-choices with-replacement needs the kit\'s balancer (--lb builtin): nginx\'s random two has no such setting');
+    return { lb, runs: intFlag('runs', flags.runs, 1, 20, flags.quick ? ROUNDS.quick : ROUNDS.full), hog, twoChoices };
   },
   run: async (ctx: RunContext<DegradedOptions>) => (await runDegraded(ctx)).result,
   report: { render, shape, hints, caveats, measures, predictions },

@@ -109,6 +109,7 @@ export const experiment = defineExperiment({
       lb: 'builtin' as const,
       runs: intFlag('runs', flags.runs, 1, 20, flags.quick ? ROUNDS.quick : ROUNDS.full),
       hog: 'stall' as const,
+      twoChoices: 'distinct' as const,
       seed: intFlag('seed', flags.seed, 0, 2 ** 31 - 1, 1),
       loop: loop as Options['loop'],
     };

@@ -29,14 +29,17 @@ import { failStartup, serve, serverFlags } from './lib/main.ts';
 import { BALANCER_POLICIES, isBalancerPolicy } from './lib/policies.ts';
 import { Balancer } from './lib/balancer-core.ts';
 import { forward } from './lib/forward.ts';
-import { balancerFlags, balancerOptions } from './lib/upstreams.ts';
+import { balancerFlags, balancerOptions, twoChoicesSampling } from './lib/upstreams.ts';
 
 const DEFAULT_PORT = 3020;
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/balancer.ts --upstream <[name=]host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off] [--retries <n>] [--max-fails <n>] [--fail-timeout <s>] [--connect-timeout <ms>] [--response-timeout <ms>] [--access-log <file>]',
+  usage: 'npx tsx servers/balancer.ts --upstream <[name=]host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off] [--retries <n>] [--max-fails <n>] [--fail-timeout <s>] [--connect-timeout <ms>] [--response-timeout <ms>] [--access-log <file>] [--two-choices distinct|with-replacement]',
   summary: 'The kit\'s HTTP load balancer for lesson 4. Listens on 127.0.0.1 and prints one ready line.',
-  flags: balancerFlags(DEFAULT_PORT),
+  flags: {
+    ...balancerFlags(DEFAULT_PORT),
+    'two-choices': { type: 'string', valueName: 'distinct|with-replacement', description: 'power of two choices: sample two distinct replicas, or with replacement (both may be the same one; lesson 4, exercise 1)', default: 'distinct' },
+  },
   epilogue:
     'Stats: curl -s 127.0.0.1:3020/__lb/stats\n' +
     'Take a replica out and back: curl -X POST \'127.0.0.1:3020/__lb/down?upstream=app2\' (then /__lb/up?upstream=app2)\n' +
@@ -87,7 +90,8 @@ function admin(b: Balancer, req: http.IncomingMessage, res: http.ServerResponse)
 }
 
 function main(): void {
-  const options = balancerOptions(serverFlags(spec), DEFAULT_PORT);
+  const flags = serverFlags(spec);
+  const options = { ...balancerOptions(flags, DEFAULT_PORT), twoChoices: twoChoicesSampling(flags['two-choices']) };
   const b = new Balancer(options);
   const server = http.createServer((req, res) => {
     if (!admin(b, req, res)) void forward(b, req, res);

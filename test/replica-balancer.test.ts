@@ -87,8 +87,21 @@ test('the balancer forwards, names the upstream, keeps POST bodies, and counts p
   assert.equal(created.status, 201);
   const stats = await probe(`${lb.url}/__lb/stats`);
   assert.equal(stats.body.policy, 'round-robin');
+  assert.equal(stats.body.twoChoices, 'distinct');
   assert.equal(stats.body.upstreams.length, 2);
   for (const u of stats.body.upstreams) assert.equal(u.inFlight, 0);
+});
+
+test('--two-choices with-replacement: the balancer says so in its stats, and it stays in force after a policy switch', async () => {
+  const sampled = await startBalancer(lab, 'builtin', 'power-of-two-choices', replicas, 0, true, ['--two-choices', 'with-replacement']);
+  try {
+    assert.equal((await probe(`${sampled.url}/__lb/stats`)).body.twoChoices, 'with-replacement');
+    assert.equal((await send(`${sampled.url}/__lb/policy?name=round-robin`, 'POST', '')).status, 200);
+    assert.equal((await send(`${sampled.url}/__lb/policy?name=power-of-two-choices`, 'POST', '')).status, 200);
+    assert.equal((await probe(`${sampled.url}/__lb/stats`)).body.twoChoices, 'with-replacement');
+  } finally {
+    await lab.stop(sampled);
+  }
 });
 
 test('a dead upstream is a 502 JSON; no upstream available at all is a 503 at once', async () => {
@@ -150,7 +163,7 @@ test('a replica\'s stats show its event loop delay: a 300 ms block within a seco
 });
 
 test('balancer flags: bad policy, non-loopback upstream, missing upstream → exit 2', async () => {
-  for (const args of [['--policy', 'fastest', '--upstream', '127.0.0.1:1'], ['--upstream', '10.0.0.1:80'], [], ['--upstream', '127.0.0.1:99999'], ['--upstream', '127.0.0.1:1', '--keepalive', 'maybe']]) {
+  for (const args of [['--policy', 'fastest', '--upstream', '127.0.0.1:1'], ['--upstream', '10.0.0.1:80'], [], ['--upstream', '127.0.0.1:99999'], ['--upstream', '127.0.0.1:1', '--keepalive', 'maybe'], ['--upstream', '127.0.0.1:1', '--two-choices', 'twice']]) {
     const r = await runScript('servers/balancer.ts', args);
     assert.equal(r.code, 2, args.join(' '));
     assert.match(r.stderr, /^error KIT_ERR_USAGE: /);

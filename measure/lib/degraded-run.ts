@@ -25,6 +25,7 @@ import { runLoad, sustainLoad } from './load.ts';
 import type { Progress } from './progress.ts';
 import { measureSteadily, STEP_TRIES } from './steady.ts';
 import { probeOk } from './probe.ts';
+import type { TwoChoicesSampling } from '../../servers/lib/upstreams.ts';
 import { servedByReplica, startBalancer, startReplicas, type BalancerKind, type Replica } from './topology.ts';
 import { DEGRADED_SPEC, type DegradedResult, type PolicyRun } from '../../results/degraded.ts';
 
@@ -33,6 +34,8 @@ export interface DegradedOptions {
   /** Rounds: each policy gets one slice per round. */
   runs: number;
   hog: keyof typeof HOGS;
+  /** How power of two choices samples (the kit's balancer only; lesson 4, exercise 1). */
+  twoChoices: TwoChoicesSampling;
 }
 
 export const { replicas: REPLICAS, connections: CONNECTIONS, hogConnections: HOG_CONNECTIONS, hogMs: HOG_MS, warmupS: WARMUP_S, settleS: SETTLE_S, rounds: ROUNDS } = DEGRADED_SPEC;
@@ -141,7 +144,8 @@ export async function runDegraded<C = undefined>(
     // fresh Node process starts cold, and its JIT warm-up (measured: /fast through a fresh
     // balancer went 1000, 1400, 2700, 4100 req/s in its first four seconds) would land on one
     // policy. nginx, compiled ahead of time, runs once per policy, all of them side by side.
-    const shared = options.lb === 'builtin' ? await startBalancer(lab, 'builtin', 'least-connections', replicas, port) : undefined;
+    const sampling = options.twoChoices === 'distinct' ? [] : ['--two-choices', options.twoChoices];
+    const shared = options.lb === 'builtin' ? await startBalancer(lab, 'builtin', 'least-connections', replicas, port, true, sampling) : undefined;
     const post = (path: string) => probeOk(`${shared!.url}${path}`, { method: 'POST' }).then(() => undefined);
     const byPolicy = new Map<Policy, ServerProcess>();
     // --port goes to the first of them (several cannot share it).
@@ -184,7 +188,7 @@ export async function runDegraded<C = undefined>(
     const calibration = extra.calibrate ? await extra.calibrate(replicas) : undefined;
     const result: DegradedResult = {
       machine,
-      balancer: options.lb,
+      balancer: options.twoChoices === 'distinct' ? options.lb : `${options.lb}, two choices ${options.twoChoices}`,
       degraded: degraded.name,
       hog: { route: hogRoute, connections: HOG_CONNECTIONS },
       load: { connections: CONNECTIONS, durationS, repetitions: rounds },

@@ -8,8 +8,8 @@ import { Pool } from 'undici';
 import type http from 'node:http';
 import { admission, newHealth, type HealthState } from './failover.ts';
 import { chooseReplica } from './choose.ts';
-import { ipHashKey, PICKERS, pickByKey, roundRobin, type BalancerPolicy, type Picker, type ReplicaLoad } from './policies.ts';
-import { parseUpstreamList, UPSTREAM_IDLE_MS, type BalancerOptions } from './upstreams.ts';
+import { ipHashKey, PICKERS, pickByKey, powerOfTwoChoicesWithReplacement, roundRobin, type BalancerPolicy, type Picker, type ReplicaLoad } from './policies.ts';
+import { parseUpstreamList, UPSTREAM_IDLE_MS, type BalancerOptions, type TwoChoicesSampling } from './upstreams.ts';
 import { KitError } from '../../lib/errors.ts';
 import { AccessLogWriter } from './access-log.ts';
 import { timedConnector } from './upstream-timers.ts';
@@ -27,8 +27,12 @@ export interface Upstream extends ReplicaLoad {
   health: HealthState;
 }
 
-/** Sticky policies start from round robin (sticky-cookie: a client with no cookie yet). */
-function pickerFor(policy: BalancerPolicy): Picker {
+/**
+ * Sticky policies start from round robin (sticky-cookie: a client with no cookie yet); power of two
+ * choices samples with replacement when asked to (lesson 4, exercise 1).
+ */
+function pickerFor(policy: BalancerPolicy, twoChoices: TwoChoicesSampling = 'distinct'): Picker {
+  if (policy === 'power-of-two-choices' && twoChoices === 'with-replacement') return powerOfTwoChoicesWithReplacement;
   return policy === 'ip-hash' || policy === 'sticky-cookie' ? roundRobin : PICKERS[policy];
 }
 
@@ -71,7 +75,7 @@ export class Balancer {
     this.upstreams = options.upstreams.map(({ name, addr }) => openUpstream(name, addr, options));
     this.rules = { maxFails: options.maxFails, failTimeoutMs: options.failTimeoutMs };
     this.#policy = options.policy;
-    this.#pick = pickerFor(options.policy);
+    this.#pick = pickerFor(options.policy, options.twoChoices);
     this.accessLog = options.accessLog ? new AccessLogWriter(options.accessLog) : undefined;
   }
 
@@ -82,7 +86,7 @@ export class Balancer {
   /** Switches the policy; the round-robin cursor, requests in flight and health carry over. */
   setPolicy(policy: BalancerPolicy): void {
     this.#policy = policy;
-    this.#pick = pickerFor(policy);
+    this.#pick = pickerFor(policy, this.options.twoChoices);
   }
 
   /**
@@ -130,6 +134,7 @@ export class Balancer {
     const lone = this.upstreams.length === 1;
     return {
       policy: this.#policy,
+      twoChoices: this.options.twoChoices ?? 'distinct',
       keepAlive,
       failover: { retries, ...this.rules, connectTimeoutMs, responseTimeoutMs },
       retried: this.retried,

@@ -7,7 +7,8 @@
  * Power of two choices: sample two distinct replicas at random and take the less loaded one
  * (Mitzenmacher, "The Power of Two Choices in Randomized Load Balancing", 2001). Sampling with
  * replacement would pick the same replica twice 1/n of the time and then send it the request
- * whatever its load; `powerOfTwoChoicesWithReplacement` is kept for the lesson's exercise.
+ * whatever its load; `powerOfTwoChoicesWithReplacement` does that, for the kit's balancer's
+ * `--two-choices with-replacement` (lesson 4, exercise 1).
  */
 
 export const POLICIES = ['round-robin', 'least-connections', 'random', 'power-of-two-choices'] as const;

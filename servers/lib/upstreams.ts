@@ -39,6 +39,22 @@ export interface BalancerOptions extends FailoverOptions {
   keepAlive: boolean;
   /** Absolute path of the access log, when one is asked for. */
   accessLog?: string;
+  /**
+   * How power of two choices samples its two replicas: two distinct ones (the default), or with
+   * replacement, so that both samples may be the same replica (the kit's balancer only; lesson 4,
+   * exercise 1).
+   */
+  twoChoices?: TwoChoicesSampling;
+}
+
+export const TWO_CHOICES_SAMPLING = ['distinct', 'with-replacement'] as const;
+export type TwoChoicesSampling = (typeof TWO_CHOICES_SAMPLING)[number];
+
+/** --two-choices, checked: distinct or with-replacement; throws KIT_ERR_USAGE otherwise. */
+export function twoChoicesSampling(value: string | undefined): TwoChoicesSampling {
+  const v = value ?? 'distinct';
+  if (!(TWO_CHOICES_SAMPLING as readonly string[]).includes(v)) throw new KitError('KIT_ERR_USAGE', `--two-choices is ${TWO_CHOICES_SAMPLING.join(' or ')}; got '${v}'`);
+  return v as TwoChoicesSampling;
 }
 
 type BalancerFlagValues = { policy?: string; upstream?: string; port?: string; keepalive?: string; retries?: string; 'max-fails'?: string; 'fail-timeout'?: string; 'connect-timeout'?: string; 'response-timeout'?: string; 'access-log'?: string };
