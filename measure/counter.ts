@@ -17,6 +17,7 @@ import { redisForRun, storeArgs } from './lib/stores.ts';
 import { faultedLoad } from './lib/faulted-load.ts';
 import { balancerKind, LB_FLAG, type BalancerKind } from './lib/topology.ts';
 import { notShown, hints, render, shape, type CounterResult, type CounterRun } from '../results/counter.ts';
+import { measures, predictions } from '../results/counter-predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/counter.ts [flags]',
@@ -133,7 +134,7 @@ export const experiment = defineExperiment({
   command,
   options: (flags) => ({ lb: balancerKind(flags.lb) }),
   run,
-  report: { render, shape, hints, notShown },
+  report: { render, shape, hints, notShown, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

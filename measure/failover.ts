@@ -19,6 +19,7 @@ import { median } from '../results/latency.ts';
 import { faultedLoad } from './lib/faulted-load.ts';
 import { balancerKind, LB_FLAG, type BalancerKind } from './lib/topology.ts';
 import { caveats, FAILOVER_SPEC, hints, render, shape, type Fault, type FailoverResult, type FaultPlan, type FaultRun, type PostCheck } from '../results/failover.ts';
+import { measures, predictions } from '../results/failover-predictions.ts';
 
 /**
  * --response-timeout's range, ms: a frozen replica's requests must count as slow (at least
@@ -176,7 +177,7 @@ export const experiment = defineExperiment({
     return { lb: balancerKind(flags.lb), policy, responseTimeoutMs };
   },
   run,
-  report: { render, shape, hints, caveats },
+  report: { render, shape, hints, caveats, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

@@ -11,6 +11,7 @@ import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './l
 import { probe } from './lib/probe.ts';
 import { redisForRun, storeArgs } from './lib/stores.ts';
 import { hints, notShown, render, shape, type LimitRun, type RateLimitResult } from '../results/rate-limit.ts';
+import { measures, predictions } from '../results/rate-limit-predictions.ts';
 import { KitError } from '../lib/errors.ts';
 
 const command = defineCommand({
@@ -72,7 +73,7 @@ export const experiment = defineExperiment({
   command,
   options: () => ({}),
   run,
-  report: { render, shape, hints, notShown },
+  report: { render, shape, hints, notShown, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

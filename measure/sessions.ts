@@ -18,6 +18,7 @@ import { probe } from './lib/probe.ts';
 import { redisForRun } from './lib/stores.ts';
 import { balancerKind, LB_FLAG, startBalancer, startReplicas, type BalancerKind } from './lib/topology.ts';
 import { notShown, CONFIGS, hints, render, shape, type PhaseCount, type SessionRun, type SessionsResult } from '../results/sessions.ts';
+import { measures, predictions } from '../results/sessions-predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/sessions.ts [flags]',
@@ -152,7 +153,7 @@ export const experiment = defineExperiment({
   command,
   options: (flags) => ({ lb: balancerKind(flags.lb) }),
   run,
-  report: { render, shape, hints, notShown },
+  report: { render, shape, hints, notShown, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

@@ -6,7 +6,7 @@
 import { fmtMs, fmtRate } from './format.ts';
 
 /** Units the kit measures in. `×` is a ratio of two measurements of the same kind. */
-export type MeasureUnit = 'ms' | 'req/s' | '×' | '%' | 'workers' | 's' | 'loans';
+export type MeasureUnit = 'ms' | 'req/s' | '×' | '%' | 'workers' | 's' | 'loans' | 'requests';
 
 export interface Measure {
   /** Kebab-case, unique within its experiment, stable across versions: what JSON and answers files use. */
@@ -40,6 +40,6 @@ export function formatMeasure(m: Pick<Measure, 'unit' | 'value'>): string {
   if (m.unit === 'req/s') return fmtRate(v);
   if (m.unit === '×') return `${n}×`;
   // "1 worker", "1 loan": the units that count things are plural names.
-  const unit = v === 1 && (m.unit === 'workers' || m.unit === 'loans') ? m.unit.slice(0, -1) : m.unit;
+  const unit = v === 1 && (m.unit === 'workers' || m.unit === 'loans' || m.unit === 'requests') ? m.unit.slice(0, -1) : m.unit;
   return `${n} ${unit}`;
 }

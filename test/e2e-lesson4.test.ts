@@ -1,5 +1,6 @@
 // Proves the lesson 4 experiments end to end on real processes: each one in --quick mode through
-// the built-in balancer and through real nginx prints exactly its expected shape; nginx is stopped
+// the built-in balancer and through real nginx prints exactly its expected shape (and, through the
+// built-in one, answers --predict where the experiment has questions); nginx is stopped
 // and its temporary prefix removed afterwards; a missing nginx is a clear error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +13,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { pollUntil } from '../measure/lib/wait.ts';
-import { assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, skipUnless, holdPort, ROOT, runInProcess, runScript } from './helpers.ts';
+import { assertPredicted, assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, predictFor, skipUnless, holdPort, ROOT, runInProcess, runScript } from './helpers.ts';
 
 failOnWarnings();
 const EXPERIMENTS = LESSONS.find((l) => l.id === 4)!.experiments;
@@ -22,11 +23,14 @@ const prefixes = () => readdirSync(os.tmpdir()).filter((f) => f.startsWith('nsl-
 for (const lb of ['builtin', 'nginx'] as const) {
   for (const name of EXPERIMENTS.filter((e) => lb === 'builtin' || BALANCED_EXPERIMENTS.has(e))) {
     const lbArgs = BALANCED_EXPERIMENTS.has(name) ? ['--lb', lb] : [];
-    test(`${name} ${['--quick', ...lbArgs].join(' ')} prints exactly expected-output/${name}.txt`, { skip: lb === 'nginx' ? nginxSkip : false }, async () => {
+    // The kit's balancer's runs also answer --predict where the experiment has questions.
+    test(`${name} ${['--quick', ...lbArgs].join(' ')} prints exactly expected-output/${name}.txt`, { skip: lb === 'nginx' ? nginxSkip : false }, async (t) => {
       const before = prefixes();
-      const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', ...lbArgs]);
+      const predict = lb === 'builtin' ? await predictFor(t, name) : { args: [], questions: 0 };
+      const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', ...lbArgs, ...predict.args]);
       assertShapeOutput(r.stdout, name, r.stderr);
       assert.equal(r.code, 0);
+      assertPredicted(r.stderr, predict.questions);
       assert.doesNotMatch(r.stderr, /Warning:/);
       assert.deepEqual(prefixes().filter((p) => !before.includes(p)), [], 'nginx prefixes removed');
     });

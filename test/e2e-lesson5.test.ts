@@ -1,5 +1,6 @@
 // Proves the lesson 5 experiments end to end on real processes: each one in --quick mode prints
-// exactly its expected shape (sessions through both balancers); Redis is started and stopped by the
+// exactly its expected shape (sessions through both balancers), and with --predict prints every
+// prediction beside a measure of the run; Redis is started and stopped by the
 // run and its temporary folder removed; Ctrl-C mid-run leaves nothing behind; a missing
 // redis-server is a coded error that says how to install it and that SQLite needs no server.
 import { test } from 'node:test';
@@ -10,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { findRedis } from '../servers/lib/redis-binary.ts';
-import { assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, skipUnless, ROOT, runScript } from './helpers.ts';
+import { assertPredicted, assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, predictFor, skipUnless, ROOT, runScript } from './helpers.ts';
 
 failOnWarnings();
 const nginxSkip = skipUnless('nginx');
@@ -26,11 +27,15 @@ const RUNS: { name: string; args: string[]; skip: string | false }[] = [
 ];
 
 for (const { name, args, skip } of RUNS) {
-  test(`${name} ${['--quick', ...args].join(' ')} prints exactly expected-output/${name}.txt`, { skip }, async () => {
+  // The built-in balancer's runs also answer --predict: every question settled by a measure of the run.
+  const predicted = !args.includes('nginx');
+  test(`${name} ${['--quick', ...args, ...(predicted ? ['--predict'] : [])].join(' ')} prints exactly expected-output/${name}.txt`, { skip }, async (t) => {
     const before = redisDirs();
-    const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', ...args]);
+    const predict = predicted ? await predictFor(t, name) : { args: [], questions: 0 };
+    const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', ...args, ...predict.args]);
     assertShapeOutput(r.stdout, name, r.stderr);
     assert.equal(r.code, 0);
+    assertPredicted(r.stderr, predict.questions);
     assert.deepEqual(redisDirs().filter((d) => !before.includes(d)), [], 'the throwaway Redis folder is removed');
   });
 }

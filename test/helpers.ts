@@ -4,10 +4,11 @@
  */
 import { findPostgres } from '../servers/lib/postgres-binary.ts';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
-import { after } from 'node:test';
+import { after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { expectedFile, ROOT } from '../measure/lib/paths.ts';
 import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, parseExpected } from '../results/shape.ts';
@@ -84,6 +85,29 @@ export async function runInProcess(name: string, args: string[]): Promise<Script
   const { loadExperiment } = await import('../measure/lib/experiments.ts');
   const code = await runExperiment(await loadExperiment(name), args, io);
   return { code, signal: null, ...out };
+}
+
+/**
+ * For an end-to-end run of experiment `name`: `--predict <file>` choosing the first choice of every
+ * question (a temporary file, removed when test `t` ends), and how many questions there are; no
+ * arguments when the experiment has no questions.
+ */
+export async function predictFor(t: TestContext, name: string): Promise<{ args: string[]; questions: number }> {
+  const { loadExperiment } = await import('../measure/lib/experiments.ts');
+  const questions = (await loadExperiment(name)).report.predictions ?? [];
+  if (!questions.length) return { args: [], questions: 0 };
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'nsl-answers-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify(Object.fromEntries(questions.map((q) => [q.id, 1]))));
+  return { args: ['--predict', file], questions: questions.length };
+}
+
+/** After a --shape run with predictFor's arguments: every prediction printed (on stderr) and settled by a measure of the run. */
+export function assertPredicted(stderr: string, questions: number): void {
+  if (!questions) return;
+  assert.match(stderr, new RegExp(`Your predictions: \\d+ of ${questions} right`));
+  assert.doesNotMatch(stderr, /not in this run/);
 }
 
 /** Pids whose parent is `pid` (Linux /proc). */

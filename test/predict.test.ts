@@ -9,12 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { choiceIndex, grade, parseAnswers, renderPredictions, type Question } from '../results/predictions.ts';
 import { normalizePredictFlag } from '../measure/lib/predict.ts';
+import { LESSONS } from '../measure/lib/lessons.ts';
+import { loadExperiment } from '../measure/lib/experiments.ts';
 import { predictions as blockingQuestions } from '../results/blocking-predictions.ts';
-import { predictions as autoscaleQuestions } from '../results/autoscale-predictions.ts';
 import { predictions as poolQuestions } from '../results/pool-predictions.ts';
 import { predictions as clusterQuestions } from '../results/cluster-predictions.ts';
-import { predictions as degradedQuestions } from '../results/degraded-predictions.ts';
-import { predictions as ceilingQuestions } from '../results/ceiling-predictions.ts';
 import { failOnWarnings, ROOT, runScript } from './helpers.ts';
 
 failOnWarnings();
@@ -68,10 +67,13 @@ test('a bare --predict asks; --predict <file> reads the file', () => {
   assert.deepEqual(normalizePredictFlag(['--predict', 'a.json']), ['--predict', 'a.json']);
 });
 
-test('every question has choices that cover every value once, and an explanation', () => {
-  for (const question of [...blockingQuestions, ...autoscaleQuestions, ...poolQuestions, ...clusterQuestions, ...degradedQuestions, ...ceilingQuestions]) {
+test('every question of every experiment has choices that cover every value once, and an explanation', async () => {
+  const names = [...new Set(LESSONS.flatMap((l) => l.experiments))];
+  const all = await Promise.all(names.map(async (n) => (await loadExperiment(n)).report.predictions ?? []));
+  assert.ok(all.flat().length >= 30, `${all.flat().length} questions`);
+  for (const question of all.flat()) {
     assert.ok(question.choices.length >= 2 && question.explain && question.lesson.startsWith('lessons/'), question.id);
-    for (const v of [-1e9, 0, 0.1, 0.5, 0.995, 1, 1.25, 1.4, 1.5, 1.8, 2, 3, 3.5, 5, 6.5, 10, 20, 100, 1e9]) {
+    for (const v of [-1e9, 0, 0.1, 0.5, 0.995, 1, 1.25, 1.4, 1.5, 1.8, 2, 3, 3.5, 5, 6.5, 10, 10.5, 20, 39.5, 40, 40.5, 50, 60, 90, 99, 100, 1e9]) {
       const hits = question.choices.filter((c) => (c.from === undefined || v >= c.from) && (c.to === undefined || v < c.to));
       assert.equal(hits.length, 1, `${question.id}: ${v} falls in exactly one choice`);
     }
@@ -99,9 +101,9 @@ test('a bad answers file, or an experiment without questions, stops before any s
     assert.match(r.stderr, message);
     assert.doesNotMatch(r.stderr, /started /, 'no server started');
   }
-  const none = await runScript('measure/counter.ts', ['--quick', '--predict', file('any.json', '{}')]);
+  const none = await runScript('measure/rolling-restart.ts', ['--quick', '--predict', file('any.json', '{}')]);
   assert.equal(none.code, 2);
-  assert.match(none.stderr, /counter has no --predict questions yet/);
+  assert.match(none.stderr, /rolling-restart has no --predict questions yet/);
 });
 
 /** Runs blocking --quick --predict with `typed` on its stdin. */

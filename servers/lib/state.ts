@@ -35,8 +35,9 @@ export interface StateStore {
   counter(key: string): Promise<number>;
   /**
    * Counts one hit on `key` in its current window and says whether it is within `limit`. A window
-   * opens at a key's first hit and lasts `windowMs` (a fixed window per key, so a burst cannot
-   * straddle two epoch-aligned windows and get twice the limit). Rejected hits count too.
+   * opens at a key's first hit and lasts `windowMs` (a fixed window per key). Rejected hits count
+   * too. A burst at the end of one window and another at the start of the next still get up to
+   * twice the limit within a few seconds; only a sliding window or a token bucket prevents that.
    */
   hit(key: string, limit: number, windowMs: number): Promise<{ allowed: boolean; count: number }>;
   close(): Promise<void>;
