@@ -8,6 +8,7 @@
  * Both are wrapped in one small interface, so a browser test is written once and run in each.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { groupAlive, signalGroup, terminateGroup, waitUntilGone } from '../measure/lib/terminate.ts';
 import { existsSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -24,7 +25,8 @@ export interface PageDriver {
   readonly name: string;
   select(selector: string, value: string): Promise<void>;
   fill(selector: string, value: string): Promise<void>;
-  check(selector: string): Promise<void>;
+  /** Ticks a checkbox, or unticks it with `on` false. */
+  check(selector: string, on?: boolean): Promise<void>;
   click(selector: string): Promise<void>;
   text(selector: string): Promise<string>;
   /** Resolves once `check(arg)` is truthy in the page; rejects after `ms`, naming the check. */
@@ -40,7 +42,7 @@ const onPath = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`], { e
 
 /** Firefox: $FIREFOX_PATH, Debian's firefox-esr or a firefox on the PATH. */
 export const FIREFOX = firstExisting([process.env.FIREFOX_PATH, '/usr/bin/firefox-esr', '/usr/bin/firefox']);
-export const noFirefox = FIREFOX ? false : 'no Firefox found (Debian/Ubuntu: apt-get install firefox-esr, or set FIREFOX_PATH); .ci/run installs it';
+export const noFirefox = FIREFOX ? false : 'no Firefox found (Debian: apt-get install firefox-esr; Ubuntu: the firefox package; or set FIREFOX_PATH); .ci/run installs it where apt-get can';
 
 /** WebKitGTK's WebDriver and the MiniBrowser it drives (Debian: the webkit2gtk-driver package). */
 const WEBKIT_DRIVER = firstExisting([process.env.WEBKIT_WEBDRIVER_PATH, '/usr/bin/WebKitWebDriver']);
@@ -66,21 +68,28 @@ export const noWebKit =
 export async function openFirefox(url: string): Promise<PageDriver> {
   const { default: puppeteer } = await import('puppeteer-core');
   const browser = await puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX!, headless: true });
-  const page = await browser.newPage();
-  await page.setViewport({ width: 1280, height: 1000 });
   const errors: string[] = [];
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-  page.on('pageerror', (e) => errors.push(e instanceof Error ? e.message : String(e)));
-  await page.goto(url);
+  const opened = async () => {
+    const page = await browser.newPage();
+    await page.setViewport({ width: 1280, height: 1000 });
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    page.on('pageerror', (e) => errors.push(e instanceof Error ? e.message : String(e)));
+    await page.goto(url);
+    return { page, version: await browser.version() };
+  };
+  const { page, version } = await opened().catch(async (e) => {
+    await browser.close().catch(() => undefined);
+    throw e;
+  });
   return {
-    name: `Firefox ${(await browser.version()).replace(/^firefox\//, '')}`,
+    name: `Firefox ${version.replace(/^firefox\//, '')}`,
     select: async (s, v) => void (await page.select(s, v)),
     fill: async (s, v) => {
       await page.$eval(s, (el) => ((el as HTMLInputElement).value = ''));
       await page.type(s, v);
     },
-    check: async (s) => {
-      if (!(await page.$eval(s, (el) => (el as HTMLInputElement).checked))) await page.click(s);
+    check: async (s, on = true) => {
+      if ((await page.$eval(s, (el) => (el as HTMLInputElement).checked)) !== on) await page.click(s);
     },
     click: (s) => page.click(s),
     text: (s) => page.$eval(s, (el) => el.textContent ?? ''),
@@ -103,8 +112,21 @@ function freePort(): Promise<number> {
   });
 }
 
+/** Process groups of the WebKit drivers still running: SIGKILLed if the test process exits first (a timeout, Ctrl-C). */
+const liveGroups = new Set<number>();
+process.on('exit', () => {
+  for (const pgid of liveGroups) signalGroup(pgid, 'SIGKILL');
+});
+
+/** Ends a driver's process group (xvfb-run, Xvfb, the driver, MiniBrowser and its web processes): SIGTERM, SIGKILL after 2 s. */
+async function endGroup(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
+  await terminateGroup(child.pid!, exited);
+  liveGroups.delete(child.pid!);
+  if (!(await waitUntilGone(() => groupAlive(child.pid!), 3000))) throw new Error(`WebKitGTK's processes (group ${child.pid}) still alive after SIGKILL`);
+}
+
 /** Starts WebKitWebDriver (under xvfb-run without a display) in its own process group; resolves when its /status says ready. */
-async function startWebKitDriver(): Promise<{ child: ChildProcess; url: string }> {
+async function startWebKitDriver(): Promise<{ url: string; end: () => Promise<void> }> {
   const port = await freePort();
   const argv = [WEBKIT_DRIVER!, `--port=${port}`, '--host=127.0.0.1'];
   const [cmd, ...args] = XVFB_RUN ? [XVFB_RUN, '-a', ...argv] : argv;
@@ -113,49 +135,34 @@ async function startWebKitDriver(): Promise<{ child: ChildProcess; url: string }
   // that every machine tests that case.
   const env: NodeJS.ProcessEnv = { ...process.env, LANG: 'C.UTF-8' };
   delete env.LC_ALL;
-  const child = spawn(cmd!, args, { stdio: 'ignore', detached: true, env });
+  const child = spawn(cmd!, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-2000)));
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const failed = new Promise<never>((_, reject) => child.once('error', (e) => reject(new Error(`cannot start ${cmd}: ${e.message}`))));
+  if (child.pid) liveGroups.add(child.pid);
+  const end = () => (child.pid ? endGroup(child, exited) : Promise.resolve());
   const url = `http://127.0.0.1:${port}`;
   // WebDriver's own readiness signal is GET /status answering {ready: true}; bounded at 15 s.
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`WebKitWebDriver exited (${child.exitCode}) before it was ready`);
-    const ready = await fetch(`${url}/status`)
-      .then((r) => r.json() as Promise<{ value?: { ready?: boolean } }>)
-      .then((b) => b.value?.ready === true, () => false);
-    if (ready) return { child, url };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  killGroup(child);
-  throw new Error('WebKitWebDriver was not ready within 15 s');
-}
-
-/** True while any process of the group `pgid` exists. */
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** SIGKILLs a detached child's whole process group (xvfb-run, Xvfb, the driver, MiniBrowser and its web processes). */
-function killGroup(child: ChildProcess): void {
-  if (groupAlive(child.pid!)) process.kill(-child.pid!, 'SIGKILL');
-}
-
-/** Ends the driver's process group: SIGTERM, then SIGKILL after 3 s; rejects if any of it is still there after 5 s. */
-async function endGroup(child: ChildProcess): Promise<void> {
-  const pgid = child.pid!;
-  if (groupAlive(pgid)) process.kill(-pgid, 'SIGTERM');
-  const deadline = Date.now() + 5000;
-  for (let killed = false; groupAlive(pgid); await new Promise((r) => setTimeout(r, 50))) {
-    if (!killed && Date.now() > deadline - 2000) {
-      killGroup(child);
-      killed = true;
+  const ready = async () => {
+    const deadline = Date.now() + 15_000;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`WebKitWebDriver exited (${child.exitCode}) before it was ready: ${stderr.trim() || 'no output'}`);
+      const up = await fetch(`${url}/status`)
+        .then((r) => r.json() as Promise<{ value?: { ready?: boolean } }>)
+        .then((b) => b.value?.ready === true, () => false);
+      if (up) return;
+      await new Promise((r) => setTimeout(r, 100));
     }
-    if (Date.now() > deadline) throw new Error(`WebKitGTK's processes (group ${pgid}) still alive 5 s after SIGTERM`);
+    throw new Error(`WebKitWebDriver was not ready within 15 s: ${stderr.trim() || 'no output'}`);
+  };
+  try {
+    await Promise.race([ready(), failed]);
+  } catch (e) {
+    await end().catch(() => undefined);
+    throw e;
   }
+  return { url, end };
 }
 
 const ERROR_HOOK = `
@@ -192,9 +199,9 @@ export async function openWebKit(url: string): Promise<PageDriver> {
         await el.clear();
         await el.sendKeys(v);
       },
-      check: async (s) => {
+      check: async (s, on = true) => {
         const el = await find(s);
-        if (!(await el.isSelected())) await el.click();
+        if ((await el.isSelected()) !== on) await el.click();
       },
       click: async (s) => (await find(s)).click(),
       text: async (s) => String(await driver.executeScript(`return document.querySelector(arguments[0]).textContent`, s)),
@@ -208,11 +215,11 @@ export async function openWebKit(url: string): Promise<PageDriver> {
       },
       close: async () => {
         await driver.quit().catch(() => undefined);
-        await endGroup(driverProcess.child);
+        await driverProcess.end();
       },
     };
   } catch (e) {
-    killGroup(driverProcess.child);
+    await driverProcess.end().catch(() => undefined);
     throw e;
   }
 }

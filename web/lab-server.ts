@@ -52,8 +52,9 @@ export async function bundlePage(entry = 'app.ts', format: 'esm' | 'iife' = 'esm
     logLevel: 'silent',
     // The page needs only build(). The package's browser bundle also carries its log encoding,
     // which probes for zlib with eval() when it loads: the page's CSP refuses that, and Firefox
-    // reports each refusal as a console error.
-    alias: { 'hdr-histogram-js': 'hdr-histogram-js/dist/HistogramBuilder.js' },
+    // reports each refusal as a console error. The path is absolute because esbuild resolves an
+    // alias from the working directory, which need not be the kit's.
+    alias: { 'hdr-histogram-js': createRequire(import.meta.url).resolve('hdr-histogram-js/dist/HistogramBuilder.js') },
   });
   return out.outputFiles[0]!.text;
 }

@@ -147,6 +147,11 @@ async function startLive(values: Record<string, unknown>): Promise<void> {
     form.querySelector<HTMLElement>(`[name="${parsed.field}"]`)?.focus();
     return;
   }
+  if (values.degrade && parsed.settings.replicas < 2) {
+    setStatus('error', 'live mode: degrade needs at least 2 replicas: the blocked one and one to go to');
+    form.querySelector<HTMLElement>('[name="degrade"]')?.focus();
+    return;
+  }
   // The last run's boxes and totals go now: their buttons would act on nothing while the lab starts.
   topology.clear();
   clearRow('run');
@@ -178,7 +183,7 @@ function startModel(s: LiveSettings): void {
   model = undefined;
   modelSeconds.clear();
   const checked = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).checked;
-  const config = checked('model') ? modelConfig(s, 1, checked('degrade') && s.replicas > 1 ? s.replicas - 1 : undefined) : undefined;
+  const config = checked('model') ? modelConfig(s, 1, checked('degrade') ? s.replicas - 1 : undefined) : undefined;
   $('model-row').hidden = !config;
   clearRow('model');
   charts.showModel(Boolean(config));

@@ -7,9 +7,8 @@
  * The bounds keep a live run something a 2-core laptop can carry and a student cannot turn into
  * an unbounded load: at most 6 replicas (8 at once with adds), 64 connections, 5,000 req/s, 600 s.
  */
-import { DEGRADED_SPEC } from '../../results/degraded-spec.ts';
 import type { SimConfig } from '../../sim/types.ts';
-import { failed, numberIn, oneOf, type FieldError, type Range } from './settings.ts';
+import { degradeHog, failed, numberIn, oneOf, type FieldError, type Range } from './settings.ts';
 
 /** The kit balancer's policies that make sense for one client machine (sticky-cookie needs cookies the load does not keep). */
 export const LIVE_POLICIES = ['round-robin', 'least-connections', 'random', 'power-of-two-choices', 'ip-hash'] as const;
@@ -135,7 +134,7 @@ export function modelConfig(s: LiveSettings, seed = 1, hogged?: number): SimConf
     clientNetworks: 1,
     clients: s.rate > 0 ? { kind: 'open', ratePerS: s.rate } : { kind: 'closed', count: s.connections },
     service: { kind: 'fixed', ms: s.serviceMs },
-    ...(hogged !== undefined ? { hogs: [{ replica: hogged, ms: { kind: 'fixed', ms: DEGRADED_SPEC.hogMs }, connections: DEGRADED_SPEC.hogConnections }] } : {}),
+    ...(hogged !== undefined ? { hogs: [degradeHog(hogged)] } : {}),
     durationMs: s.durationS * 1000,
     timeline: true,
     bucketMs: 1000,

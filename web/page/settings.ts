@@ -117,6 +117,11 @@ export function parseSettings(raw: Record<string, unknown>): Parsed {
 }
 
 /** The simulator config for `s`: a per-second timeline, event loops in turns as Node serves them. */
+/** "Degrade": lesson 4's hog on replica `replica` (DEGRADED_SPEC: 3 connections of 30 ms requests), for the simulator. */
+export function degradeHog(replica: number): NonNullable<SimConfig['hogs']>[number] {
+  return { replica, ms: { kind: 'fixed', ms: DEGRADED_SPEC.hogMs }, connections: DEGRADED_SPEC.hogConnections };
+}
+
 export function simConfig(s: Settings): SimConfig {
   return {
     seed: s.seed,
@@ -126,7 +131,7 @@ export function simConfig(s: Settings): SimConfig {
     clientNetworks: s.networks,
     clients: s.clients === 'open' ? { kind: 'open', ratePerS: s.rate } : { kind: 'closed', count: s.connections, ...(s.thinkMs > 0 ? { think: { kind: 'exponential', meanMs: s.thinkMs } } : {}) },
     service: { kind: 'exponential', meanMs: s.serviceMs },
-    ...(s.degrade ? { hogs: [{ replica: s.replicas - 1, ms: { kind: 'fixed', ms: DEGRADED_SPEC.hogMs }, connections: DEGRADED_SPEC.hogConnections }] } : {}),
+    ...(s.degrade ? { hogs: [degradeHog(s.replicas - 1)] } : {}),
     durationMs: s.durationS * 1000,
     timeline: true,
     bucketMs: 1000,
