@@ -27,6 +27,8 @@ export interface DegradedResult {
   /** Each policy was measured `repetitions` times (one slice per round, interleaved), `durationS` each. */
   load: { connections: number; durationS: number; repetitions: number };
   policies: PolicyRun[];
+  /** Set when power of two choices sampled otherwise than two distinct replicas (--two-choices; lesson 4, exercise 1). */
+  twoChoices?: 'with-replacement';
 }
 
 export { DEGRADED_SPEC } from './degraded-spec.ts';
@@ -90,9 +92,13 @@ export function shape(r: DegradedResult): string[] {
 
 export function caveats(r: DegradedResult): string[] {
   const busy = r.policies.filter((p) => p.generatorCpu > 0.8);
-  return busy.length
-    ? [`the load generator used most of a core under ${busy.map((p) => p.policy).join(', ')}: there, it (not the replicas) limited throughput.`]
-    : [];
+  const out = busy.length ? [`the load generator used most of a core under ${busy.map((p) => p.policy).join(', ')}: there, it (not the replicas) limited throughput.`] : [];
+  if (r.twoChoices === 'with-replacement') {
+    out.push(
+      'power of two choices sampled with replacement (--two-choices with-replacement): the shape is expected not to hold. Its own lines fail, and so do round robin\'s and random\'s comparisons, which are made with the worse of the load-aware policies, now two choices (lesson 4, exercise 1).',
+    );
+  }
+  return out;
 }
 
 export const hints: Record<string, string> = {
@@ -127,7 +133,7 @@ export function render(r: DegradedResult, color: boolean, caption = machineCapti
   }
   const { load } = r;
   return [
-    c.bold(`Lesson 4 · degraded replica: ${r.degraded}'s event loop kept blocked; /fast through ${r.balancer}`),
+    c.bold(`Lesson 4 · degraded replica: ${r.degraded}'s event loop kept blocked; /fast through ${r.balancer}${r.twoChoices ? ` (two choices ${r.twoChoices})` : ''}`),
     c.dim(
       `${load.connections} connections, ${load.repetitions === 1 ? `${load.durationS} s` : `${load.repetitions} slices of ${load.durationS} s each, interleaved with the other policies`}; hog: ${r.hog.connections} connections of ${r.hog.route} straight to ${r.degraded} · ${caption}`,
     ),

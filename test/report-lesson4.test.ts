@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { evenness, orderVerdict, render as renderDistribution, shape as distributionShape, type DistributionResult } from '../results/distribution.ts';
-import { render as renderDegraded, shape as degradedShape, type DegradedResult, type PolicyRun } from '../results/degraded.ts';
+import { caveats as degradedCaveats, render as renderDegraded, shape as degradedShape, type DegradedResult, type PolicyRun } from '../results/degraded.ts';
 import { notShown as scaleNotShown, render as renderScale, shape as scaleShape, type ScaleOutResult, type ScaleStep } from '../results/scale-out.ts';
 import { CANNOT_SHOW } from '../results/shape.ts';
 import { MACHINE } from './fixtures/results.ts';
@@ -175,6 +175,10 @@ test('degraded: a healthy run matches; each finding fails when broken', () => {
   const text = renderDegraded(degraded(), false);
   assert.match(text, /app3 \(busy\)/);
   assert.match(text, /\/stall\?ms=30/);
+  assert.deepEqual(degradedCaveats(degraded()), []);
+  const sampled = { ...degraded(), twoChoices: 'with-replacement' as const };
+  assert.match(renderDegraded(sampled, false), /two choices with-replacement/);
+  assert.match(degradedCaveats(sampled).join(' '), /shape is expected not to hold/);
 });
 
 test('scale-out: a healthy run matches; growth past the cores, no growth, failed checks all fail', () => {

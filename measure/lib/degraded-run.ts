@@ -188,7 +188,8 @@ export async function runDegraded<C = undefined>(
     const calibration = extra.calibrate ? await extra.calibrate(replicas) : undefined;
     const result: DegradedResult = {
       machine,
-      balancer: options.twoChoices === 'distinct' ? options.lb : `${options.lb}, two choices ${options.twoChoices}`,
+      balancer: options.lb,
+      ...(options.twoChoices === 'with-replacement' ? { twoChoices: 'with-replacement' as const } : {}),
       degraded: degraded.name,
       hog: { route: hogRoute, connections: HOG_CONNECTIONS },
       load: { connections: CONNECTIONS, durationS, repetitions: rounds },
