@@ -24,6 +24,7 @@ import { QUOTA_PERIOD_MS, quotaMode, type QuotaMode } from '../servers/lib/cpu-q
 import { MAX_COMMIT_MS } from '../servers/lib/users-db.ts';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { CAPPED_SPEC, caveats, hints, notShown, render, shape, type CappedScaleOutResult, type CappedStep, type CappedWorkload } from '../results/capped-scale-out.ts';
+import { measures, predictions } from '../results/capped-scale-out-predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/capped-scale-out.ts [flags]',
@@ -155,7 +156,7 @@ export const experiment = defineExperiment({
     return { lb: balancerKind(flags.lb), quotaMode: quotaMode(flags['quota-mode']), db, commitMs: intFlag('commit-ms', flags['commit-ms'], 0, MAX_COMMIT_MS, CAPPED_SPEC.commitMs) };
   },
   run,
-  report: { render, shape, hints, caveats, notShown },
+  report: { render, shape, hints, caveats, notShown, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

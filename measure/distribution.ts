@@ -14,6 +14,7 @@ import { probe, probeOk } from './lib/probe.ts';
 import { balancerKind, LB_FLAG, servedByReplica, startBalancer, startReplicas, type BalancerKind, type Replica } from './lib/topology.ts';
 import { pollUntil } from './lib/wait.ts';
 import { hints, render, shape, type DistributionResult, type PolicyDistribution } from '../results/distribution.ts';
+import { measures, predictions } from '../results/distribution-predictions.ts';
 import type { ServerProcess } from './lib/launch.ts';
 
 const command = defineCommand({
@@ -81,7 +82,7 @@ export const experiment = defineExperiment({
   command,
   options: (flags) => ({ lb: balancerKind(flags.lb) }),
   run,
-  report: { render, shape, hints },
+  report: { render, shape, hints, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

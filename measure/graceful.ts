@@ -18,6 +18,7 @@ import { faultedLoad } from './lib/faulted-load.ts';
 import { measureSteadily } from './lib/steady.ts';
 import { balancerKind, LB_FLAG, type BalancerKind, type Replica } from './lib/topology.ts';
 import { GRACEFUL_SPEC, hints, render, shape, type GracefulResult, type StopCase, type StopMode, type StopRun } from '../results/graceful.ts';
+import { measures, predictions } from '../results/graceful-predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/graceful.ts [flags]',
@@ -104,7 +105,7 @@ export const experiment = defineExperiment({
   command,
   options: (flags) => ({ lb: balancerKind(flags.lb), runs: intFlag('runs', flags.runs, 1, 9, GRACEFUL_SPEC.runs[flags.quick ? 'quick' : 'full']) }),
   run,
-  report: { render, shape, hints },
+  report: { render, shape, hints, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

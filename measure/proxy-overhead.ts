@@ -17,6 +17,7 @@ import { createLatencyHistogram, summarize, type LatencyHistogram } from '../res
 import { probeOk } from './lib/probe.ts';
 import { startBalancer, startReplicas, type Replica } from './lib/topology.ts';
 import { notShown, hints, render, shape, type ProxyConfig, type ProxyOverheadResult, type ProxyRun } from '../results/proxy-overhead.ts';
+import { measures, predictions } from '../results/proxy-overhead-predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/proxy-overhead.ts [flags]',
@@ -156,7 +157,7 @@ export const experiment = defineExperiment({
   command,
   options: () => ({}),
   run,
-  report: { render, shape, hints, notShown },
+  report: { render, shape, hints, notShown, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

@@ -14,6 +14,7 @@ import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './l
 import { startLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import { hints, render, shape, type RollingRestartResult } from '../results/rolling-restart.ts';
+import { measures, predictions } from '../results/rolling-restart-predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/rolling-restart.ts [flags]',
@@ -105,7 +106,7 @@ export const experiment = defineExperiment({
   command,
   options: (flags) => ({ workers: intFlag('workers', flags.workers, 2, 8, 3) }),
   run,
-  report: { render, shape, hints },
+  report: { render, shape, hints, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

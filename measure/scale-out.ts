@@ -16,6 +16,7 @@ import { allStats, TICKS_PER_S, type ProcStat } from './lib/proc.ts';
 import { busyCoresBetween, cpuTimes } from './lib/machine.ts';
 import { balancerKind, LB_FLAG, servedByReplica, startReplicas, sweepReplicaCounts, type BalancerKind, type Replica } from './lib/topology.ts';
 import { caveats, hints, notShown, render, SCALE_OUT_SPEC, shape, type RoleCpu, type ScaleOutResult, type ScaleStep } from '../results/scale-out.ts';
+import { measures, predictions } from '../results/scale-out-predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/scale-out.ts [flags]',
@@ -128,7 +129,7 @@ export const experiment = defineExperiment({
   command,
   options: (flags) => ({ lb: balancerKind(flags.lb) }),
   run,
-  report: { render, shape, hints, caveats, notShown },
+  report: { render, shape, hints, caveats, notShown, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

@@ -17,6 +17,7 @@ import { SIGNUP_COST } from '../servers/lib/workload-routes.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { quotaOptions, runClusterUsers } from './lib/cluster-users.ts';
 import { COMPUTE_SCENARIOS, hints, render, shape, type ComputeScenarioResult, type SharedComputeResult } from '../results/shared-compute.ts';
+import { measures, predictions } from '../results/shared-compute-predictions.ts';
 
 /** Mean think time, ms: the autoscale experiment's (10 users keep a 0.25-core worker about half to 60 % busy). */
 const THINK_MS = 2200;
@@ -73,7 +74,7 @@ export const experiment = defineExperiment({
     return { quota, quotaMode, thinkMs: intFlag('think-ms', flags['think-ms'], 100, 10_000, THINK_MS) };
   },
   run,
-  report: { render, shape, hints },
+  report: { render, shape, hints, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

@@ -25,6 +25,7 @@ import { runLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import type { Replica } from './lib/topology.ts';
 import { caveats, hints, render, shape, type Calibration, type SimVsLabResult } from '../results/sim-vs-lab.ts';
+import { measures, predictions } from '../results/sim-vs-lab-predictions.ts';
 import type { Dist } from '../sim/dist.ts';
 import { DEGRADED_DEFAULTS, fitPath, simulateDegraded } from '../sim/scenarios/degraded.ts';
 
@@ -115,7 +116,7 @@ export const experiment = defineExperiment({
     };
   },
   run,
-  report: { render, shape, hints, caveats },
+  report: { render, shape, hints, caveats, measures, predictions },
 });
 
 await runIfEntry(import.meta, experiment);

@@ -96,7 +96,8 @@ export const DB_FLAT_FACTOR = FLAT_FACTOR;
 /** User scenario: at 5 replicas, their CPU is "below-cap" under this share of their quotas together (they wait, not work). */
 export const BELOW_CAP_SHARE = 0.7;
 
-const step = (w: CappedWorkload | undefined, n: number) => w?.steps.find((s) => s.replicas === n);
+/** Workload `w`'s step with `n` replicas, if it ran. */
+export const step = (w: CappedWorkload | undefined, n: number) => w?.steps.find((s) => s.replicas === n);
 
 /** Whether the machine has room for 5 capped replicas beside the balancer and load generator. */
 const roomFor = (r: CappedScaleOutResult) => r.machine.cores === 0 || r.machine.cores >= 2;

@@ -20,7 +20,7 @@ const WHERE = 'lessons/05-shared-state.md, Experiment 2';
 export const predictions: Question[] = [
   {
     id: 'memory-after-kill',
-    ask: 'Four cluster workers count loans in their own memory; one is SIGKILLed halfway and the primary starts a replacement. Afterwards the surviving workers\' counts are added up. What share of the loans the clients got 200 for is missing from that total?',
+    ask: 'Three cluster workers count loans in their own memory; one is SIGKILLed halfway and the primary starts a replacement. Afterwards the surviving workers\' counts are added up. What share of the loans the clients got 200 for is missing from that total?',
     measure: 'memory-missing-share',
     choices: [
       { label: 'none (under 0.5 %)', to: 0.5 },

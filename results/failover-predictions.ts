@@ -13,9 +13,10 @@ export function measures(r: FailoverResult): Measure[] {
   const frozen = run('sigstop');
   return [
     ...measure('sigkill-client-errors', 'a replica SIGKILLed under load, retries on: requests that failed at the client', 'requests', errors('sigkill'), { line: 'sigkill  client-errors' }),
-    ...measure('sigstop-slow-vs-response-timeout', 'a replica frozen (SIGSTOP): the slow requests\' median latency over the response timeout', '×', frozen && frozen.slow.count > 0 ? ratio(frozen.slow.medianMs, r.settings.responseTimeoutMs) : undefined, { line: 'sigstop  slow-latency-vs-response-timeout' }),
+    // No slow request at all (none waited the threshold) reads as 0: nothing waited for the timeout.
+    ...measure('sigstop-slow-vs-response-timeout', 'a replica frozen (SIGSTOP): the slow requests\' median latency over the response timeout (0: none was slow)', '×', frozen ? (frozen.slow.count > 0 ? ratio(frozen.slow.medianMs, r.settings.responseTimeoutMs) : 0) : undefined, { line: 'sigstop  slow-latency-vs-response-timeout' }),
     ...measure('without-retries-client-errors', 'a replica SIGKILLed under load, --retries 0: requests that failed at the client', 'requests', errors('sigkill-without-retries'), { line: 'sigkill-without-retries  client-errors' }),
-    ...measure('post-stored-twice', 'POSTs during a kill: users stored twice', 'requests', run('post-during-kill')?.post?.storedTwice, { line: 'post-during-kill  users-stored-twice' }),
+    ...measure('post-stored-twice', 'POSTs during a kill: POSTs whose user was stored twice', 'requests', run('post-during-kill')?.post?.storedTwice, { line: 'post-during-kill  users-stored-twice' }),
   ];
 }
 
@@ -36,10 +37,10 @@ export const predictions: Question[] = [
   },
   {
     id: 'freeze-wait',
-    ask: 'A replica is frozen instead (SIGSTOP): alive, connections accepted, nothing answered. The balancer\'s response timeout is 1.5 s. How long do the requests sent to it take?',
+    ask: 'A replica is frozen instead (SIGSTOP): alive, connections accepted, nothing answered. The balancer\'s response timeout is 1.5 s by default. How long do the requests sent to it take?',
     measure: 'sigstop-slow-vs-response-timeout',
     choices: [
-      { label: 'not much longer than usual (under half the timeout)', to: 0.5 },
+      { label: 'not much longer than usual: none waits a second', to: 0.5 },
       { label: 'about the response timeout, then a retry', from: 0.5, to: 2 },
       { label: 'much longer: until the replica is thawed', from: 2 },
     ],

@@ -76,10 +76,12 @@ export const CLEARLY_WORSE = 1.25;
  */
 export const NOISE_FACTOR = 1.5;
 
-const medianOf = (c: StopCase, f: (r: StopRun) => number) => median(c.runs.map(f));
+/** A case's runs' median of `f`. */
+export const medianOf = (c: StopCase, f: (r: StopRun) => number) => median(c.runs.map(f));
 /** Short requests' p99 in units of the run's mean latency (raw p99 when a run lacks its mean). */
 const costOf = (c: StopCase, paced: boolean) => medianOf(c, (x) => (paced ? x.p99 / Math.max(x.mean!, 0.001) : x.p99));
-const sumOf = (c: StopCase, f: (r: StopRun) => number) => c.runs.reduce((n, r) => n + f(r), 0);
+/** A case's runs' sum of `f`. */
+export const sumOf = (c: StopCase, f: (r: StopRun) => number) => c.runs.reduce((n, r) => n + f(r), 0);
 
 export function shape(r: GracefulResult): string[] {
   const out: string[] = [];

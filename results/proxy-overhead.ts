@@ -54,7 +54,8 @@ export const CLEARLY_WORSE = 0.85;
  */
 export const CPU_FACTOR = 1.5;
 
-const find = (r: ProxyOverheadResult, proxy: ProxyConfig['proxy'], keepAlive = true) => r.runs.find((x) => x.config.proxy === proxy && (proxy === 'direct' || x.config.keepAlive === keepAlive));
+/** The run of `proxy` (with keep-alive on or off; `direct` has one), if the result has it. */
+export const find = (r: ProxyOverheadResult, proxy: ProxyConfig['proxy'], keepAlive = true) => r.runs.find((x) => x.config.proxy === proxy && (proxy === 'direct' || x.config.keepAlive === keepAlive));
 
 export function shape(r: ProxyOverheadResult): string[] {
   const direct = find(r, 'direct');

@@ -31,13 +31,13 @@ export const predictions: Question[] = [
   },
   {
     id: 'sqlite-limit',
-    ask: 'The same 60 attempts, with the count in one SQLite file that all 4 workers share. How many get through?',
+    ask: 'The same 60 attempts, one after another, with the count in one SQLite file that all 4 workers share. How many get through?',
     measure: 'sqlite-allowed',
     choices: [
       { label: 'exactly 10', to: 10.5 },
-      { label: 'a few more than 10: workers checking at once slip past', from: 10.5 },
+      { label: 'more than 10: each worker still lets some through', from: 10.5 },
     ],
-    explain: 'The increment and the check are one SQL statement (an upsert that returns the new count), and SQLite lets one writer in at a time, so no two workers can both read 9 and both go on.',
+    explain: 'Every worker increments and reads the one count, so the 11th attempt sees 11 whichever worker takes it. (Attempts at the same instant would also need the increment and the check to be one atomic step, as the store\'s single upsert statement is.)',
     lesson: WHERE,
   },
 ];

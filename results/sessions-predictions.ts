@@ -69,7 +69,7 @@ export const predictions: Question[] = [
       { label: 'none (under 1 %)', to: 1 },
       { label: 'some or all (1 % or more)', from: 1 },
     ],
-    explain: 'Any replica that knows the signing key can check a token, so the kill loses nothing but the requests in flight.',
+    explain: 'The session travels with every request, and any replica that knows the signing key can check it: the replicas that are left accept every token the killed one issued.',
     lesson: WHERE,
   },
 ];

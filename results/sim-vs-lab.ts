@@ -70,7 +70,8 @@ export function sameOrder(lab: Record<string, number>, sim: Record<string, numbe
 }
 
 const by = (r: DegradedResult, f: (p: PolicyRun) => number) => Object.fromEntries(r.policies.map((p) => [p.policy, f(p)]));
-const find = (r: DegradedResult, policy: string) => r.policies.find((p) => p.policy === policy);
+/** `policy`'s run in a degraded result (the lab's or the model's). */
+export const find = (r: DegradedResult, policy: string) => r.policies.find((p) => p.policy === policy);
 
 /** Round robin's p95 over least connections' p95 (undefined when either is missing). */
 export function rrOverLc(r: DegradedResult): number | undefined {

@@ -73,3 +73,33 @@ test('every error code is in the README\'s table with the exit code lib/errors.t
   assert.deepEqual([...rows.keys()].sort(), Object.keys(ERROR_CODES).sort(), 'no README row for a code that does not exist');
   for (const exit of new Set(Object.values(ERROR_CODES).map((e) => e.exit))) assert.ok(Object.values(EXIT).includes(exit as never), `exit ${exit} is one of EXIT`);
 });
+
+/**
+ * Where a --predict question points: 'lessons/<file>.md, Experiment 2 (a)' or 'lessons/<file>.md,
+ * "A heading" and "Another"'. Each quoted name, or else the bare first name, must be (part of) a
+ * heading of that file or a paragraph's bold label (**Why.**), backticks aside. Empty: it holds.
+ */
+function lessonRefProblems(ref: string): string[] {
+  const [file, ...rest] = ref.split(', ');
+  if (!file || !existsSync(path.join(ROOT, file))) return [`no file ${file}`];
+  const headings = read(file)
+    .split('\n')
+    .filter((l) => l.startsWith('#') || /^\*\*[^*]+\*\*/.test(l))
+    .map((l) => l.replace(/`/g, ''));
+  const tail = rest.join(', ');
+  const quoted = [...tail.matchAll(/"([^"]+)"/g)].map((m) => m[1]!);
+  const bare = tail.replace(/\s*\(.*\)\s*$/, '').split(',')[0]!.trim();
+  const names = quoted.length ? quoted : bare && !bare.startsWith('"') ? [bare] : [];
+  return names.filter((n) => !headings.some((h) => h.includes(`${n}:`) || h.includes(n))).map((n) => `${file} has no heading "${n}"`);
+}
+
+test('every experiment has --predict questions, and each names a lesson section that exists', async () => {
+  const { loadExperiment } = await import('../measure/lib/experiments.ts');
+  for (const name of new Set(experiments)) {
+    const questions = (await loadExperiment(name)).report.predictions ?? [];
+    assert.ok(questions.length > 0, `${name} has no --predict questions`);
+    for (const q of questions) assert.deepEqual(lessonRefProblems(q.lesson), [], `${name} ${q.id}: ${q.lesson}`);
+  }
+  assert.deepEqual(lessonRefProblems('lessons/04-scaling-out.md, Experiment 9'), ['lessons/04-scaling-out.md has no heading "Experiment 9"'], 'the check can fail');
+  assert.deepEqual(lessonRefProblems('lessons/01-ceiling.md, "No such part"'), ['lessons/01-ceiling.md has no heading "No such part"']);
+});

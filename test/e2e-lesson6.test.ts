@@ -7,17 +7,19 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, ROOT, runInProcess, runScript } from './helpers.ts';
+import { assertPredicted, assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, predictFor, ROOT, runInProcess, runScript } from './helpers.ts';
 
 failOnWarnings();
 const CGROUP_PARENTS = ['/sys/fs/cgroup', '/sys/fs/cgroup/cpu'].filter((d) => existsSync(d));
 const kitCgroups = () => CGROUP_PARENTS.flatMap((d) => readdirSync(d).filter((f) => /^nsl-\d+$/.test(f)));
 
-test('autoscale --quick --shape prints exactly expected-output/autoscale.txt', async () => {
+test('autoscale --quick --shape --predict prints exactly expected-output/autoscale.txt, and every prediction beside a measure', async (t) => {
   const before = kitCgroups();
-  const r = await runScript('measure/autoscale.ts', ['--quick', '--shape'], {}, 300_000);
+  const predict = await predictFor(t, 'autoscale');
+  const r = await runScript('measure/autoscale.ts', ['--quick', '--shape', ...predict.args], {}, 300_000);
   assertShapeOutput(r.stdout, 'autoscale', r.stderr);
   assert.equal(r.code, 0);
+  assertPredicted(r.stderr, predict.questions);
   assert.deepEqual(kitCgroups().filter((d) => !before.includes(d)), [], 'no cgroup left behind');
 });
 

@@ -1,22 +1,27 @@
 // Proves lessons 1 and 2 end to end on real processes: each experiment in --quick mode prints its
-// expected shape (proxy-overhead's nginx lines read "not shown" where nginx is not installed); the
-// lesson runner takes "all" and refuses an unknown lesson.
+// expected shape (proxy-overhead's nginx lines read "not shown" where nginx is not installed) and
+// answers --predict with a measure of the run; the lesson runner takes "all" and refuses an
+// unknown lesson.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertShapeOutput, expectedShape, failedLines, failOnWarnings, runMainInProcess, runScript, skipUnless } from './helpers.ts';
+import { assertPredicted, assertShapeOutput, expectedShape, failedLines, failOnWarnings, predictFor, runMainInProcess, runScript, skipUnless } from './helpers.ts';
 import { main as lessonMain } from '../measure/lesson.ts';
 
 failOnWarnings();
 
-test('ceiling --quick --shape prints exactly expected-output/ceiling.txt', async () => {
-  const r = await runScript('measure/ceiling.ts', ['--quick', '--shape']);
+test('ceiling --quick --shape --predict prints exactly expected-output/ceiling.txt, and every prediction beside a measure', async (t) => {
+  const predict = await predictFor(t, 'ceiling');
+  const r = await runScript('measure/ceiling.ts', ['--quick', '--shape', ...predict.args]);
   assertShapeOutput(r.stdout, 'ceiling', r.stderr);
   assert.equal(r.code, 0);
+  assertPredicted(r.stderr, predict.questions);
 });
 
-test('proxy-overhead --quick --shape holds (exactly the expected file where nginx is installed)', async () => {
-  const r = await runScript('measure/proxy-overhead.ts', ['--quick', '--shape']);
+test('proxy-overhead --quick --shape --predict holds (exactly the expected file where nginx is installed)', async (t) => {
+  const predict = await predictFor(t, 'proxy-overhead');
+  const r = await runScript('measure/proxy-overhead.ts', ['--quick', '--shape', ...predict.args]);
   assert.equal(r.code, 0, r.stdout + r.stderr);
+  assertPredicted(r.stderr, predict.questions);
   if (skipUnless('nginx')) {
     assert.deepEqual(failedLines(expectedShape('proxy-overhead'), r.stdout.trim().split('\n')), []);
     assert.match(r.stderr, /nginx was not measured/);

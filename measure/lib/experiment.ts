@@ -34,7 +34,7 @@ export const COMMON_FLAGS = {
   predict: {
     type: 'string',
     valueName: 'answers.json',
-    description: 'predict, then measure: alone, asks two or three questions before the run starts; with a file, reads the answers from it ({"<question id>": <choice number>}); after the run, each prediction is printed beside what was measured',
+    description: 'predict, then measure: alone, asks its questions (one to four) before the run starts; with a file, reads the answers from it ({"<question id>": <choice number>}); after the run, each prediction is printed beside what was measured',
   },
 } as const satisfies FlagSpecs;
 
@@ -170,7 +170,7 @@ function writeOutcome<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, resul
 /** --predict's answers: typed (`ask`) or from a file; KIT_ERR_USAGE when the experiment has no questions. */
 async function collectAnswers<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, predict: string, io: Io): Promise<Answers> {
   const questions = exp.report.predictions;
-  if (!questions?.length) throw new KitError('KIT_ERR_USAGE', `${exp.name} has no --predict questions yet`, 'the README\'s "Predict first" names the experiments that have them');
+  if (!questions?.length) throw new KitError('KIT_ERR_USAGE', `${exp.name} has no --predict questions yet`, 'see the README\'s "Predict first"');
   if (predict !== ASK) return readAnswersFile(predict, questions);
   return askAnswers(questions, io.stdin ?? process.stdin, io.stderr);
 }
