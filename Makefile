@@ -8,7 +8,7 @@ STAMP := node_modules/.package-lock.json
 NODEDIR = $(shell node -p "const p = require('path'), d = p.dirname(p.dirname(process.execPath)); require('fs').existsSync(p.join(d, 'include/node/node_version.h')) ? d : ''" 2>/dev/null)
 NPM_ENV = $(if $(NODEDIR),npm_config_nodedir=$(NODEDIR))
 
-.PHONY: test typecheck traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 sim sim-bench fidelity compare rollup test-unit check-node ready clean
+.PHONY: test typecheck traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 sim sim-bench fidelity compare rollup check-exercise test-unit check-node ready clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
@@ -83,6 +83,10 @@ compare: ready
 # A class's --json files, one folder per student: make rollup DIR=class/.
 rollup: ready
 	@$(NODE_RUN) measure/rollup.ts $(DIR) $(ARGS)
+
+# Runs an exercise and checks what it shows: make check-exercise LESSON=4 N=1 (ARGS=--quick).
+check-exercise: ready
+	@$(NODE_RUN) measure/check-exercise.ts $(if $(LESSON),--lesson $(LESSON)) $(if $(N),--exercise $(N)) $(ARGS)
 
 # Two programs: the kit (Node.js types) and the Traffic Lab page (web/page, the DOM's).
 typecheck: ready

@@ -1,0 +1,79 @@
+/**
+ * Checks an exercise by running it (`npx tsx measure/check-exercise.ts --lesson 4 --exercise 1`,
+ * `make check-exercise LESSON=4 N=1`): runs the exercise's command with --json in this process,
+ * then says whether the run shows what the exercise is about, with the numbers behind it.
+ * Exit 0 when it does, 1 when it does not, 2 on a usage error (also for an exercise that has no run
+ * to check: its answer is in words), 3 when the run failed, 130 on Ctrl-C.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { EXIT, KitError } from '../lib/errors.ts';
+import { runIfMain, type Io } from '../lib/entry.ts';
+import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
+import { runExperiment } from './lib/experiment.ts';
+import { loadExperiment } from './lib/experiments.ts';
+import { EXERCISES, findExercise } from './lib/exercises.ts';
+import { LESSONS } from './lib/lessons.ts';
+import { ROOT } from './lib/paths.ts';
+import { colorEnabled, makeChalk } from '../results/format.ts';
+
+const checkable = EXERCISES.map((e) => `${e.lesson}.${e.n}`).join(', ');
+
+const command = defineCommand({
+  usage: 'npx tsx measure/check-exercise.ts --lesson <n> --exercise <n> [--quick]',
+  summary: `Runs an exercise's command and checks that the run shows what the exercise is about. Checkable so far: ${checkable} (lesson.exercise); the others are answered in instructors/.`,
+  flags: {
+    lesson: { type: 'string', valueName: 'n', description: `the lesson, ${LESSONS.map((l) => l.id).join(', ')}` },
+    exercise: { type: 'string', valueName: 'n', description: 'the exercise\'s number in the lesson text' },
+    quick: { type: 'boolean', description: 'a smaller workload, where the exercise still shows with it' },
+  },
+  epilogue: 'Example: npx tsx measure/check-exercise.ts --lesson 4 --exercise 1   (make check-exercise LESSON=4 N=1)',
+});
+
+/** How many exercises lesson `lesson`'s text has (the numbered items under "## Exercises"). */
+function exerciseCount(lesson: number): number {
+  const text = readFileSync(path.join(ROOT, LESSONS.find((l) => l.id === lesson)!.text), 'utf8');
+  const part = text.slice(text.indexOf('## Exercises'));
+  return part.match(/^\d+\. \*\*/gm)?.length ?? 0;
+}
+
+/** Where lesson `lesson`'s answers are, or a sentence saying there are none yet. */
+function answers(lesson: number): string {
+  const file = `instructors/lesson-${lesson}.md`;
+  return existsSync(path.join(ROOT, file)) ? `answers: ${file}` : 'no written answers for this lesson yet (instructors/)';
+}
+
+export async function main(argv: string[], io: Io): Promise<number> {
+  const parsed = parseFlags(command, argv);
+  if (parsed.help) {
+    io.stdout.write(helpText(command));
+    return EXIT.holds;
+  }
+  const lesson = intFlag('lesson', parsed.flags.lesson, 1, Math.max(...LESSONS.map((l) => l.id)), NaN);
+  const n = intFlag('exercise', parsed.flags.exercise, 1, 99, NaN);
+  if (Number.isNaN(lesson) || Number.isNaN(n)) throw new KitError('KIT_ERR_USAGE', '--lesson and --exercise are both needed', `checkable so far: ${checkable}`);
+  const count = exerciseCount(lesson);
+  if (n > count) throw new KitError('KIT_ERR_USAGE', `lesson ${lesson} has ${count} exercises; got --exercise ${n}`);
+  const exercise = findExercise(lesson, n);
+  if (!exercise) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} has no run to check: it is answered in words`, `${answers(lesson)}; checkable by a run: ${checkable}`);
+
+  const c = makeChalk(colorEnabled(io.stdout));
+  const quick = parsed.flags.quick === true && exercise.quickOk;
+  const args = [...exercise.args, ...(quick ? ['--quick'] : []), '--json'];
+  io.stdout.write(c.bold(`Lesson ${lesson}, exercise ${n}: ${exercise.title}`) + '\n');
+  io.stdout.write(`running: npx tsx measure/${exercise.experiment}.ts ${args.join(' ')}\n`);
+  if (parsed.flags.quick && !exercise.quickOk) io.stdout.write(c.dim('(without --quick: this exercise needs the full run)') + '\n');
+  io.stdout.write(`expected: ${exercise.expect}\n\n`);
+
+  let json = '';
+  // The JSON is read here; the run's progress goes on to stderr as usual.
+  const code = await runExperiment(await loadExperiment(exercise.experiment), args, { stdout: { write: (s: string) => (json += s) }, stderr: io.stderr });
+  if (code !== EXIT.holds && code !== EXIT.doesNotHold) return code;
+  const outcome = exercise.check((JSON.parse(json) as { result: unknown }).result);
+  for (const s of outcome.saw) io.stdout.write(`  ${s}\n`);
+  io.stdout.write((outcome.held ? c.green('✓ the run shows it') : c.red('✗ the run does not show it: compare with the expected sentence above')) + '\n');
+  io.stdout.write(c.dim(answers(lesson)) + '\n');
+  return outcome.held ? EXIT.holds : EXIT.doesNotHold;
+}
+
+await runIfMain(import.meta, main);
