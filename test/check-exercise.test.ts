@@ -12,8 +12,9 @@ import { failOnWarnings, ROOT, runMainInProcess } from './helpers.ts';
 
 failOnWarnings();
 
-const cluster = (workers: number, byPid: Record<string, number>, keptOn: string[]) => ({
+const cluster = (workers: number, byPid: Record<string, number>, keptOn: string[], landed = [4, 4, 4, 4]) => ({
   workers,
+  fresh: { requests: landed.reduce((a, b) => a + b, 0), byPid: Object.fromEntries(landed.map((n, i) => [`p${i}`, n])) },
   counters: { total: Object.values(byPid).reduce((a, b) => a + b, 0), byPid },
   keepAlive: { requests: 30, byPid: Object.fromEntries(keptOn.map((p) => [p, 30 / keptOn.length])), reusedSocket: 29 },
 });
@@ -40,6 +41,7 @@ test('each check holds on a result with the finding and fails on one without it'
     assert.equal(e.check(shows).held, true, `${id} holds: ${e.check(shows).saw.join('; ')}`);
     assert.equal(e.check(lacks).held, false, `${id} fails: ${e.check(lacks).saw.join('; ')}`);
   }
+  assert.equal(findExercise(3, 2)!.check(cluster(4, { a: 10, b: 12 }, ['a'], [6, 2, 4, 4])).held, false, 'fresh connections not 4 on every worker');
   assert.equal(findExercise(4, 1)!.check(degraded(155, 1.4)).held, false, 'a run without --two-choices is not the exercise');
   assert.equal(findExercise(4, 6)!.check(failover(5000, 0, 0)).held, false, 'no slow request at all');
 });
@@ -71,6 +73,6 @@ test('a real run: lesson 3, exercise 2 (cluster --workers 4) shows its finding',
   const r = await runMainInProcess(main, ['--lesson', '3', '--exercise', '2', '--quick']);
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /running: npx tsx measure\/cluster\.ts --workers 4 --quick --json/);
-  assert.match(r.stdout, /4 workers; the highest worker counter held \d+ of \d+ loans/);
+  assert.match(r.stdout, /4 workers; 16 loans on fresh connections landed 4\/4\/4\/4/);
   assert.match(r.stdout, /✓ the run shows it/);
 });
