@@ -103,3 +103,21 @@ test('every experiment has --predict questions, and each names a lesson section 
   assert.deepEqual(lessonRefProblems('lessons/04-scaling-out.md, Experiment 9'), ['lessons/04-scaling-out.md has no heading "Experiment 9"'], 'the check can fail');
   assert.deepEqual(lessonRefProblems('lessons/01-ceiling.md, "No such part"'), ['lessons/01-ceiling.md has no heading "No such part"']);
 });
+
+/** Lesson `id`'s exercises as number → title (the bold words of each numbered item under "## Exercises"). */
+function exerciseTitles(id: number): Map<number, string> {
+  const text = read(LESSONS.find((l) => l.id === id)!.text);
+  const part = text.slice(text.indexOf('## Exercises'));
+  return new Map([...part.matchAll(/^(\d+)\. \*\*(.+?)\.?\*\*/gm)].map((m) => [Number(m[1]), m[2]!.replace(/\.$/, '')]));
+}
+
+test('every answer in instructors/ is headed with an exercise that exists, by its number and title', () => {
+  const files = readdirSync(path.join(ROOT, 'instructors')).filter((f) => /^lesson-\d+\.md$/.test(f));
+  assert.ok(files.length >= 3);
+  for (const f of files) {
+    const titles = exerciseTitles(Number(/\d+/.exec(f)![0]));
+    const heads = [...read(`instructors/${f}`).matchAll(/^## (\d+)\. (.+)$/gm)];
+    assert.ok(heads.length > 0, `${f} answers something`);
+    for (const [, n, title] of heads) assert.equal(titles.get(Number(n)), title, `${f}: "## ${n}. ${title}" is exercise ${n} of its lesson`);
+  }
+});
