@@ -106,9 +106,9 @@ test('a bad answers file, or an experiment without questions, stops before any s
   const blocking = await loadExperiment('blocking');
   const out = { stdout: '', stderr: '' };
   const io = { stdout: { write: (x: string) => (out.stdout += x) }, stderr: { write: (x: string) => (out.stderr += x) } };
-  const code = await runExperiment({ ...blocking, name: 'unasked', report: { ...blocking.report, predictions: [] } }, ['--quick', '--predict', file('any.json', '{}')], io);
-  assert.equal(code, 2);
-  assert.match(out.stderr, /unasked has no --predict questions yet/);
+  const code = await runExperiment({ ...blocking, report: { ...blocking.report, predictions: [] } }, ['--quick', '--predict', file('any.json', '{}')], io);
+  assert.equal(code, 2, out.stderr);
+  assert.match(out.stderr, /blocking has no --predict questions yet/);
   assert.doesNotMatch(out.stderr, /started /);
 });
 
