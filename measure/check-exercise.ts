@@ -5,14 +5,14 @@
  * Exit 0 when it does, 1 when it does not, 2 on a usage error (also for an exercise that has no run
  * to check: its answer is in words), 3 when the run failed, 130 on Ctrl-C.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { EXIT, KitError } from '../lib/errors.ts';
 import { runIfMain, type Io } from '../lib/entry.ts';
 import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
 import { runExperiment } from './lib/experiment.ts';
 import { loadExperiment } from './lib/experiments.ts';
-import { EXERCISES, findExercise } from './lib/exercises.ts';
+import { EXERCISES, findExercise, lessonExercises } from './lib/exercises.ts';
 import { LESSONS } from './lib/lessons.ts';
 import { ROOT } from './lib/paths.ts';
 import { colorEnabled, makeChalk } from '../results/format.ts';
@@ -30,13 +30,6 @@ const command = defineCommand({
   epilogue: 'Example: npx tsx measure/check-exercise.ts --lesson 4 --exercise 1   (make check-exercise LESSON=4 N=1)',
 });
 
-/** How many exercises lesson `lesson`'s text has (the numbered items under "## Exercises"). */
-function exerciseCount(lesson: number): number {
-  const text = readFileSync(path.join(ROOT, LESSONS.find((l) => l.id === lesson)!.text), 'utf8');
-  const part = text.slice(text.indexOf('## Exercises'));
-  return part.match(/^\d+\. \*\*/gm)?.length ?? 0;
-}
-
 /** Where lesson `lesson`'s answers are, or a sentence saying there are none yet. */
 function answers(lesson: number): string {
   const file = `instructors/lesson-${lesson}.md`;
@@ -52,7 +45,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const lesson = intFlag('lesson', parsed.flags.lesson, 1, Math.max(...LESSONS.map((l) => l.id)), NaN);
   const n = intFlag('exercise', parsed.flags.exercise, 1, 99, NaN);
   if (Number.isNaN(lesson) || Number.isNaN(n)) throw new KitError('KIT_ERR_USAGE', '--lesson and --exercise are both needed', `checkable so far: ${checkable}`);
-  const count = exerciseCount(lesson);
+  const count = lessonExercises(lesson).size;
   if (n > count) throw new KitError('KIT_ERR_USAGE', `lesson ${lesson} has ${count} exercises; got --exercise ${n}`);
   const exercise = findExercise(lesson, n);
   if (!exercise) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} has no run to check: it is answered in words`, `${answers(lesson)}; checkable by a run: ${checkable}`);

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { LESSONS } from '../measure/lib/lessons.ts';
+import { lessonExercises } from '../measure/lib/exercises.ts';
 import { ERROR_CODES, EXIT } from '../lib/errors.ts';
 import { failOnWarnings, ROOT } from './helpers.ts';
 
@@ -104,18 +105,11 @@ test('every experiment has --predict questions, and each names a lesson section 
   assert.deepEqual(lessonRefProblems('lessons/01-ceiling.md, "No such part"'), ['lessons/01-ceiling.md has no heading "No such part"']);
 });
 
-/** Lesson `id`'s exercises as number → title (the bold words of each numbered item under "## Exercises"). */
-function exerciseTitles(id: number): Map<number, string> {
-  const text = read(LESSONS.find((l) => l.id === id)!.text);
-  const part = text.slice(text.indexOf('## Exercises'));
-  return new Map([...part.matchAll(/^(\d+)\. \*\*(.+?)\.?\*\*/gm)].map((m) => [Number(m[1]), m[2]!.replace(/\.$/, '')]));
-}
-
 test('every answer in instructors/ is headed with an exercise that exists, by its number and title', () => {
   const files = readdirSync(path.join(ROOT, 'instructors')).filter((f) => /^lesson-\d+\.md$/.test(f));
   assert.ok(files.length >= 3);
   for (const f of files) {
-    const titles = exerciseTitles(Number(/\d+/.exec(f)![0]));
+    const titles = new Map([...lessonExercises(Number(/\d+/.exec(f)![0]))].map(([n, e]) => [n, e.title]));
     const heads = [...read(`instructors/${f}`).matchAll(/^## (\d+)\. (.+)$/gm)];
     assert.ok(heads.length > 0, `${f} answers something`);
     for (const [, n, title] of heads) assert.equal(titles.get(Number(n)), title, `${f}: "## ${n}. ${title}" is exercise ${n} of its lesson`);

@@ -60,7 +60,8 @@ export function runScript(file: string, args: string[] = [], env: Record<string,
 }
 
 /** Output written to strings, as a command's Io. */
-function collector() {
+/** An Io whose stdout and stderr are collected into `out`. */
+export function collector() {
   const out = { stdout: '', stderr: '' };
   const io = { stdout: { write: (s: string) => (out.stdout += s) }, stderr: { write: (s: string) => (out.stderr += s) } };
   return { out, io };

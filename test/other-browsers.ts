@@ -10,7 +10,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { groupAlive, signalGroup, terminateGroup, waitUntilGone } from '../measure/lib/terminate.ts';
 import { existsSync, readdirSync } from 'node:fs';
-import net from 'node:net';
+import { freePort } from '../servers/lib/http.ts';
 import path from 'node:path';
 
 /**
@@ -101,17 +101,6 @@ export async function openFirefox(url: string): Promise<PageDriver> {
   };
 }
 
-/** A free port on 127.0.0.1 for WebKitWebDriver, which takes a port number and not 0. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /** Process groups of the WebKit drivers still running: SIGKILLed if the test process exits first (a timeout, Ctrl-C). */
 const liveGroups = new Set<number>();
 process.on('exit', () => {
@@ -127,7 +116,7 @@ async function endGroup(child: ChildProcess, exited: Promise<unknown>): Promise<
 
 /** Starts WebKitWebDriver (under xvfb-run without a display) in its own process group; resolves when its /status says ready. */
 async function startWebKitDriver(): Promise<{ url: string; end: () => Promise<void> }> {
-  const port = await freePort();
+  const port = await freePort(); // WebKitWebDriver takes a port number, not 0
   const argv = [WEBKIT_DRIVER!, `--port=${port}`, '--host=127.0.0.1'];
   const [cmd, ...args] = XVFB_RUN ? [XVFB_RUN, '-a', ...argv] : argv;
   // LANG=C.UTF-8, the default of Debian's and Docker's images: WebKitGTK 2.50 then reports

@@ -15,7 +15,7 @@ import { runExperiment } from '../measure/lib/experiment.ts';
 import { predictions as blockingQuestions } from '../results/blocking-predictions.ts';
 import { predictions as poolQuestions } from '../results/pool-predictions.ts';
 import { predictions as clusterQuestions } from '../results/cluster-predictions.ts';
-import { failOnWarnings, ROOT, runScript } from './helpers.ts';
+import { failOnWarnings, ROOT, runScript, collector } from './helpers.ts';
 
 failOnWarnings();
 const dir = mkdtempSync(path.join(os.tmpdir(), 'nsl-predict-test-'));
@@ -104,8 +104,7 @@ test('a bad answers file, or an experiment without questions, stops before any s
   }
   // Every experiment has questions now; one added later without them gets this answer.
   const blocking = await loadExperiment('blocking');
-  const out = { stdout: '', stderr: '' };
-  const io = { stdout: { write: (x: string) => (out.stdout += x) }, stderr: { write: (x: string) => (out.stderr += x) } };
+  const { out, io } = collector();
   const code = await runExperiment({ ...blocking, report: { ...blocking.report, predictions: [] } }, ['--quick', '--predict', file('any.json', '{}')], io);
   assert.equal(code, 2, out.stderr);
   assert.match(out.stderr, /blocking has no --predict questions yet/);

@@ -4,10 +4,14 @@
  * check reads the numbers the lesson's answer is about, so a student sees them beside the verdict.
  * An exercise not listed here is answered in words (instructors/lesson-<n>.md), not by a run.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { TIMEOUT_MATCH, type FailoverResult } from '../../results/failover.ts';
 import type { ClusterResult } from '../../results/cluster.ts';
 import type { DegradedResult } from '../../results/degraded.ts';
 import { fmtMs } from '../../results/format.ts';
+import { LESSONS } from './lessons.ts';
+import { ROOT } from './paths.ts';
 
 export interface CheckOutcome {
   /** True when the run shows what the exercise is about. */
@@ -100,4 +104,19 @@ export const EXERCISES: readonly ExerciseCheck[] = [
 /** The check for exercise `n` of lesson `lesson`, if a run can check it. */
 export function findExercise(lesson: number, n: number): ExerciseCheck | undefined {
   return EXERCISES.find((e) => e.lesson === lesson && e.n === n);
+}
+
+/**
+ * Lesson `lesson`'s exercises as written in its text: the numbered items under "## Exercises", by
+ * number, each with its bold title (without the closing full stop) and its whole text.
+ */
+export function lessonExercises(lesson: number): Map<number, { title: string; text: string }> {
+  const file = LESSONS.find((l) => l.id === lesson)?.text;
+  if (!file) return new Map();
+  const all = readFileSync(path.join(ROOT, file), 'utf8');
+  const part = all.slice(all.indexOf('## Exercises'));
+  const starts = [...part.matchAll(/^(\d+)\. \*\*(.+?)\*\*/gm)];
+  return new Map(
+    starts.map((m, i) => [Number(m[1]), { title: m[2]!.replace(/\.$/, ''), text: part.slice(m.index, starts[i + 1]?.index ?? part.length) }]),
+  );
 }
