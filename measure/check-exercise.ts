@@ -12,7 +12,8 @@ import { runIfMain, type Io } from '../lib/entry.ts';
 import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
 import { runExperiment } from './lib/experiment.ts';
 import { loadExperiment } from './lib/experiments.ts';
-import { EXERCISES, findExercise, lessonExercises } from './lib/exercises.ts';
+import { commandLine, EXERCISES, findExercise, lessonExercises, type ExerciseRun } from './lib/exercises.ts';
+import { main as simMain } from '../sim/run.ts';
 import { LESSONS } from './lib/lessons.ts';
 import { ROOT } from './lib/paths.ts';
 import { colorEnabled, makeChalk } from '../results/format.ts';
@@ -36,6 +37,24 @@ function answers(lesson: number): string {
   return existsSync(path.join(ROOT, file)) ? `answers: ${file}` : 'no written answers for this lesson yet (instructors/)';
 }
 
+/**
+ * Runs one command of an exercise in this process with its JSON captured (progress still goes to
+ * stderr); returns the result it printed, or the exit code of a run that failed.
+ */
+async function runOne(run: ExerciseRun, extra: string[], io: Io): Promise<unknown | number> {
+  let json = '';
+  const capture = { stdout: { write: (s: string) => (json += s) }, stderr: io.stderr };
+  const args = [...run.args, ...extra];
+  if (run.script === 'sim/run.ts') {
+    const code = await simMain(args, capture);
+    return code === EXIT.holds ? JSON.parse(json) : code;
+  }
+  const name = path.basename(run.script, '.ts');
+  const code = await runExperiment(await loadExperiment(name), args, capture);
+  if (code !== EXIT.holds && code !== EXIT.doesNotHold) return code;
+  return (JSON.parse(json) as { result: unknown }).result;
+}
+
 export async function main(argv: string[], io: Io): Promise<number> {
   const parsed = parseFlags(command, argv);
   if (parsed.help) {
@@ -52,17 +71,20 @@ export async function main(argv: string[], io: Io): Promise<number> {
 
   const c = makeChalk(colorEnabled(io.stdout));
   const quick = parsed.flags.quick === true && exercise.quickOk;
-  const args = [...exercise.args, ...(quick ? ['--quick'] : []), '--json'];
   io.stdout.write(c.bold(`Lesson ${lesson}, exercise ${n}: ${exercise.title}`) + '\n');
-  io.stdout.write(`running: npx tsx measure/${exercise.experiment}.ts ${args.join(' ')}\n`);
   if (parsed.flags.quick && !exercise.quickOk) io.stdout.write(c.dim('(without --quick: this exercise needs the full run)') + '\n');
-  io.stdout.write(`expected: ${exercise.expect}\n\n`);
+  io.stdout.write(`expected: ${exercise.expect}\n`);
 
-  let json = '';
-  // The JSON is read here; the run's progress goes on to stderr as usual.
-  const code = await runExperiment(await loadExperiment(exercise.experiment), args, { stdout: { write: (s: string) => (json += s) }, stderr: io.stderr });
-  if (code !== EXIT.holds && code !== EXIT.doesNotHold) return code;
-  const outcome = exercise.check((JSON.parse(json) as { result: unknown }).result);
+  const results: unknown[] = [];
+  for (const run of exercise.runs) {
+    const extra = [...(quick && run.script !== 'sim/run.ts' ? ['--quick'] : []), '--json'];
+    io.stdout.write(`\nrunning: ${commandLine(run, extra)}\n`);
+    const out = await runOne(run, extra, io);
+    if (typeof out === 'number') return out;
+    results.push(out);
+  }
+  io.stdout.write('\n');
+  const outcome = exercise.check(results);
   for (const s of outcome.saw) io.stdout.write(`  ${s}\n`);
   io.stdout.write((outcome.held ? c.green('✓ the run shows it') : c.red('✗ the run does not show it: compare with the expected sentence above')) + '\n');
   io.stdout.write(c.dim(answers(lesson)) + '\n');

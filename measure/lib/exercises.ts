@@ -6,12 +6,15 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { TIMEOUT_MATCH, type FailoverResult } from '../../results/failover.ts';
-import type { ClusterResult } from '../../results/cluster.ts';
-import type { DegradedResult } from '../../results/degraded.ts';
-import { fmtMs } from '../../results/format.ts';
 import { LESSONS } from './lessons.ts';
 import { ROOT } from './paths.ts';
+import { LESSON_1 } from './exercise-checks/lesson-1.ts';
+import { LESSON_2 } from './exercise-checks/lesson-2.ts';
+import { LESSON_3 } from './exercise-checks/lesson-3.ts';
+import { LESSON_4 } from './exercise-checks/lesson-4.ts';
+import { LESSON_4_CAPACITY } from './exercise-checks/lesson-4-capacity.ts';
+import { LESSON_5 } from './exercise-checks/lesson-5.ts';
+import { LESSON_6 } from './exercise-checks/lesson-6.ts';
 
 export interface CheckOutcome {
   /** True when the run shows what the exercise is about. */
@@ -20,86 +23,34 @@ export interface CheckOutcome {
   saw: string[];
 }
 
+/** One command of an exercise: a kit script (`measure/<experiment>.ts` or `sim/run.ts`) and its flags. */
+export interface ExerciseRun {
+  script: `measure/${string}.ts` | 'sim/run.ts';
+  /** The exercise's flags, as its lesson text gives them (--json is added). */
+  args: string[];
+}
+
 export interface ExerciseCheck {
   lesson: number;
   n: number;
   title: string;
-  experiment: string;
-  /** The exercise's flags (the lesson text's command). */
-  args: string[];
-  /** Whether --quick still shows the finding (check-exercise --quick passes it on). */
+  /** The exercise's commands, in the order the text gives them; check() gets their results in that order. */
+  runs: ExerciseRun[];
+  /** Whether --quick still shows the finding (check-exercise --quick passes it on to measure scripts). */
   quickOk: boolean;
   /** What the run should show, in one sentence: printed before it starts. */
   expect: string;
-  check(result: unknown): CheckOutcome;
+  /** Reads the runs' results (the `result` of --json; the whole JSON for sim/run.ts). */
+  check(results: unknown[]): CheckOutcome;
 }
 
-const P95_APART = 10;
+/** Every exercise a run can check, lesson by lesson. */
+export const EXERCISES: readonly ExerciseCheck[] = [...LESSON_1, ...LESSON_2, ...LESSON_3, ...LESSON_4, ...LESSON_4_CAPACITY, ...LESSON_5, ...LESSON_6];
 
-export const EXERCISES: readonly ExerciseCheck[] = [
-  {
-    lesson: 3,
-    n: 2,
-    title: 'Workers',
-    experiment: 'cluster',
-    args: ['--workers', '4'],
-    quickOk: true,
-    expect: 'no line changes with 4 workers: 4 loans land on every worker, each counts only its own, and one kept-alive connection stays on one worker',
-    check: (result) => {
-      const r = result as ClusterResult;
-      const fresh = Object.values(r.fresh.byPid);
-      const counters = Object.values(r.counters.byPid);
-      const highest = counters.length ? Math.max(...counters) : 0;
-      const keptOn = Object.keys(r.keepAlive.byPid).length;
-      return {
-        held: r.workers === 4 && fresh.length === 4 && fresh.every((x) => x === 4) && highest < r.counters.total && keptOn === 1,
-        saw: [
-          `${r.workers} workers; ${r.fresh.requests} loans on fresh connections landed ${fresh.join('/')}`,
-          `the highest worker counter held ${highest} of ${r.counters.total} loans`,
-          `${r.keepAlive.requests} requests on one kept-alive connection reached ${keptOn} worker${keptOn === 1 ? '' : 's'}`,
-        ],
-      };
-    },
-  },
-  {
-    lesson: 4,
-    n: 1,
-    title: 'Sampling with replacement',
-    experiment: 'degraded',
-    args: ['--two-choices', 'with-replacement'],
-    quickOk: true,
-    expect: `power of two choices sampled with replacement loses its edge: its p95 at least ${P95_APART}x least connections'`,
-    check: (result) => {
-      const r = result as DegradedResult;
-      const p95 = (policy: string) => r.policies.find((p) => p.policy === policy)?.p95;
-      const two = p95('power-of-two-choices');
-      const least = p95('least-connections');
-      return {
-        held: r.twoChoices === 'with-replacement' && two !== undefined && least !== undefined && two >= P95_APART * least,
-        saw: [`p95: power of two choices ${two === undefined ? '–' : fmtMs(two)}, least connections ${least === undefined ? '–' : fmtMs(least)}, round robin ${fmtMs(p95('round-robin') ?? NaN)}`],
-      };
-    },
-  },
-  {
-    lesson: 4,
-    n: 6,
-    title: 'Longer timeouts',
-    experiment: 'failover',
-    args: ['--response-timeout', '5000'],
-    quickOk: false,
-    expect: 'the frozen replica\'s requests now wait about 5 s, the response timeout you gave, before their retry',
-    check: (result) => {
-      const r = result as FailoverResult;
-      const frozen = r.runs.find((x) => x.name === 'sigstop');
-      const timeout = r.settings.responseTimeoutMs;
-      const ratio = frozen && frozen.slow.count > 0 ? frozen.slow.medianMs / timeout : 0;
-      return {
-        held: timeout === 5000 && ratio >= TIMEOUT_MATCH.low && ratio <= TIMEOUT_MATCH.high,
-        saw: [frozen ? `${frozen.slow.count} slow requests in the frozen run, median ${fmtMs(frozen.slow.medianMs)}, against a response timeout of ${fmtMs(timeout)}` : 'no frozen run in the result'],
-      };
-    },
-  },
-];
+/** `npx tsx measure/degraded.ts --two-choices with-replacement`, as a student would type it. */
+export function commandLine(run: ExerciseRun, extra: readonly string[] = []): string {
+  return ['npx tsx', run.script, ...run.args, ...extra].join(' ');
+}
 
 /** The check for exercise `n` of lesson `lesson`, if a run can check it. */
 export function findExercise(lesson: number, n: number): ExerciseCheck | undefined {
