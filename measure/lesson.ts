@@ -6,6 +6,7 @@
  * Exit 0 when every shape held, 1 when one did not, 3 when a run failed, 2 on a usage error (the
  * lesson's own or an experiment's), as every script of the kit (lib/errors.ts EXIT).
  */
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { EXIT, KitError } from '../lib/errors.ts';
 import { runIfMain, type Io } from '../lib/entry.ts';
@@ -13,19 +14,21 @@ import { intFlag, parseFlags, defineCommand, helpText } from '../lib/cli.ts';
 import { runExperiment } from './lib/experiment.ts';
 import { loadExperiment } from './lib/experiments.ts';
 import { BALANCED_EXPERIMENTS, LESSONS } from './lib/lessons.ts';
+import { savePath } from './lib/save.ts';
 import { colorEnabled, makeChalk } from '../results/format.ts';
 import { findNginx } from '../servers/lib/nginx-config.ts';
 
 const command = defineCommand({
-  usage: 'npx tsx measure/lesson.ts <lesson number | all> [--quick] [--shape] [--port <n>] [--lb builtin|nginx]',
+  usage: 'npx tsx measure/lesson.ts <lesson number | all> [--quick] [--shape] [--port <n>] [--lb builtin|nginx] [--save <folder>]',
   summary: `Runs a lesson's experiments one after another (or, with "all", every lesson's, in order) and says which shapes held. Lessons: ${LESSONS.map((l) => `${l.id} (${l.experiments.join(', ')})`).join('; ')}.`,
   flags: {
     quick: { type: 'boolean', description: 'a smaller workload for every experiment' },
     shape: { type: 'boolean', description: 'only the shape lines on stdout (headers and summary go to stderr)' },
     port: { type: 'string', valueName: 'n', description: 'port for the lesson servers, 0 for any free port', default: '0' },
     lb: { type: 'string', valueName: 'builtin|nginx', description: 'load balancer for lessons that have one (env LB)' },
+    save: { type: 'string', valueName: 'folder', description: 'also write each experiment\'s --json document to <folder>/<experiment>.json, for the class roll-up (make rollup)' },
   },
-  epilogue: 'Example: npx tsx measure/lesson.ts 3 --quick   (make lesson-3 ARGS=--quick)\n         npx tsx measure/lesson.ts all         (make lessons)\nFor JSON, run each experiment with --json (npx tsx measure/<experiment>.ts --json).',
+  epilogue: 'Example: npx tsx measure/lesson.ts 3 --quick   (make lesson-3 ARGS=--quick)\n         npx tsx measure/lesson.ts 3 --save runs/ann    (make lesson-3 ARGS="--save runs/ann"; then make rollup DIR=runs)\n         npx tsx measure/lesson.ts all         (make lessons)\nFor JSON, run each experiment with --json (npx tsx measure/<experiment>.ts --json).',
 });
 
 const VERDICT: Record<number, string> = {
@@ -50,7 +53,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
     io.stdout.write(helpText(command));
     return EXIT.holds;
   }
-  const { quick, shape, lb } = parsed.flags;
+  const { quick, shape, lb, save } = parsed.flags;
+  // Made now, so that a folder it cannot make stops the lesson before its first run.
+  const saveDir = typeof save === 'string' ? path.dirname(savePath(save.replace(/[\\/]*$/, '/'), 'lesson')) + '/' : undefined;
   const port = intFlag('port', parsed.flags.port, 0, 65535, 0);
   for (const [what, value] of [['--lb', lb], ['LB', process.env.LB || undefined]] as const) {
     if (value !== undefined && value !== 'builtin' && value !== 'nginx') throw new KitError('KIT_ERR_USAGE', `${what} is builtin or nginx; got '${value}'`);
@@ -64,6 +69,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     '--port',
     String(port),
     ...(lb && BALANCED_EXPERIMENTS.has(experiment) ? ['--lb', lb] : []),
+    ...(saveDir ? ['--save', saveDir] : []),
   ];
 
   const out = shape ? io.stderr : io.stdout;

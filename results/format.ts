@@ -54,6 +54,10 @@ export interface MachineInfo {
   stealCoresDuringRun?: number;
   node: string;
   platform: string;
+  /** nginx's version (`nginx -v`), null when it is not installed; undefined in results saved before it was recorded. */
+  nginx?: string | null;
+  /** redis-server's version, null when it is not installed; undefined as for nginx. */
+  redis?: string | null;
 }
 
 /** `2 cores (0.05 busy before the run, 0.02 during it), load average 0.41, Node 20.20.2` */

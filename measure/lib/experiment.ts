@@ -17,6 +17,7 @@ import { Lab } from './lab.ts';
 import { ContentionMonitor } from './contention.ts';
 import { busyMachineCaveat, colorEnabled, machineWasBusy, makeChalk, type MachineInfo } from '../../results/format.ts';
 import { machineInfo } from './machine.ts';
+import { savePath, writeSaved } from './save.ts';
 import { expectedFile } from './paths.ts';
 import { Progress } from './progress.ts';
 import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, type Comparison } from '../../results/shape.ts';
@@ -36,6 +37,7 @@ export const COMMON_FLAGS = {
     valueName: 'answers.json',
     description: 'predict, then measure: alone, asks its questions (one to four) before the run starts; with a file, reads the answers from it ({"<question id>": <choice number>}); after the run, each prediction is printed beside what was measured',
   },
+  save: { type: 'string', valueName: 'file|folder/', description: 'also write the --json document to this file (a folder gets <experiment>.json), for the class roll-up' },
 } as const satisfies FlagSpecs;
 
 /** What an experiment's run gets. */
@@ -147,13 +149,20 @@ async function runWatched<R>(machine: MachineInfo, run: () => Promise<R>): Promi
 }
 
 /** Writes a finished run as the table (default), the shape lines (--shape) or JSON (--json). */
+/** The --json document: the result with its shape, verdict, caveats and measures. */
+function jsonDocument<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, result: R, shape: string[], cmp: Comparison, machine: MachineInfo): string {
+  const notShown = exp.report.notShown?.(result) ?? [];
+  const caveats = [busyMachineCaveat(machine), ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter((c): c is string => c !== undefined);
+  const measures = exp.report.measures?.(result) ?? [];
+  return JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats, notShown, measures }, null, 2);
+}
+
 function writeOutcome<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, result: R, shape: string[], cmp: Comparison, machine: MachineInfo, format: 'table' | 'shape' | 'json', io: Io): void {
   const notShown = exp.report.notShown?.(result) ?? [];
   const busy = busyMachineCaveat(machine);
   const caveats = [busy, ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter((c): c is string => c !== undefined);
   if (format === 'json') {
-    const measures = exp.report.measures?.(result) ?? [];
-    io.stdout.write(JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats, notShown, measures }, null, 2) + '\n');
+    io.stdout.write(jsonDocument(exp, result, shape, cmp, machine) + '\n');
   } else if (format === 'shape') {
     // A busy machine goes with the lines too: an instructor comparing files should see it.
     io.stdout.write([...shape, ...notShown.map((why) => NOT_SHOWN_PREFIX + why), ...(busy ? [NOTE_PREFIX + busy] : [])].join('\n') + '\n');
@@ -210,6 +219,7 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     const port = intFlag('port', flags.port as string | undefined, 0, 65535, 0);
     const options = exp.options(parsed.flags);
     const expected = await readExpected(expectedFile(exp.name));
+    const saveTo = typeof flags.save === 'string' ? savePath(flags.save, exp.name) : undefined;
     const answers = typeof flags.predict === 'string' ? await collectAnswers(exp, flags.predict, io) : undefined;
 
     progress.step('checking how busy the machine is');
@@ -224,6 +234,7 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     const shape = exp.report.shape(result);
     const cmp = compareShape(expected, shape, exp.report.hints);
     writeOutcome(exp, result, shape, cmp, machine, flags.json ? 'json' : flags.shape ? 'shape' : 'table', io);
+    if (saveTo) io.stderr.write((writeSaved(saveTo, jsonDocument(exp, result, shape, cmp, machine) + '\n') ?? `saved: ${saveTo}`) + '\n');
     if (answers) {
       const graded = grade(exp.report.predictions!, answers, exp.report.measures?.(result) ?? []);
       // Beside the table for people; on stderr when stdout is a file of lines or JSON.

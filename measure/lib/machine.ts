@@ -2,8 +2,11 @@
  * This machine, measured: its cores and Node version, and how busy its cores are (os.cpus() times,
  * on every platform). What other programs use while a run goes on is measure/lib/contention.ts.
  */
+import { execFile } from 'node:child_process';
 import os from 'node:os';
 import type { MachineInfo } from '../../results/format.ts';
+import { findNginx } from '../../servers/lib/nginx-config.ts';
+import { findRedis } from '../../servers/lib/redis-binary.ts';
 
 /**
  * Cores' worth of CPU in use on the whole machine over the next `ms`, from os.cpus() times
@@ -39,14 +42,41 @@ export function busyCoresBetween(a: ReturnType<typeof cpuTimes>, b: ReturnType<t
   return Math.round(busyShare * b.cores * 100) / 100;
 }
 
-/** Reads the machine's cores (os.availableParallelism), how busy they are, and Node's version. */
+/**
+ * The version a program prints (`nginx -v`, `redis-server --version`), or null when it is not
+ * installed or does not answer within 2 s. Lessons 4 and 5 need them; the class roll-up shows them.
+ */
+async function versionOf(find: () => string, args: string[], pattern: RegExp): Promise<string | null> {
+  let bin: string;
+  try {
+    bin = find();
+  } catch {
+    return null;
+  }
+  return new Promise((resolve) => {
+    execFile(bin, args, { timeout: 2000 }, (err, stdout, stderr) => {
+      const m = pattern.exec(`${stdout}${stderr}`);
+      resolve(err || !m ? null : m[1]!);
+    });
+  });
+}
+
+/** nginx's and redis-server's versions on this machine (null where one is missing). */
+export async function toolVersions(): Promise<{ nginx: string | null; redis: string | null }> {
+  const [nginx, redis] = await Promise.all([versionOf(findNginx, ['-v'], /nginx\/(\S+)/), versionOf(findRedis, ['--version'], /v=(\S+)/)]);
+  return { nginx, redis };
+}
+
+/** Reads the machine's cores (os.availableParallelism), how busy they are, Node's version, and nginx's and Redis's. */
 export async function machineInfo(): Promise<MachineInfo> {
+  const [busyCoresAtStart, tools] = await Promise.all([measureBusyCores(), toolVersions()]);
   return {
     cores: os.availableParallelism(),
     loadavg1: Math.round(os.loadavg()[0]! * 100) / 100,
-    busyCoresAtStart: await measureBusyCores(),
+    busyCoresAtStart,
     node: process.versions.node,
     platform: `${process.platform}-${process.arch}`,
+    ...tools,
   };
 }
 

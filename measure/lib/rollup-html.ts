@@ -89,9 +89,9 @@ export function renderRollupHtml(r: Rollup, expected: Map<string, string[]>, cha
   const uplotCss = readFileSync(req.resolve('uplot/dist/uPlot.min.css'), 'utf8');
   const { students, experiments } = studentsAndExperiments(r);
   const body: string[] = [`<h1>Class roll-up</h1>`, `<p>${students.length} student(s), ${r.runs.length} run(s), ${r.skipped.length} file(s) skipped.</p>`];
-  body.push('<h2>Machines</h2><table><tr><th>student</th><th>cores</th><th>busy before (worst)</th><th>Node</th><th>platform</th><th>runs</th></tr>');
+  body.push('<h2>Machines</h2><table><tr><th>student</th><th>cores</th><th>busy before (worst)</th><th>Node</th><th>platform</th><th>nginx</th><th>Redis</th><th>runs</th></tr>');
   for (const m of machineRows(r, students)) {
-    body.push(`<tr><td>${escapeHtml(m.student)}</td><td>${Number(m.cores)}</td><td>${m.busy.toFixed(2)}</td><td>${escapeHtml(m.nodes)}</td><td>${escapeHtml(m.platform)}</td><td>${m.runs}</td></tr>`);
+    body.push(`<tr><td>${escapeHtml(m.student)}</td><td>${Number(m.cores)}</td><td>${m.busy.toFixed(2)}</td><td>${escapeHtml(m.nodes)}</td><td>${escapeHtml(m.platform)}</td><td>${escapeHtml(m.nginx)}</td><td>${escapeHtml(m.redis)}</td><td>${m.runs}</td></tr>`);
   }
   body.push('</table>');
   const indexed = charts.map((c, index) => ({ ...c, index }));

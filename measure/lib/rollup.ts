@@ -83,13 +83,37 @@ export function studentsAndExperiments(r: Rollup): { students: string[]; experim
   return { students: [...new Set(r.runs.map((x) => x.student))].sort(), experiments: [...new Set(r.runs.map((x) => x.experiment))].sort() };
 }
 
-/** One row per student: the machine of their first run, the worst busy-before, every Node version seen. */
-export function machineRows(r: Rollup, students: readonly string[]): { student: string; cores: number; busy: number; nodes: string; platform: string; runs: number }[] {
+/**
+ * What a student's runs say of a tool (nginx, Redis): its version, "missing" when a run found it
+ * absent, "?" when no run recorded it (results saved before the kit recorded tools).
+ */
+function toolCell(mine: readonly RunEntry[], tool: 'nginx' | 'redis'): string {
+  const seen = mine.map((x) => x.machine[tool]).filter((v) => v !== undefined);
+  const found = [...new Set(seen.filter((v): v is string => typeof v === 'string'))];
+  if (found.length) return found.join(', ');
+  return seen.length ? 'missing' : '?';
+}
+
+export interface MachineRow {
+  student: string;
+  cores: number;
+  /** The worst busy-before of the student's runs (cores' worth). */
+  busy: number;
+  nodes: string;
+  platform: string;
+  nginx: string;
+  redis: string;
+  runs: number;
+}
+
+/** One row per student: the machine of their first run, the worst busy-before, every Node version seen, nginx and Redis. */
+export function machineRows(r: Rollup, students: readonly string[]): MachineRow[] {
   return students.map((student) => {
     const mine = r.runs.filter((x) => x.student === student);
     const m = mine[0]!.machine;
     const busy = Math.max(...mine.map((x) => x.machine.busyCoresAtStart ?? 0));
-    return { student, cores: m.cores, busy, nodes: [...new Set(mine.map((x) => String(x.machine.node)))].join(', '), platform: String(m.platform), runs: mine.length };
+    const nodes = [...new Set(mine.map((x) => String(x.machine.node)))].join(', ');
+    return { student, cores: m.cores, busy, nodes, platform: String(m.platform), nginx: toolCell(mine, 'nginx'), redis: toolCell(mine, 'redis'), runs: mine.length };
   });
 }
 
@@ -116,8 +140,8 @@ export function renderRollup(r: Rollup, expected: Map<string, string[]>, color: 
   const c = makeChalk(color);
   const { students, experiments } = studentsAndExperiments(r);
   const parts = [c.bold(`Class roll-up: ${students.length} student(s), ${r.runs.length} run(s), ${r.skipped.length} file(s) skipped`)];
-  const machines = makeTable(['student', 'cores', 'busy before', 'Node', 'platform', 'runs'], ['left', 'right', 'right', 'left', 'left', 'right']);
-  for (const m of machineRows(r, students)) machines.push([m.student, String(m.cores), `${m.busy.toFixed(2)} (worst)`, m.nodes, m.platform, String(m.runs)]);
+  const machines = makeTable(['student', 'cores', 'busy before', 'Node', 'platform', 'nginx', 'Redis', 'runs'], ['left', 'right', 'right', 'left', 'left', 'left', 'left', 'right']);
+  for (const m of machineRows(r, students)) machines.push([m.student, String(m.cores), `${m.busy.toFixed(2)} (worst)`, m.nodes, m.platform, m.nginx, m.redis, String(m.runs)]);
   parts.push('', machines.toString());
   for (const experiment of experiments) {
     const table = makeTable(['shape line', ...students], ['left', ...students.map(() => 'center' as const)]);
