@@ -31,7 +31,7 @@ const BLOCKED_SHARE = [
 export const predictions: Question[] = [
   {
     id: 'round-robin-p95',
-    ask: 'One of three replicas has its event loop kept busy. Round robin\'s p95 over least connections\' (or two choices\', the worse of them):',
+    ask: 'One of three replicas has its event loop kept busy. Round robin\'s p95 over least connections\' (or power of two choices\', the worse of them):',
     measure: 'round-robin-p95-vs-load-aware',
     choices: [
       { label: 'about the same (under 2×)', to: 2 },

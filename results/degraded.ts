@@ -39,7 +39,7 @@ export const P95_FACTOR = 10;
 export const THROUGHPUT_SHARE = 0.5;
 /**
  * The median hides the busy replica: for round robin and random, p95 is at least this many times
- * their own p50. (Measured here over 20 runs: 27-46x through the built-in balancer. Comparing p50
+ * their own p50. (Measured here over 20 runs: 27-46x through the kit's balancer. Comparing p50
  * across policies instead was not a steady finding: round robin's p50 rises to about 5 ms, because
  * the blocked replica answers its queued requests in bursts, so p50 spread 5-16x between policies.)
  */
@@ -95,7 +95,7 @@ export function caveats(r: DegradedResult): string[] {
   const out = busy.length ? [`the load generator used most of a core under ${busy.map((p) => p.policy).join(', ')}: there, it (not the replicas) limited throughput.`] : [];
   if (r.twoChoices === 'with-replacement') {
     out.push(
-      'power of two choices sampled with replacement (--two-choices with-replacement): the shape is expected not to hold. Its own lines fail, and so do round robin\'s and random\'s comparisons, which are made with the worse of the load-aware policies, now two choices (lesson 4, exercise 1).',
+      'power of two choices sampled with replacement (--two-choices with-replacement): the shape is expected not to hold. Its own lines fail, and so do round robin\'s and random\'s comparisons, which are made with the worse of the load-aware policies, now power of two choices (lesson 4, exercise 1).',
     );
   }
   return out;
@@ -108,7 +108,7 @@ export const hints: Record<string, string> = {
   'least-connections':
     'least connections sees the requests piling up on the blocked replica and sends it almost nothing, so its p95 stays within a few times its p50',
   'power-of-two-choices':
-    'two choices compares two replicas\' requests in flight: whenever the blocked one is sampled it loses, so it gets almost nothing and the tail stays near the median',
+    'power of two choices compares two replicas\' requests in flight: whenever the blocked one is sampled it loses, so it gets almost nothing and the tail stays near the median',
   'all-policies': 'nothing should fail: errors mean a replica or the balancer broke',
 };
 
@@ -133,7 +133,7 @@ export function render(r: DegradedResult, color: boolean, caption = machineCapti
   }
   const { load } = r;
   return [
-    c.bold(`Lesson 4 · degraded replica: ${r.degraded}'s event loop kept blocked; /fast through ${r.balancer}${r.twoChoices ? ` (two choices ${r.twoChoices})` : ''}`),
+    c.bold(`Lesson 4 · degraded replica: ${r.degraded}'s event loop kept blocked; /fast through ${r.balancer}${r.twoChoices ? ` (power of two choices ${r.twoChoices})` : ''}`),
     c.dim(
       `${load.connections} connections, ${load.repetitions === 1 ? `${load.durationS} s` : `${load.repetitions} slices of ${load.durationS} s each, interleaved with the other policies`}; hog: ${r.hog.connections} connections of ${r.hog.route} straight to ${r.degraded} · ${caption}`,
     ),

@@ -62,7 +62,7 @@ export function orderVerdict(order: string[], replicas: string[]): string {
 
 /**
  * Whether the second sequence sent the replica with a request in flight anything: none (a policy
- * that reads load: least connections; two choices, since two distinct samples of three always
+ * that reads load: least connections; power of two choices, since two distinct samples of three always
  * include an idle replica) or some (round robin and random do not look; random sends it none of
  * 30 with probability (2/3)^30, about 5 in a million).
  */
@@ -95,7 +95,7 @@ export const hints: Record<string, string> = {
     'least connections sends each request to a replica with the fewest requests in flight: with one replica holding a long request, it should send that one nothing',
   random: 'random picks any replica, in no order and whatever its load; a replica left out suggests it was not in the upstream list',
   'power-of-two-choices':
-    'two choices samples two distinct replicas and takes the less busy: out of three, one sample is always idle, so a busy replica gets nothing; its order is random',
+    'power of two choices samples two distinct replicas and takes the less busy: out of three, one sample is always idle, so a busy replica gets nothing; its order is random',
 };
 
 export function render(r: DistributionResult, color: boolean, caption = machineCaption(r.machine)): string {

@@ -96,7 +96,7 @@ export function shape(r: SimVsLabResult): string[] {
 export const hints: Record<string, string> = {
   'policies-by-p95':
     'the model should rank the policies as the lab does; a different order means a lab run was disturbed (see the lab column) or the calibration measured something else',
-  'policies-by-throughput': 'least connections and two choices should beat round robin and random on throughput in both columns',
+  'policies-by-throughput': 'least connections and power of two choices should beat round robin and random on throughput in both columns',
   'round-robin-p95':
     'the model predicts round robin\'s wait behind the hog from the hog\'s requests and the event loop\'s turns; far off means the blocked replica behaved otherwise in the lab (compare its share columns) or the model\'s loop is not the lab\'s',
   lab: 'nothing should fail in the lab run: errors mean a replica or the balancer broke',

@@ -30,7 +30,7 @@ const spec = defineCommand({
     ...balancerFlags(DEFAULT_PORT),
     'print-config': { type: 'boolean', description: 'print the rendered nginx.conf and exit' },
   },
-  epilogue: 'Needs nginx: Debian/Ubuntu `sudo apt-get install nginx`, macOS `brew install nginx`. Without it, use the built-in balancer (the default).',
+  epilogue: 'Needs nginx: Debian/Ubuntu `sudo apt-get install nginx`, macOS `brew install nginx`. Without it, use the kit\'s balancer (the default).',
 });
 
 const TEMPLATE = fileURLToPath(new URL('./nginx/nginx.conf.template', import.meta.url));

@@ -43,7 +43,7 @@ export const { replicas: REPLICAS, connections: CONNECTIONS, hogConnections: HOG
  * How the hog blocks app3's event loop, 30 ms per request: `stall` sleeps the thread (no CPU),
  * `busy` busy-waits (a full core). The default is stall: on a 2-core machine a busy-waiting hog
  * takes a whole core from the balancer, the load generator and the healthy replicas, and measured
- * here that lifted the healthy path's p95 to 8-19 ms through the built-in balancer, within about
+ * here that lifted the healthy path's p95 to 8-19 ms through the kit's balancer, within about
  * 10x of the blocked replica's. The lesson is the blocked event loop; --hog busy shows the rest.
  */
 export const HOGS = { stall: `/stall?ms=${HOG_MS}`, busy: `/slow-sync?ms=${HOG_MS}` } as const;

@@ -1,5 +1,5 @@
 /**
- * The built-in balancer's state: its replicas (with their connection pools, counts and passive
+ * The kit's balancer's state: its replicas (with their connection pools, counts and passive
  * health), the policy in force, and the choice of a replica for one try. servers/balancer.ts
  * serves the routes; servers/lib/forward.ts runs one request's tries.
  */

@@ -1,7 +1,7 @@
 /**
  * The balancer's choice of a replica for one try, around the policy's picker: which replicas are
  * open (not down by hand, not resting after failures, not already tried by this request), the
- * "quick recovery" when every replica rests, and whether the try is a health probe. The built-in
+ * "quick recovery" when every replica rests, and whether the try is a health probe. The kit's
  * balancer (servers/balancer.ts) and the simulator (sim/) both call these, so the simulated
  * balancer decides exactly as the real one. Pure: no Node.js APIs, the clock is passed in.
  */

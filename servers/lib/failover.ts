@@ -1,6 +1,6 @@
 /**
  * The balancer's failover rules, as pure functions (no Node.js APIs, clock passed in), so the
- * built-in balancer, the simulator and the tests share them:
+ * kit's balancer, the simulator and the tests share them:
  *
  * Passive health checks (like nginx's max_fails / fail_timeout, ngx_http_upstream_module): a
  * replica that fails `maxFails` times, each failure within `failTimeoutMs` of the one before,

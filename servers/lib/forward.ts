@@ -1,5 +1,5 @@
 /**
- * One request through the built-in balancer: read its body, try replicas until one answers or the
+ * One request through the kit's balancer: read its body, try replicas until one answers or the
  * failover rules (servers/lib/failover.ts) say stop, then relay the answer. Nothing is retried once
  * a replica's headers have arrived.
  */

@@ -108,7 +108,7 @@ export function findNginx(env: NodeJS.ProcessEnv = process.env, extraDirs: reado
   throw new KitError(
     'KIT_ERR_NGINX_MISSING',
     'nginx was not found (looked on PATH and in /usr/sbin, /usr/local/sbin, /opt/homebrew/bin)',
-    'install it (Debian/Ubuntu: sudo apt-get install nginx; macOS: brew install nginx) or leave out --lb nginx: the built-in balancer is the default',
+    'install it (Debian/Ubuntu: sudo apt-get install nginx; macOS: brew install nginx) or leave out --lb nginx: the kit\'s balancer is the default',
   );
 }
 

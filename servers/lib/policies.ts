@@ -1,7 +1,7 @@
 /**
  * Load-balancing policies: which replica gets the next request. Each is a small pure function of
  * the replicas' state (requests in flight, availability), a round-robin cursor and a random source,
- * so the built-in balancer and the simulator share them and tests can check them exactly.
+ * so the kit's balancer and the simulator share them and tests can check them exactly.
  * No Node.js APIs here.
  *
  * Power of two choices: sample two distinct replicas at random and take the less loaded one

@@ -1,4 +1,4 @@
-/** The flags both balancers (the built-in one and nginx) take, and their checks. */
+/** The flags both balancers (the kit's own and nginx) take, and their checks. */
 import path from 'node:path';
 import { KitError } from '../../lib/errors.ts';
 import { intFlag, type FlagSpecs } from '../../lib/cli.ts';

@@ -35,7 +35,7 @@ export interface StaleRow {
 
 export const stale: Scenario = {
   name: 'stale',
-  summary: '100 replicas and 1 million requests per run: least connections herds on stale load information, two choices holds',
+  summary: '100 replicas and 1 million requests per run: least connections herds on stale load information, power of two choices holds',
   async run({ seed, requests, loop, progress, staleMs: age }) {
     const n = requests ?? STALE.requests;
     const old = age ?? STALE.staleMs;
