@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { pollUntil } from '../measure/lib/wait.ts';
-import { assertPredicted, assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, predictFor, skipUnless, holdPort, ROOT, runInProcess, runScript } from './helpers.ts';
+import { assertPredicted, classSave, assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, predictFor, skipUnless, holdPort, ROOT, runInProcess, runScript } from './helpers.ts';
 
 failOnWarnings();
 const EXPERIMENTS = LESSONS.find((l) => l.id === 4)!.experiments;
@@ -27,7 +27,7 @@ for (const lb of ['builtin', 'nginx'] as const) {
     test(`${name} ${['--quick', ...lbArgs].join(' ')} prints exactly expected-output/${name}.txt`, { skip: lb === 'nginx' ? nginxSkip : false }, async (t) => {
       const before = prefixes();
       const predict = lb === 'builtin' ? await predictFor(t, name) : { args: [], questions: 0 };
-      const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', ...lbArgs, ...predict.args]);
+      const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', ...lbArgs, ...predict.args, ...classSave(name, `lb-${lb}`)]);
       assertShapeOutput(r.stdout, name, r.stderr);
       assert.equal(r.code, 0);
       assertPredicted(r.stderr, predict.questions);

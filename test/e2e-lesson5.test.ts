@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { findRedis } from '../servers/lib/redis-binary.ts';
-import { assertPredicted, assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, predictFor, skipUnless, ROOT, runScript } from './helpers.ts';
+import { assertPredicted, classSave, assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, predictFor, skipUnless, ROOT, runScript } from './helpers.ts';
 
 failOnWarnings();
 const nginxSkip = skipUnless('nginx');
@@ -32,7 +32,7 @@ for (const { name, args, skip } of RUNS) {
   test(`${name} ${['--quick', ...args, ...(predicted ? ['--predict'] : [])].join(' ')} prints exactly expected-output/${name}.txt`, { skip }, async (t) => {
     const before = redisDirs();
     const predict = predicted ? await predictFor(t, name) : { args: [], questions: 0 };
-    const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', ...args, ...predict.args]);
+    const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', ...args, ...predict.args, ...classSave(name, args.includes('nginx') ? 'lb-nginx' : 'lb-builtin')]);
     assertShapeOutput(r.stdout, name, r.stderr);
     assert.equal(r.code, 0);
     assertPredicted(r.stderr, predict.questions);

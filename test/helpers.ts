@@ -59,7 +59,22 @@ export function runScript(file: string, args: string[] = [], env: Record<string,
   });
 }
 
-/** Output written to strings, as a command's Io. */
+/**
+ * `--save <class folder>/<student>/<name>.json` when `make test` collects the end-to-end runs for
+ * the class roll-up's test (NSL_CLASS_DIR, set by the Makefile; test/rollup.test.ts reads it last);
+ * nothing otherwise. The "student" says how the run was made (e.g. the balancer it went through).
+ */
+export function classSave(name: string, student: string): string[] {
+  const dir = process.env.NSL_CLASS_DIR;
+  return dir ? ['--save', path.join(dir, student, `${name}.json`)] : [];
+}
+
+/** The same for a whole lesson (measure/lesson.ts --save <folder>). */
+export function classSaveLesson(student: string): string[] {
+  const dir = process.env.NSL_CLASS_DIR;
+  return dir ? ['--save', path.join(dir, student)] : [];
+}
+
 /** An Io whose stdout and stderr are collected into `out`. */
 export function collector() {
   const out = { stdout: '', stderr: '' };

@@ -5,10 +5,12 @@
 // --html page opens in headless Chromium with a chart per measure, and a hostile name stays text.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { main } from '../measure/rollup.ts';
+import { LESSONS } from '../measure/lib/lessons.ts';
+import { toolVersions } from '../measure/lib/machine.ts';
 import { pathToFileURL } from 'node:url';
 import { failOnWarnings, runMainInProcess, runScript } from './helpers.ts';
 import { noBrowser, openPage } from './traffic-lab-helpers.ts';
@@ -123,4 +125,30 @@ test('--html in WebKit (Safari\'s engine), with LANG=C.UTF-8 (navigator.language
   } finally {
     await page.close();
   }
+});
+
+// The class folder that `make test` fills: every end-to-end run of every lesson saved with --save
+// (test/helpers.ts classSave), by the balancer it went through, and lesson 4's capacity run with a
+// 0 ms commit, whose three database lines fail by design. This file runs after the e2e files.
+const classDir = process.env.NSL_CLASS_DIR;
+const classFiles = () => (classDir && existsSync(classDir) ? readdirSync(classDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.json')) : []);
+const noClass = classFiles().length === 0 ? 'no class folder: make test sets NSL_CLASS_DIR and its end-to-end runs fill it' : false;
+
+test('the class folder of this make test\'s real runs: every lesson, no file skipped, and the one designed ✗ with its cause', { skip: noClass, timeout: 60_000 }, async () => {
+  const files = classFiles();
+  const r = await runMainInProcess(main, [classDir!, '--html', path.join(tempDir(), 'class.html')]);
+  assert.match(r.stdout, new RegExp(`\\d+ student\\(s\\), ${files.length} run\\(s\\), 0 file\\(s\\) skipped`), r.stdout);
+  const experiments = new Set(files.map((f) => path.basename(f, '.json')));
+  for (const lesson of LESSONS) assert.ok(lesson.experiments.some((e) => experiments.has(e)), `lesson ${lesson.id} has a run in the class folder`);
+  for (const e of experiments) assert.match(r.stdout, new RegExp(`^${e}$`, 'm'), `a table for ${e}`);
+  // Every student's machine row names nginx's and Redis's versions as this machine has them.
+  const tools = await toolVersions();
+  for (const row of r.stdout.split('\n').filter((l) => /^│ (lb-|commit-)/.test(l))) {
+    for (const v of [tools.nginx ?? 'missing', tools.redis ?? 'missing']) assert.ok(row.includes(v), `${row} names ${v}`);
+  }
+  const failed = [...r.stdout.matchAll(/^ {2}(\S+) · (\S+): (.+?) \(this run:/gm)].map((m) => `${m[1]} · ${m[2]}: ${m[3]}`);
+  const designed = files.some((f) => f.startsWith('commit-ms-0')) ? ['user-scenario  5-replicas-vs-3  flat', 'user-scenario  database-at-5-replicas  full', 'user-scenario  replicas-cpu-at-5  below-cap'].map((l) => `commit-ms-0 · capped-scale-out: ${l}`) : [];
+  assert.deepEqual(failed.sort(), designed.sort(), 'only the 0 ms commit run fails, and exactly its three lines');
+  assert.equal(r.code, designed.length ? 1 : 0);
+  if (designed.length) assert.equal((r.stdout.match(/likely cause: /g) ?? []).length, 3, 'each ✗ with its likely cause');
 });
