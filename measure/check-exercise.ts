@@ -21,8 +21,8 @@ import { colorEnabled, makeChalk } from '../results/format.ts';
 const checkable = EXERCISES.map((e) => `${e.lesson}.${e.n}`).join(', ');
 
 const command = defineCommand({
-  usage: 'npx tsx measure/check-exercise.ts --lesson <n> --exercise <n> [--quick]',
-  summary: `Runs an exercise's command and checks that the run shows what the exercise is about. Checkable so far: ${checkable} (lesson.exercise); the others are answered in instructors/.`,
+  usage: 'npx tsx measure/check-exercise.ts [--lesson <n> [--exercise <n> [--quick]]]',
+  summary: `Runs an exercise's command and checks that the run shows what the exercise is about. Checkable by a run: ${checkable} (lesson.exercise); the others are answered in instructors/. Without --exercise, lists the exercises (of --lesson, or all) and how each is checked.`,
   flags: {
     lesson: { type: 'string', valueName: 'n', description: `the lesson, ${LESSONS.map((l) => l.id).join(', ')}` },
     exercise: { type: 'string', valueName: 'n', description: 'the exercise\'s number in the lesson text' },
@@ -35,6 +35,20 @@ const command = defineCommand({
 function answers(lesson: number): string {
   const file = `instructors/lesson-${lesson}.md`;
   return existsSync(path.join(ROOT, file)) ? `answers: ${file}` : 'no written answers for this lesson yet (instructors/)';
+}
+
+/** Every exercise (of one lesson, or all): its title and how it is checked, a run or its written answer. */
+function listing(only?: number): string {
+  const lines: string[] = [];
+  for (const l of LESSONS.filter((x) => only === undefined || x.id === only)) {
+    lines.push(`Lesson ${l.id}: ${l.title}`);
+    for (const [n, e] of lessonExercises(l.id)) {
+      const check = findExercise(l.id, n);
+      const how = check ? `make check-exercise LESSON=${l.id} N=${n}   (${check.runs.map((r) => commandLine(r)).join(', then ')})` : `answered in words: instructors/lesson-${l.id}.md`;
+      lines.push(`  ${String(n).padStart(2)}. ${e.title}\n      ${how}`);
+    }
+  }
+  return lines.join('\n') + '\n';
 }
 
 /**
@@ -63,7 +77,12 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
   const lesson = intFlag('lesson', parsed.flags.lesson, 1, Math.max(...LESSONS.map((l) => l.id)), NaN);
   const n = intFlag('exercise', parsed.flags.exercise, 1, 99, NaN);
-  if (Number.isNaN(lesson) || Number.isNaN(n)) throw new KitError('KIT_ERR_USAGE', '--lesson and --exercise are both needed', `checkable so far: ${checkable}`);
+  if (Number.isNaN(n)) {
+    if (parsed.flags.exercise !== undefined || parsed.flags.quick) throw new KitError('KIT_ERR_USAGE', '--exercise needs a number, and --lesson with it', `checkable by a run: ${checkable}`);
+    io.stdout.write(listing(Number.isNaN(lesson) ? undefined : lesson));
+    return EXIT.holds;
+  }
+  if (Number.isNaN(lesson)) throw new KitError('KIT_ERR_USAGE', '--exercise needs --lesson too', `checkable by a run: ${checkable}`);
   const count = lessonExercises(lesson).size;
   if (n > count) throw new KitError('KIT_ERR_USAGE', `lesson ${lesson} has ${count} exercises; got --exercise ${n}`);
   const exercise = findExercise(lesson, n);

@@ -42,9 +42,10 @@ test('each check runs the command its exercise text gives', () => {
   }
 });
 
-test('usage errors before anything runs: no flags, an exercise past the last, one answered in words', async () => {
+test('usage errors before anything runs: an exercise without its lesson, past the last, or answered in words', async () => {
   for (const [args, message] of [
-    [[], /--lesson and --exercise are both needed/],
+    [['--exercise', '2'], /--exercise needs --lesson too/],
+    [['--lesson', '3', '--quick'], /--exercise needs a number/],
     [['--lesson', '4', '--exercise', '99'], /lesson 4 has \d+ exercises/],
     [['--lesson', '5', '--exercise', '4'], /exercise 5\.4 has no run to check.*instructors\/lesson-5\.md/],
     [['--lesson', '0', '--exercise', '1'], /--lesson must be from 1/],
@@ -54,6 +55,18 @@ test('usage errors before anything runs: no flags, an exercise past the last, on
     assert.match(r.stderr, message);
     assert.doesNotMatch(r.stderr + r.stdout, /started /);
   }
+});
+
+test('without --exercise: every exercise listed with how it is checked (a run, or the written answer)', async () => {
+  const all = await runMainInProcess(main, []);
+  assert.equal(all.code, 0, all.stderr);
+  const listed = [...all.stdout.matchAll(/^ +\d+\. /gm)].length;
+  assert.equal(listed, [1, 2, 3, 4, 5, 6].reduce((sum, l) => sum + lessonExercises(l).size, 0), 'every exercise of every lesson');
+  for (const e of EXERCISES) assert.ok(all.stdout.includes(`make check-exercise LESSON=${e.lesson} N=${e.n}`), `${e.lesson}.${e.n} listed as a run`);
+  assert.match(all.stdout, /Exactly once\?\n +answered in words: instructors\/lesson-5\.md/);
+  const one = await runMainInProcess(main, ['--lesson', '4']);
+  assert.match(one.stdout, /^Lesson 4: /);
+  assert.doesNotMatch(one.stdout, /Lesson [12356]: /);
 });
 
 test('a real run: lesson 3, exercise 2 (cluster --workers 4) shows its finding', async () => {
