@@ -109,8 +109,8 @@ function ratioVerdict(a: CappedStep | undefined, b: CappedStep | undefined, atLe
 
 /**
  * Whether the database lines can be shown: SQLite's one writer lock fills within 5 replicas; a
- * PostgreSQL server on this machine does not (measured: about 0.3 ms of its CPU per create and
- * read, so 5 replicas at 0.2 core ask it for well under a tenth of a core). Holding it to a
+ * PostgreSQL server on this machine does not (measured: 0.5-1 ms of its CPU per create and
+ * read, so 5 replicas at 0.2 core ask it for about a tenth of a core). Holding it to a
  * smaller quota to force a knee was tried: at 0.1 core in 20 ms periods its background processes
  * and backends share 2 ms a period, and the stalls, not its capacity, set the writes' times
  * (p99 over a second with one replica).
