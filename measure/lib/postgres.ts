@@ -20,11 +20,19 @@ export async function startPostgres(lab: Lab): Promise<Postgres> {
   return { proc, url };
 }
 
-/** CPU seconds used so far by the server and every process below it (undefined without /proc). */
+/**
+ * CPU seconds used so far by the server and every process below it, those that already exited
+ * included (undefined without /proc). A backend that exits between two readings would take its
+ * time out of a sum of live processes and could make a step's CPU negative; once reaped, its time
+ * is in its parent's reaped-children ticks (cutime + cstime, proc(5)), so both are counted.
+ */
 export function postgresCpuS(pg: Postgres): number | undefined {
   const stats = allStats();
   if (stats.size === 0) return undefined;
   let ticks = 0;
-  for (const pid of descendants(stats, pg.proc.pid)) ticks += stats.get(pid)?.ownTicks ?? 0;
+  for (const pid of descendants(stats, pg.proc.pid)) {
+    const st = stats.get(pid);
+    ticks += st ? st.ownTicks + st.reapedChildrenTicks : 0;
+  }
   return ticks / TICKS_PER_S;
 }
