@@ -96,7 +96,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
 
   const results: unknown[] = [];
   for (const run of exercise.runs) {
-    const extra = [...(quick && run.script !== 'sim/run.ts' ? ['--quick'] : []), '--json'];
+    const extra = [...(quick && run.script !== 'sim/run.ts' && !run.args.includes('--quick') ? ['--quick'] : []), '--json'];
     io.stdout.write(`\nrunning: ${commandLine(run, extra)}\n`);
     const out = await runOne(run, extra, io);
     if (typeof out === 'number') return out;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { LESSONS } from '../measure/lib/lessons.ts';
-import { lessonExercises } from '../measure/lib/exercises.ts';
+import { EXERCISES, lessonExercises } from '../measure/lib/exercises.ts';
 import { ERROR_CODES, EXIT } from '../lib/errors.ts';
 import { failOnWarnings, ROOT } from './helpers.ts';
 
@@ -105,13 +105,62 @@ test('every experiment has --predict questions, and each names a lesson section 
   assert.deepEqual(lessonRefProblems('lessons/01-ceiling.md, "No such part"'), ['lessons/01-ceiling.md has no heading "No such part"']);
 });
 
-test('every answer in instructors/ is headed with an exercise that exists, by its number and title', () => {
-  const files = readdirSync(path.join(ROOT, 'instructors')).filter((f) => /^lesson-\d+\.md$/.test(f));
-  assert.ok(files.length >= 3);
-  for (const f of files) {
-    const titles = new Map([...lessonExercises(Number(/\d+/.exec(f)![0]))].map(([n, e]) => [n, e.title]));
-    const heads = [...read(`instructors/${f}`).matchAll(/^## (\d+)\. (.+)$/gm)];
-    assert.ok(heads.length > 0, `${f} answers something`);
-    for (const [, n, title] of heads) assert.equal(titles.get(Number(n)), title, `${f}: "## ${n}. ${title}" is exercise ${n} of its lesson`);
+/**
+ * The measure ids results/*.ts can report, as patterns: each `measure('<id>'` or
+ * measure(`<prefix>${…}<suffix>`) call's first argument, a template part standing for any name.
+ */
+function measureIdPatterns(): RegExp[] {
+  const dir = path.join(ROOT, 'results');
+  const sources = readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => readFileSync(path.join(dir, f), 'utf8')).join('\n');
+  return [...sources.matchAll(/measure\((?:'([^']+)'|`([^`]+)`)/g)].map((m) => {
+    const parts = (m[1] ?? m[2]!).split(/\$\{[^}]+\}/).map((p) => p.replace(/[.*+?^$()|[\]\\]/g, '\\$&'));
+    return new RegExp(`^${parts.join('[a-z0-9-]+')}$`);
+  });
+}
+
+test('every --predict question is settled by a measure id that results/ reports', async () => {
+  const { loadExperiment } = await import('../measure/lib/experiments.ts');
+  const patterns = measureIdPatterns();
+  assert.ok(patterns.length >= 30, `${patterns.length} measure ids found`);
+  const known = (id: string) => patterns.some((p) => p.test(id));
+  for (const name of new Set(experiments)) {
+    for (const q of (await loadExperiment(name)).report.predictions ?? []) assert.ok(known(q.measure), `${name} ${q.id}: no measure '${q.measure}' in results/`);
   }
+  assert.ok(!known('round-robin-p96-vs-load-aware') && !known('no-such-measure'), 'the check can fail');
+});
+
+/**
+ * What is wrong with lesson `lesson`'s answers file `text`: an exercise with no answer, an answer
+ * headed with no exercise or the wrong title, answers out of order, and an exercise a run can check
+ * whose answer does not say how (make check-exercise LESSON=<n> N=<m>).
+ */
+function answerProblems(lesson: number, text: string): string[] {
+  const exercises = lessonExercises(lesson);
+  const heads = [...text.matchAll(/^## (\d+)\. (.+)$/gm)].map((m) => ({ n: Number(m[1]), title: m[2]!, at: m.index }));
+  const problems: string[] = [];
+  for (const h of heads) if (exercises.get(h.n)?.title !== h.title) problems.push(`"## ${h.n}. ${h.title}" is not exercise ${h.n} of lesson ${lesson}`);
+  for (const [n, e] of exercises) if (!heads.some((h) => h.n === n)) problems.push(`exercise ${n} (${e.title}) has no answer`);
+  if (heads.some((h, i) => i > 0 && h.n <= heads[i - 1]!.n)) problems.push('the answers are not in exercise order');
+  for (const e of EXERCISES.filter((x) => x.lesson === lesson)) {
+    const i = heads.findIndex((h) => h.n === e.n);
+    const section = i < 0 ? '' : text.slice(heads[i]!.at, heads[i + 1]?.at ?? text.length);
+    if (i >= 0 && !section.includes(`make check-exercise LESSON=${lesson} N=${e.n}`)) problems.push(`exercise ${e.n}'s answer does not name make check-exercise LESSON=${lesson} N=${e.n}`);
+  }
+  return problems;
+}
+
+test('every exercise of every lesson has its answer in instructors/, in order, naming its run-check where it has one', () => {
+  for (const lesson of LESSONS) {
+    const file = `instructors/lesson-${lesson.id}.md`;
+    assert.ok(existsSync(path.join(ROOT, file)), `${file} exists`);
+    assert.deepEqual(answerProblems(lesson.id, read(file)), [], file);
+    assert.match(read('instructors/README.md'), new RegExp(`\\(lesson-${lesson.id}\\.md\\)`), `instructors/README.md links ${file}`);
+  }
+  // The check can fail: an answer left out, a wrong title, an order swapped, a check not named.
+  const one = read('instructors/lesson-4.md');
+  const without1 = one.replace(/^## 1\. /m, '## 99. ');
+  assert.ok(answerProblems(4, without1).includes('exercise 1 (Sampling with replacement) has no answer'));
+  assert.ok(answerProblems(4, one.replace('## 2. Medians hide', '## 2. Means hide')).some((p) => p.startsWith('"## 2. Means hide"')));
+  assert.ok(answerProblems(4, one.replaceAll('make check-exercise LESSON=4 N=6', 'make check')).includes("exercise 6's answer does not name make check-exercise LESSON=4 N=6"));
+  assert.ok(answerProblems(4, `## 2. Medians hide\n\n## 1. Sampling with replacement\n`).includes('the answers are not in exercise order'));
 });
