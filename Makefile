@@ -86,7 +86,7 @@ rollup: ready
 
 # Runs an exercise and checks what it shows: make check-exercise LESSON=4 N=1 (ARGS=--quick).
 check-exercise: ready
-	@$(NODE_RUN) measure/check-exercise.ts $(if $(LESSON),--lesson $(LESSON)) $(if $(N),--exercise $(N)) $(ARGS)
+	@$(NODE_RUN) measure/check-exercise.ts $(if $(LESSON),--lesson $(LESSON)) $(if $(N),--exercise $(N)) $(if $(ANSWER),--answer $(ANSWER)) $(ARGS)
 
 # Two programs: the kit (Node.js types) and the Traffic Lab page (web/page, the DOM's).
 typecheck: ready

@@ -13,20 +13,23 @@ import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
 import { runExperiment } from './lib/experiment.ts';
 import { loadExperiment } from './lib/experiments.ts';
 import { commandLine, EXERCISES, findExercise, lessonExercises, type ExerciseRun } from './lib/exercises.ts';
+import { findNumberAnswer, NUMBER_ANSWERS, type NumberAnswer } from './lib/exercise-numbers.ts';
 import { main as simMain } from '../sim/run.ts';
 import { LESSONS } from './lib/lessons.ts';
 import { ROOT } from './lib/paths.ts';
 import { colorEnabled, makeChalk } from '../results/format.ts';
 
 const checkable = EXERCISES.map((e) => `${e.lesson}.${e.n}`).join(', ');
+const numbered = NUMBER_ANSWERS.map((e) => `${e.lesson}.${e.n}`).join(', ');
 
 const command = defineCommand({
-  usage: 'npx tsx measure/check-exercise.ts [--lesson <n> [--exercise <n> [--quick]]]',
-  summary: `Runs an exercise's command and checks that the run shows what the exercise is about. Checkable by a run: ${checkable} (lesson.exercise); the others are answered in instructors/. Without --exercise, lists the exercises (of --lesson, or all) and how each is checked.`,
+  usage: 'npx tsx measure/check-exercise.ts [--lesson <n> [--exercise <n> [--quick | --answer <number>]]]',
+  summary: `Runs an exercise's command and checks that the run shows what the exercise is about. Checkable by a run: ${checkable} (lesson.exercise). Done by hand, with a number to check (--answer): ${numbered}. The others are answered in words in instructors/. Without --exercise, lists the exercises (of --lesson, or all) and how each is checked.`,
   flags: {
     lesson: { type: 'string', valueName: 'n', description: `the lesson, ${LESSONS.map((l) => l.id).join(', ')}` },
     exercise: { type: 'string', valueName: 'n', description: 'the exercise\'s number in the lesson text' },
     quick: { type: 'boolean', description: 'a smaller workload, where the exercise still shows with it' },
+    answer: { type: 'string', valueName: 'number', description: 'for an exercise done by hand: your number, checked against the range a right answer falls in (make check-exercise ... ANSWER=<number>)' },
   },
   epilogue: 'Example: npx tsx measure/check-exercise.ts --lesson 4 --exercise 1   (make check-exercise LESSON=4 N=1)',
 });
@@ -44,7 +47,12 @@ function listing(only?: number): string {
     lines.push(`Lesson ${l.id}: ${l.title}`);
     for (const [n, e] of lessonExercises(l.id)) {
       const check = findExercise(l.id, n);
-      const how = check ? `make check-exercise LESSON=${l.id} N=${n}   (${check.runs.map((r) => commandLine(r)).join(', then ')})` : `answered in words: instructors/lesson-${l.id}.md`;
+      const num = findNumberAnswer(l.id, n);
+      const how = check
+        ? `make check-exercise LESSON=${l.id} N=${n}   (${check.runs.map((r) => commandLine(r)).join(', then ')})`
+        : num
+          ? `make check-exercise LESSON=${l.id} N=${n} ANSWER=<${num.unit}>   (by hand: ${num.ask})`
+          : `answered in words: instructors/lesson-${l.id}.md`;
       lines.push(`  ${String(n).padStart(2)}. ${e.title}\n      ${how}`);
     }
   }
@@ -69,6 +77,19 @@ async function runOne(run: ExerciseRun, extra: string[], io: Io): Promise<unknow
   return (JSON.parse(json) as { result: unknown }).result;
 }
 
+/** Exit 0 when `text` is a number in the answer's range, 1 when it is outside; KIT_ERR_USAGE when it is no number. */
+function checkNumber(a: NumberAnswer, text: string, io: Io): number {
+  const value = Number(text.replace(/[,_\s]/g, ''));
+  if (text.trim() === '' || !Number.isFinite(value)) throw new KitError('KIT_ERR_USAGE', `--answer is a number (${a.unit}); got '${text}'`);
+  const c = makeChalk(colorEnabled(io.stdout));
+  const held = value >= a.low && value <= a.high;
+  io.stdout.write(c.bold(`Lesson ${a.lesson}, exercise ${a.n}: ${a.title}`) + '\n');
+  io.stdout.write(`asked: ${a.ask}\nyour answer: ${value} ${a.unit}; a right answer falls in ${a.low}–${a.high} ${a.unit}\n`);
+  io.stdout.write((held ? c.green('✓ within the range') : c.red('✗ outside the range: check your arithmetic against the lesson, then the written answer')) + '\n');
+  io.stdout.write(c.dim(`why: ${a.why}; ${answers(a.lesson)}`) + '\n');
+  return held ? EXIT.holds : EXIT.doesNotHold;
+}
+
 export async function main(argv: string[], io: Io): Promise<number> {
   const parsed = parseFlags(command, argv);
   if (parsed.help) {
@@ -85,7 +106,13 @@ export async function main(argv: string[], io: Io): Promise<number> {
   if (Number.isNaN(lesson)) throw new KitError('KIT_ERR_USAGE', '--exercise needs --lesson too', `checkable by a run: ${checkable}`);
   const count = lessonExercises(lesson).size;
   if (n > count) throw new KitError('KIT_ERR_USAGE', `lesson ${lesson} has ${count} exercises; got --exercise ${n}`);
+  const number = findNumberAnswer(lesson, n);
+  if (parsed.flags.answer !== undefined) {
+    if (!number) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} has no number to check with --answer`, `numbers to check: ${numbered}`);
+    return checkNumber(number, String(parsed.flags.answer), io);
+  }
   const exercise = findExercise(lesson, n);
+  if (!exercise && number) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} is done by hand: give your number with --answer (ANSWER=<${number.unit}>)`, `asked: ${number.ask}`);
   if (!exercise) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} has no run to check: it is answered in words`, `${answers(lesson)}; checkable by a run: ${checkable}`);
 
   const c = makeChalk(colorEnabled(io.stdout));

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { main } from '../measure/check-exercise.ts';
 import { commandLine, EXERCISES, findExercise, lessonExercises } from '../measure/lib/exercises.ts';
+import { NUMBER_ANSWERS } from '../measure/lib/exercise-numbers.ts';
 import { CASES as LESSON_1 } from './fixtures/exercise-cases/lesson-1.ts';
 import { CASES as LESSON_2 } from './fixtures/exercise-cases/lesson-2.ts';
 import { CASES as LESSON_3 } from './fixtures/exercise-cases/lesson-3.ts';
@@ -67,6 +68,30 @@ test('without --exercise: every exercise listed with how it is checked (a run, o
   const one = await runMainInProcess(main, ['--lesson', '4']);
   assert.match(one.stdout, /^Lesson 4: /);
   assert.doesNotMatch(one.stdout, /Lesson [12356]: /);
+});
+
+test('exercises done by hand check a number: inside the range exit 0, outside 1, no number or the wrong exercise 2', async () => {
+  for (const a of NUMBER_ANSWERS) {
+    assert.equal(lessonExercises(a.lesson).get(a.n)?.title, a.title, `lesson ${a.lesson} has exercise ${a.n}, "${a.title}"`);
+    assert.equal(findExercise(a.lesson, a.n), undefined, `${a.lesson}.${a.n} has a run-check or a number, not both`);
+    assert.ok(a.low < a.high, `${a.lesson}.${a.n}: a range`);
+  }
+  const inside = await runMainInProcess(main, ['--lesson', '1', '--exercise', '2', '--answer', '335']);
+  assert.equal(inside.code, 0, inside.stderr);
+  assert.match(inside.stdout, /your answer: 335 ms; a right answer falls in 300–350 ms\n✓ within the range/);
+  const outside = await runMainInProcess(main, ['--lesson', '1', '--exercise', '2', '--answer', '10.5']);
+  assert.equal(outside.code, 1);
+  assert.match(outside.stdout, /✗ outside the range/);
+  assert.equal((await runMainInProcess(main, ['--lesson', '4', '--exercise', '12', '--answer', '3,000'])).code, 0, 'a thousands separator is read');
+  for (const [args, message] of [
+    [['--lesson', '1', '--exercise', '2', '--answer', 'about 300'], /--answer is a number \(ms\); got 'about 300'/],
+    [['--lesson', '5', '--exercise', '4', '--answer', '3'], /exercise 5\.4 has no number to check/],
+    [['--lesson', '3', '--exercise', '1'], /exercise 3\.1 is done by hand: give your number with --answer/],
+  ] as const) {
+    const r = await runMainInProcess(main, [...args]);
+    assert.equal(r.code, 2, args.join(' '));
+    assert.match(r.stderr, message);
+  }
 });
 
 test('a real run: lesson 3, exercise 2 (cluster --workers 4) shows its finding', async () => {

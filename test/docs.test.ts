@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { LESSONS } from '../measure/lib/lessons.ts';
 import { EXERCISES, lessonExercises } from '../measure/lib/exercises.ts';
+import { NUMBER_ANSWERS } from '../measure/lib/exercise-numbers.ts';
 import { ERROR_CODES, EXIT } from '../lib/errors.ts';
 import { failOnWarnings, ROOT } from './helpers.ts';
 
@@ -141,7 +142,7 @@ function answerProblems(lesson: number, text: string): string[] {
   for (const h of heads) if (exercises.get(h.n)?.title !== h.title) problems.push(`"## ${h.n}. ${h.title}" is not exercise ${h.n} of lesson ${lesson}`);
   for (const [n, e] of exercises) if (!heads.some((h) => h.n === n)) problems.push(`exercise ${n} (${e.title}) has no answer`);
   if (heads.some((h, i) => i > 0 && h.n <= heads[i - 1]!.n)) problems.push('the answers are not in exercise order');
-  for (const e of EXERCISES.filter((x) => x.lesson === lesson)) {
+  for (const e of [...EXERCISES, ...NUMBER_ANSWERS].filter((x) => x.lesson === lesson)) {
     const i = heads.findIndex((h) => h.n === e.n);
     const section = i < 0 ? '' : text.slice(heads[i]!.at, heads[i + 1]?.at ?? text.length);
     if (i >= 0 && !section.includes(`make check-exercise LESSON=${lesson} N=${e.n}`)) problems.push(`exercise ${e.n}'s answer does not name make check-exercise LESSON=${lesson} N=${e.n}`);
@@ -149,7 +150,7 @@ function answerProblems(lesson: number, text: string): string[] {
   return problems;
 }
 
-test('every exercise of every lesson has its answer in instructors/, in order, naming its run-check where it has one', () => {
+test('every exercise of every lesson has its answer in instructors/, in order, naming its run-check or number check where it has one', () => {
   for (const lesson of LESSONS) {
     const file = `instructors/lesson-${lesson.id}.md`;
     assert.ok(existsSync(path.join(ROOT, file)), `${file} exists`);
