@@ -84,7 +84,8 @@ function checkNumber(a: NumberAnswer, text: string, io: Io): number {
   const c = makeChalk(colorEnabled(io.stdout));
   const held = value >= a.low && value <= a.high;
   io.stdout.write(c.bold(`Lesson ${a.lesson}, exercise ${a.n}: ${a.title}`) + '\n');
-  io.stdout.write(`asked: ${a.ask}\nyour answer: ${value} ${a.unit}; a right answer falls in ${a.low}–${a.high} ${a.unit}\n`);
+  const range = a.low === a.high ? `is ${a.low}` : `falls in ${a.low}–${a.high}`;
+  io.stdout.write(`asked: ${a.ask}\nyour answer: ${value} ${a.unit}; a right answer ${range} ${a.unit}\n`);
   io.stdout.write((held ? c.green('✓ within the range') : c.red('✗ outside the range: check your arithmetic against the lesson, then the written answer')) + '\n');
   io.stdout.write(c.dim(`why: ${a.why}; ${answers(a.lesson)}`) + '\n');
   return held ? EXIT.holds : EXIT.doesNotHold;

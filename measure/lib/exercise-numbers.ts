@@ -69,6 +69,16 @@ export const NUMBER_ANSWERS: readonly NumberAnswer[] = [
     why: 'two threads take the first two; the third waits for one of them, then runs as long: 2×; measured 1.84–1.88 s against 0.92–0.99 s',
   },
   {
+    lesson: 3,
+    n: 3,
+    title: 'Keep-alive',
+    ask: 'how many different workers (pids) the six requests of one curl, over one kept-alive connection, reach',
+    unit: 'workers',
+    low: 1,
+    high: 1,
+    why: 'node:cluster hands out connections, not requests: one connection stays on the worker that accepted it',
+  },
+  {
     lesson: 4,
     n: 12,
     title: 'Where the queues explode',
@@ -77,6 +87,16 @@ export const NUMBER_ANSWERS: readonly NumberAnswer[] = [
     low: 2800,
     high: 3200,
     why: 'three replicas of 1,000 req/s each serve 3,000 req/s; the model\'s queues grew from there',
+  },
+  {
+    lesson: 4,
+    n: 13,
+    title: "Read nginx's log",
+    ask: "with app2 frozen, the first try's time in a line with two addresses (its $upstream_response_time, in ms)",
+    unit: 'ms',
+    low: 1450,
+    high: 1600,
+    why: 'the response timeout the exercise gives nginx (--response-timeout 1500, proxy_read_timeout); measured 1,501–1,502 ms',
   },
   {
     lesson: 4,
@@ -97,6 +117,16 @@ export const NUMBER_ANSWERS: readonly NumberAnswer[] = [
     low: 30,
     high: 42,
     why: '0.2 core × 1000 ms / 5 ms = 40 req/s, a little less with the HTTP work around each request (measured 34.0–35.4)',
+  },
+  {
+    lesson: 5,
+    n: 3,
+    title: 'Hashing with a fallback',
+    ask: 'the share of members whose replica changes when pickByKey goes from 5 replicas to 6 (a sixth added), in %',
+    unit: '%',
+    low: 78,
+    high: 88,
+    why: 'hash % 5 and hash % 6 agree for 1 key in 6, so about 5 in 6 (83 %) move; measured 82.9 % over 10,000 names',
   },
 ];
 
