@@ -96,7 +96,7 @@ typecheck: ready
 # The end-to-end runs also save their --json into one class folder, which test/rollup.test.ts (run
 # after them: the files run one at a time, in name order) rolls up; the folder is removed after.
 test: typecheck
-	@class=$$(mktemp -d "$${TMPDIR:-/tmp}/nsl-class-XXXXXX"); trap 'rm -rf "$$class"' EXIT INT TERM; \
+	@class=$$(mktemp -d "$${TMPDIR:-/tmp}/nsl-class-XXXXXX") || exit 1; trap 'rm -rf "$$class"' EXIT INT TERM; \
 	NSL_CLASS_DIR=$$class node --import tsx --test --test-concurrency=1 --test-reporter=spec test/*.test.ts
 
 # The tests that start no lesson server: shape rules, renderers, policies, the simulator, the

@@ -55,6 +55,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
   const { quick, shape, lb, save } = parsed.flags;
   // Made now, so that a folder it cannot make stops the lesson before its first run.
+  if (typeof save === 'string' && save.trim() === '') throw new KitError('KIT_ERR_USAGE', '--save needs a folder (e.g. --save runs/ann)');
   const saveDir = typeof save === 'string' ? path.dirname(savePath(save.replace(/[\\/]*$/, '/'), 'lesson')) + '/' : undefined;
   const port = intFlag('port', parsed.flags.port, 0, 65535, 0);
   for (const [what, value] of [['--lb', lb], ['LB', process.env.LB || undefined]] as const) {

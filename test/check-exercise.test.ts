@@ -9,7 +9,7 @@ import { NUMBER_ANSWERS } from '../measure/lib/exercise-numbers.ts';
 import { CASES as LESSON_1 } from './fixtures/exercise-cases/lesson-1.ts';
 import { CASES as LESSON_2 } from './fixtures/exercise-cases/lesson-2.ts';
 import { CASES as LESSON_3 } from './fixtures/exercise-cases/lesson-3.ts';
-import { CASES as LESSON_4 } from './fixtures/exercise-cases/lesson-4.ts';
+import { CASES as LESSON_4, scaleOut } from './fixtures/exercise-cases/lesson-4.ts';
 import { CASES as LESSON_4_CAPACITY } from './fixtures/exercise-cases/lesson-4-capacity.ts';
 import { CASES as LESSON_5 } from './fixtures/exercise-cases/lesson-5.ts';
 import { CASES as LESSON_6 } from './fixtures/exercise-cases/lesson-6.ts';
@@ -29,6 +29,18 @@ test('each check holds on results with the finding and fails on each without it'
     assert.ok(lacks.length > 0, `${id} has a case that lacks its finding`);
     for (const { why, results } of lacks) assert.equal(e.check(results).held, false, `${id} fails (${why}): ${e.check(results).saw.join('; ')}`);
   }
+});
+
+test('a machine that cannot show a finding is told so in words, not given a ✗', () => {
+  const check = findExercise(4, 5)!;
+  for (const cores of [1, 8]) {
+    const outcome = check.check([scaleOut([190, 330, 340, 335], true, cores)]);
+    assert.match(outcome.cannotShow ?? '', /the knee needs 2 to 4 cores/, `${cores} cores`);
+  }
+  const noProc = check.check([scaleOut([190, 330, 340, 335], false)]);
+  assert.equal(noProc.held, true, 'no per-process CPU (macOS): the knee still counts');
+  assert.equal(noProc.cannotShow, undefined);
+  assert.match(noProc.saw.join(' '), /no per-process CPU at 5 replicas/);
 });
 
 test('each check runs the command its exercise text gives', () => {
@@ -83,10 +95,13 @@ test('exercises done by hand check a number: inside the range exit 0, outside 1,
   assert.equal(outside.code, 1);
   assert.match(outside.stdout, /✗ outside the range/);
   assert.equal((await runMainInProcess(main, ['--lesson', '4', '--exercise', '12', '--answer', '3,000'])).code, 0, 'a thousands separator is read');
+  assert.equal((await runMainInProcess(main, ['--lesson', '3', '--exercise', '1', '--answer', '1,9'])).code, 0, 'a decimal comma is read');
   for (const [args, message] of [
     [['--lesson', '1', '--exercise', '2', '--answer', 'about 300'], /--answer is a number \(ms\); got 'about 300'/],
     [['--lesson', '5', '--exercise', '4', '--answer', '3'], /exercise 5\.4 has no number to check/],
     [['--lesson', '3', '--exercise', '1'], /exercise 3\.1 is done by hand: give your number with --answer/],
+    [['--lesson', '1', '--answer', '330'], /--answer needs --lesson and --exercise/],
+    [['--lesson', '3', '--exercise', '1', '--answer', '1,9,5'], /--answer is a number/],
   ] as const) {
     const r = await runMainInProcess(main, [...args]);
     assert.equal(r.code, 2, args.join(' '));

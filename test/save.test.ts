@@ -16,11 +16,12 @@ failOnWarnings();
 const dir = mkdtempSync(path.join(os.tmpdir(), 'nsl-save-test-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test('a folder (ending in / or existing) gets <experiment>.json, made if missing; anything else is the file', () => {
+test('a name ending in .json is the file; anything else is a folder, made if missing, that gets <experiment>.json', () => {
   assert.equal(savePath(path.join(dir, 'ann') + '/', 'pool'), path.join(dir, 'ann', 'pool.json'));
   mkdirSync(path.join(dir, 'bob'));
   assert.equal(savePath(path.join(dir, 'bob'), 'cluster'), path.join(dir, 'bob', 'cluster.json'));
   assert.equal(savePath(path.join(dir, 'deep', 'er', 'x.json'), 'pool'), path.join(dir, 'deep', 'er', 'x.json'));
+  assert.equal(savePath(path.join(dir, 'new'), 'pool'), path.join(dir, 'new', 'pool.json'), 'a name without .json is a folder, made if missing');
   assert.equal(writeSaved(path.join(dir, 'ann', 'pool.json'), '{}'), undefined);
 });
 

@@ -21,6 +21,8 @@ export interface CheckOutcome {
   held: boolean;
   /** The numbers behind the verdict, one sentence each. */
   saw: string[];
+  /** Set when this machine cannot show the finding (one core, say): why, in words. Not a ✗. */
+  cannotShow?: string;
 }
 
 /** One command of an exercise: a kit script (`measure/<experiment>.ts` or `sim/run.ts`) and its flags. */

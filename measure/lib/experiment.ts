@@ -37,7 +37,7 @@ export const COMMON_FLAGS = {
     valueName: 'answers.json',
     description: 'predict, then measure: alone, asks its questions (one to four) before the run starts; with a file, reads the answers from it ({"<question id>": <choice number>}); after the run, each prediction is printed beside what was measured',
   },
-  save: { type: 'string', valueName: 'file|folder/', description: 'also write the --json document to this file (a folder gets <experiment>.json), for the class roll-up' },
+  save: { type: 'string', valueName: 'folder|file.json', description: 'also write the --json document to <folder>/<experiment>.json (or to a file named *.json), for the class roll-up' },
 } as const satisfies FlagSpecs;
 
 /** What an experiment's run gets. */
@@ -148,7 +148,6 @@ async function runWatched<R>(machine: MachineInfo, run: () => Promise<R>): Promi
   }
 }
 
-/** Writes a finished run as the table (default), the shape lines (--shape) or JSON (--json). */
 /** The --json document: the result with its shape, verdict, caveats and measures. */
 function jsonDocument<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, result: R, shape: string[], cmp: Comparison, machine: MachineInfo): string {
   const notShown = exp.report.notShown?.(result) ?? [];
@@ -157,6 +156,7 @@ function jsonDocument<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, resul
   return JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats, notShown, measures }, null, 2);
 }
 
+/** Writes a finished run as the table (default), the shape lines (--shape) or JSON (--json). */
 function writeOutcome<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, result: R, shape: string[], cmp: Comparison, machine: MachineInfo, format: 'table' | 'shape' | 'json', io: Io): void {
   const notShown = exp.report.notShown?.(result) ?? [];
   const busy = busyMachineCaveat(machine);

@@ -54,7 +54,7 @@ async function versionOf(find: () => string, args: string[], pattern: RegExp): P
     return null;
   }
   return new Promise((resolve) => {
-    execFile(bin, args, { timeout: 2000 }, (err, stdout, stderr) => {
+    execFile(bin, args, { timeout: 2000, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
       const m = pattern.exec(`${stdout}${stderr}`);
       resolve(err || !m ? null : m[1]!);
     });
@@ -69,7 +69,9 @@ export async function toolVersions(): Promise<{ nginx: string | null; redis: str
 
 /** Reads the machine's cores (os.availableParallelism), how busy they are, Node's version, and nginx's and Redis's. */
 export async function machineInfo(): Promise<MachineInfo> {
-  const [busyCoresAtStart, tools] = await Promise.all([measureBusyCores(), toolVersions()]);
+  // One after the other: starting nginx -v and redis-server would count as busy cores.
+  const tools = await toolVersions();
+  const busyCoresAtStart = await measureBusyCores();
   return {
     cores: os.availableParallelism(),
     loadavg1: Math.round(os.loadavg()[0]! * 100) / 100,

@@ -85,11 +85,12 @@ export function studentsAndExperiments(r: Rollup): { students: string[]; experim
 
 /**
  * What a student's runs say of a tool (nginx, Redis): its version, "missing" when a run found it
- * absent, "?" when no run recorded it (results saved before the kit recorded tools).
+ * absent, "?" when no run recorded it (results saved before the kit recorded tools) or recorded
+ * something that is not a version. Control characters are dropped: the files are the students'.
  */
 function toolCell(mine: readonly RunEntry[], tool: 'nginx' | 'redis'): string {
-  const seen = mine.map((x) => x.machine[tool]).filter((v) => v !== undefined);
-  const found = [...new Set(seen.filter((v): v is string => typeof v === 'string'))];
+  const seen = mine.map((x) => x.machine[tool] as unknown).filter((v) => v === null || typeof v === 'string');
+  const found = [...new Set(seen.filter((v): v is string => typeof v === 'string').map((v) => v.replace(/[\x00-\x1f\x7f]/g, '')))];
   if (found.length) return found.join(', ');
   return seen.length ? 'missing' : '?';
 }

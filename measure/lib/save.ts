@@ -8,20 +8,21 @@ import path from 'node:path';
 import { KitError } from '../../lib/errors.ts';
 
 /**
- * Where --save `value` puts experiment `name`'s JSON: a folder (it ends with "/" or is one) gets
- * `<folder>/<name>.json`; anything else is the file itself. Makes the folder; throws KIT_ERR_USAGE
- * when it cannot be made or the file would replace a folder.
+ * Where --save `value` puts experiment `name`'s JSON: a name ending in ".json" is the file itself;
+ * anything else is a folder, which gets `<folder>/<name>.json` (so `--save runs/ann` means the same
+ * for one experiment as for a lesson). Makes the folder; throws KIT_ERR_USAGE when it cannot be
+ * made or the file would replace a folder.
  */
 export function savePath(value: string, name: string): string {
   if (value.trim() === '') throw new KitError('KIT_ERR_USAGE', '--save needs a file or a folder (e.g. --save runs/)');
-  const isFolder = /[\\/]$/.test(value) || isDirectory(value);
+  const isFolder = !/\.json$/i.test(value) || isDirectory(value);
   const file = isFolder ? path.join(value, `${name}.json`) : value;
   try {
     mkdirSync(path.dirname(file), { recursive: true });
   } catch (err) {
     throw new KitError('KIT_ERR_USAGE', `--save: cannot make the folder ${path.dirname(file)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, 'pick a folder you can write to');
   }
-  if (isDirectory(file)) throw new KitError('KIT_ERR_USAGE', `--save: ${file} is a folder`, 'name a file, or end the folder with / to save <experiment>.json in it');
+  if (isDirectory(file)) throw new KitError('KIT_ERR_USAGE', `--save: ${file} is a folder`, 'name a file ending in .json, or another folder');
   return file;
 }
 

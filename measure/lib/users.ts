@@ -61,8 +61,10 @@ export interface UsersOptions {
   onSecond?: (s: UsersSecond) => void;
   /**
    * One connection per user for the whole run instead of one per iteration. It is reopened only
-   * when the server closed it during a pause (Node's http.Server keepAliveTimeout, 5 s), so
-   * node:cluster can give a new worker only those users (lesson 6, exercise 3).
+   * after a pause longer than about 3 s: Node's http.Server announces its 5 s keepAliveTimeout
+   * (`Keep-Alive: timeout=5`), and undici closes an idle connection 2 s before that
+   * (keepAliveTimeoutThreshold), so that no request races the server's close. node:cluster can
+   * give a new worker only those users (lesson 6, exercise 3).
    */
   keepAlive?: boolean;
 }
@@ -189,7 +191,7 @@ export function startUsers(opts: UsersOptions): RunningUsers {
 
   const user = async (id: number) => {
     await sleep(Math.random() * opts.thinkMs, undefined, { signal: stopper.signal }).catch(() => {});
-    // undici's own idle timeout (4 s by default) is raised so that only the server ends a kept connection.
+    // undici's own idle timeout (4 s by default) is raised so that the server's Keep-Alive hint, less undici's 2 s margin, decides.
     const open = () => new Client(base.origin, { pipelining: 1, connectTimeout: timeoutMs, ...(opts.keepAlive ? { keepAliveTimeout: 600_000, keepAliveMaxTimeout: 600_000 } : {}) });
     const kept = opts.keepAlive ? open() : undefined;
     for (let n = 0; n < MAX_ITERATIONS && performance.now() < endAt && !stopper.signal.aborted; n++) {

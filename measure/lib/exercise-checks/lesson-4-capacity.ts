@@ -67,7 +67,7 @@ export const LESSON_4_CAPACITY: readonly ExerciseCheck[] = [
     title: 'A database server',
     runs: [{ script: 'measure/capped-scale-out.ts', args: ['--db', 'postgres'] }],
     quickOk: true,
-    expect: `against PostgreSQL the user scenario grows at least ${CAPPED_GROWS_FACTOR}x from 1 to 5 replicas, and at 5 the replicas use their whole quota: the server is not full, and its CPU per create and read is small`,
+    expect: `against PostgreSQL the user scenario grows at least ${CAPPED_GROWS_FACTOR}x from 1 to 5 replicas, and at 5 the replicas use their whole quota: the server is not what stops it; the run prints its CPU per create and read`,
     check: ([result]) => {
       const r = result as CappedScaleOutResult;
       const one = step(users(r), 1);
@@ -85,8 +85,10 @@ export const LESSON_4_CAPACITY: readonly ExerciseCheck[] = [
           `user scenario ${row(r)}${five ? `; replicas' CPU at 5: ${five.replicaCores.toFixed(2)} of ${(five.replicas * r.cap.cores).toFixed(1)}` : ''}`,
           cores === undefined || !one
             ? 'no PostgreSQL CPU reading at 5 replicas'
-            : `PostgreSQL used ${(one.db.cores ?? NaN).toFixed(3)} core at 1 replica (${one.db.writesPerS.toFixed(0)} creates and reads a second) and ${cores.toFixed(3)} at 5 (${five!.db.writesPerS.toFixed(0)}): ${perPairMs.toFixed(2)} ms of CPU for each extra one; ` +
-              `at ${perReplica.toFixed(0)} a second per replica, about ${Math.round(toFill)} replicas would keep one core of it busy`,
+            : `PostgreSQL used ${(one.db.cores ?? NaN).toFixed(3)} core at 1 replica (${one.db.writesPerS.toFixed(0)} creates and reads a second) and ${cores.toFixed(3)} at 5 (${five!.db.writesPerS.toFixed(0)}): ` +
+              (Number.isFinite(perPairMs) && Number.isFinite(toFill)
+                ? `${perPairMs.toFixed(2)} ms of CPU for each extra one; at ${perReplica.toFixed(0)} a second per replica, about ${Math.round(toFill)} replicas would keep one core of it busy`
+                : 'the extra CPU is too small to measure in this run'),
         ],
       };
     },
