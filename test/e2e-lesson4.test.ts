@@ -1,6 +1,6 @@
 // Proves the lesson 4 experiments end to end on real processes: each one in --quick mode through
-// the built-in balancer and through real nginx prints exactly its expected shape (and, through the
-// built-in one, answers --predict where the experiment has questions); nginx is stopped
+// the kit's balancer and through real nginx prints exactly its expected shape (and, through the
+// kit's own, answers --predict where the experiment has questions); nginx is stopped
 // and its temporary prefix removed afterwards; a missing nginx is a clear error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -46,10 +46,10 @@ test('LB=nginx in the environment picks nginx; a bad --lb is a usage error', { s
   assert.match(bad.stderr, /--lb is builtin or nginx/);
 });
 
-test('without nginx: a coded error saying how to install it, and that the built-in balancer is the default', () => {
+test('without nginx: a coded error saying how to install it, and that the kit\'s balancer is the default', () => {
   assert.throws(() => findNginx({ PATH: '/nonexistent' }, []), (e: any) => {
     assert.equal(e.code, 'KIT_ERR_NGINX_MISSING');
-    assert.match(`${e.message}; ${e.hint}`, /apt-get install nginx.*brew install nginx.*built-in balancer is the default/);
+    assert.match(`${e.message}; ${e.hint}`, /apt-get install nginx.*brew install nginx.*the kit's balancer is the default/);
     return true;
   });
 });

@@ -27,7 +27,7 @@ const RUNS: { name: string; args: string[]; skip: string | false }[] = [
 ];
 
 for (const { name, args, skip } of RUNS) {
-  // The built-in balancer's runs also answer --predict: every question settled by a measure of the run.
+  // The kit's balancer's runs also answer --predict: every question settled by a measure of the run.
   const predicted = !args.includes('nginx');
   test(`${name} ${['--quick', ...args, ...(predicted ? ['--predict'] : [])].join(' ')} prints exactly expected-output/${name}.txt`, { skip }, async (t) => {
     const before = redisDirs();

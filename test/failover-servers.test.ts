@@ -1,5 +1,5 @@
 // Proves failover on real processes: passive health checks rest a failing replica for
-// fail_timeout and then probe it once (built-in balancer and nginx); a lone replica is never taken
+// fail_timeout and then probe it once (the kit's balancer and nginx); a lone replica is never taken
 // out; GETs are retried after a reset but a POST that reached a replica never is, while a POST
 // whose connection was refused is; a replica drains an in-flight request on SIGTERM, its deadline
 // cuts a stuck one, --abrupt cuts at once; sparse traffic over upstream keep-alive gives no 502.

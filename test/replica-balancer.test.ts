@@ -1,5 +1,5 @@
 // Proves the lesson 4 servers on real processes: the replica's routes and its 4xx answers (it keeps
-// serving), the shared users database across replicas, the built-in balancer's forwarding, its
+// serving), the shared users database across replicas, the kit's balancer's forwarding, its
 // 502 for a dead upstream and 503 at once when none is available, and nginx config rendering.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

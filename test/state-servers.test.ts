@@ -1,7 +1,7 @@
 // Proves lesson 5's routes and policies on real processes: login sets a session the replica finds
 // again, a wrong password or a missing, tampered or expired session is a 401 (never a crash), the
 // loan limit answers 429 past the limit, bad state flags are usage errors, an unreachable Redis is a
-// start-up error; the sticky policies (ip-hash, sticky-cookie) in the built-in balancer and in
+// start-up error; the sticky policies (ip-hash, sticky-cookie) in the kit's balancer and in
 // nginx's generated config (checked with `nginx -t` where nginx is installed); pickByKey moves only
 // the keys of a replica that is down.
 import { after, test } from 'node:test';
@@ -129,7 +129,7 @@ test('pickByKey: a key keeps its replica while it is up; only a down replica\'s 
   assert.equal(ipHashKey('::1'), '::1');
 });
 
-test('built-in balancer: ip-hash sends every loopback client to one replica; sticky-cookie follows its cookie, and moves when that replica dies', async () => {
+test('the kit\'s balancer: ip-hash sends every loopback client to one replica; sticky-cookie follows its cookie, and moves when that replica dies', async () => {
   const replicas: Replica[] = await Promise.all(
     ['app1', 'app2', 'app3'].map(async (name) => {
       const proc = await lab.start({ server: 'replica', args: ['--name', name, '--port', '0'] });
