@@ -6,7 +6,6 @@
  * Exit 0 when every shape held, 1 when one did not, 3 when a run failed, 2 on a usage error (the
  * lesson's own or an experiment's), as every script of the kit (lib/errors.ts EXIT).
  */
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { EXIT, KitError } from '../lib/errors.ts';
 import { runIfMain, type Io } from '../lib/entry.ts';
@@ -54,9 +53,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
     return EXIT.holds;
   }
   const { quick, shape, lb, save } = parsed.flags;
-  // Made now, so that a folder it cannot make stops the lesson before its first run.
-  if (typeof save === 'string' && save.trim() === '') throw new KitError('KIT_ERR_USAGE', '--save needs a folder (e.g. --save runs/ann)');
-  const saveDir = typeof save === 'string' ? path.dirname(savePath(save.replace(/[\\/]*$/, '/'), 'lesson')) + '/' : undefined;
+  if (typeof save === 'string' && /\.json$/i.test(save)) throw new KitError('KIT_ERR_USAGE', `--save takes a folder for a lesson (one file per experiment); got '${save}'`, 'e.g. --save runs/ann');
+  // Checked (and made) now, so that a folder it cannot make stops the lesson before its first run.
+  if (typeof save === 'string') savePath(save, 'lesson');
+  const saveDir = typeof save === 'string' ? save : undefined;
   const port = intFlag('port', parsed.flags.port, 0, 65535, 0);
   for (const [what, value] of [['--lb', lb], ['LB', process.env.LB || undefined]] as const) {
     if (value !== undefined && value !== 'builtin' && value !== 'nginx') throw new KitError('KIT_ERR_USAGE', `${what} is builtin or nginx; got '${value}'`);

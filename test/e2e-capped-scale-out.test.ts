@@ -15,7 +15,7 @@ import { assertAllGone, classSave, childrenOf, expectedShape, failedLines, failO
 failOnWarnings();
 
 test('capped-scale-out --commit-ms 0: the database never fills, so exactly its three lines fail', async () => {
-  const r = await runScript('measure/capped-scale-out.ts', ['--quick', '--shape', '--commit-ms', '0', ...classSave('capped-scale-out', 'commit-ms-0')], {}, 180_000);
+  const r = await runScript('measure/capped-scale-out.ts', ['--quick', '--shape', '--commit-ms', '0', ...classSave('commit-ms-0')], {}, 180_000);
   assert.equal(r.code, 1, r.stderr);
   const actual = r.stdout.trim().split('\n').filter((l) => !l.startsWith('#'));
   assert.deepEqual(failedLines(expectedShape('capped-scale-out'), actual), [

@@ -27,7 +27,7 @@ for (const lb of ['builtin', 'nginx'] as const) {
     test(`${name} ${['--quick', ...lbArgs].join(' ')} prints exactly expected-output/${name}.txt`, { skip: lb === 'nginx' ? nginxSkip : false }, async (t) => {
       const before = prefixes();
       const predict = lb === 'builtin' ? await predictFor(t, name) : { args: [], questions: 0 };
-      const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', ...lbArgs, ...predict.args, ...classSave(name, `lb-${lb}`)]);
+      const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', ...lbArgs, ...predict.args, ...classSave(`lb-${lb}`)]);
       assertShapeOutput(r.stdout, name, r.stderr);
       assert.equal(r.code, 0);
       assertPredicted(r.stderr, predict.questions);

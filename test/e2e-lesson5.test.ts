@@ -32,7 +32,7 @@ for (const { name, args, skip } of RUNS) {
   test(`${name} ${['--quick', ...args, ...(predicted ? ['--predict'] : [])].join(' ')} prints exactly expected-output/${name}.txt`, { skip }, async (t) => {
     const before = redisDirs();
     const predict = predicted ? await predictFor(t, name) : { args: [], questions: 0 };
-    const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', ...args, ...predict.args, ...classSave(name, args.includes('nginx') ? 'lb-nginx' : 'lb-builtin')]);
+    const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', ...args, ...predict.args, ...classSave(args.includes('nginx') ? 'lb-nginx' : 'lb-builtin')]);
     assertShapeOutput(r.stdout, name, r.stderr);
     assert.equal(r.code, 0);
     assertPredicted(r.stderr, predict.questions);

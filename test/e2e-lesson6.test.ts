@@ -16,7 +16,7 @@ const kitCgroups = () => CGROUP_PARENTS.flatMap((d) => readdirSync(d).filter((f)
 test('autoscale --quick --shape --predict prints exactly expected-output/autoscale.txt, and every prediction beside a measure', async (t) => {
   const before = kitCgroups();
   const predict = await predictFor(t, 'autoscale');
-  const r = await runScript('measure/autoscale.ts', ['--quick', '--shape', ...predict.args, ...classSave('autoscale', 'lb-builtin')], {}, 300_000);
+  const r = await runScript('measure/autoscale.ts', ['--quick', '--shape', ...predict.args, ...classSave('lb-builtin')], {}, 300_000);
   assertShapeOutput(r.stdout, 'autoscale', r.stderr);
   assert.equal(r.code, 0);
   assertPredicted(r.stderr, predict.questions);
@@ -25,7 +25,7 @@ test('autoscale --quick --shape --predict prints exactly expected-output/autosca
 
 test('shared-compute --quick --shape prints exactly expected-output/shared-compute.txt', async () => {
   const before = kitCgroups();
-  const r = await runScript('measure/shared-compute.ts', ['--quick', '--shape', ...classSave('shared-compute', 'lb-builtin')], {}, 180_000);
+  const r = await runScript('measure/shared-compute.ts', ['--quick', '--shape', ...classSave('lb-builtin')], {}, 180_000);
   assertShapeOutput(r.stdout, 'shared-compute', r.stderr);
   assert.equal(r.code, 0);
   assert.deepEqual(kitCgroups().filter((d) => !before.includes(d)), [], 'no cgroup left behind');

@@ -11,7 +11,7 @@ failOnWarnings();
 
 test('ceiling --quick --shape --predict prints exactly expected-output/ceiling.txt, and every prediction beside a measure', async (t) => {
   const predict = await predictFor(t, 'ceiling');
-  const r = await runScript('measure/ceiling.ts', ['--quick', '--shape', ...predict.args, ...classSave('ceiling', 'lb-builtin')]);
+  const r = await runScript('measure/ceiling.ts', ['--quick', '--shape', ...predict.args, ...classSave('lb-builtin')]);
   assertShapeOutput(r.stdout, 'ceiling', r.stderr);
   assert.equal(r.code, 0);
   assertPredicted(r.stderr, predict.questions);
@@ -19,7 +19,7 @@ test('ceiling --quick --shape --predict prints exactly expected-output/ceiling.t
 
 test('proxy-overhead --quick --shape --predict holds (exactly the expected file where nginx is installed)', async (t) => {
   const predict = await predictFor(t, 'proxy-overhead');
-  const r = await runScript('measure/proxy-overhead.ts', ['--quick', '--shape', ...predict.args, ...classSave('proxy-overhead', 'lb-builtin')]);
+  const r = await runScript('measure/proxy-overhead.ts', ['--quick', '--shape', ...predict.args, ...classSave('lb-builtin')]);
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assertPredicted(r.stderr, predict.questions);
   if (skipUnless('nginx')) {

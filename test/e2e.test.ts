@@ -8,7 +8,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { LESSONS } from '../measure/lib/lessons.ts';
 import { pollUntil } from '../measure/lib/wait.ts';
-import { assertShapeOutput, classSaveLesson, assertAllGone, childrenOf, failOnWarnings, holdPort, portFree, ROOT, runInProcess, runMainInProcess, runScript } from './helpers.ts';
+import { assertShapeOutput, classSave, assertAllGone, childrenOf, failOnWarnings, holdPort, portFree, ROOT, runInProcess, runMainInProcess, runScript } from './helpers.ts';
 import { main as lessonMain } from '../measure/lesson.ts';
 
 failOnWarnings();
@@ -89,7 +89,7 @@ test('a bad --cost is a usage error naming the cost', async () => {
 // Each lesson 3 experiment's --quick shape, checked once: through the lesson runner, which runs
 // them one after another as `make lesson-3` does.
 test(`the lesson runner runs ${EXPERIMENTS.join(', ')}: each --quick --shape prints exactly its expected file, stdout holds only shape lines`, async () => {
-  const r = await runScript('measure/lesson.ts', ['3', '--quick', '--shape', ...classSaveLesson('lb-builtin')]);
+  const r = await runScript('measure/lesson.ts', ['3', '--quick', '--shape', ...classSave('lb-builtin')]);
   assertShapeOutput(r.stdout, EXPERIMENTS, r.stderr);
   assert.equal(r.code, 0, r.stdout + r.stderr);
   for (const name of EXPERIMENTS) assert.match(r.stderr, new RegExp(`${name} +shape holds`));

@@ -60,17 +60,12 @@ export function runScript(file: string, args: string[] = [], env: Record<string,
 }
 
 /**
- * `--save <class folder>/<student>/<name>.json` when `make test` collects the end-to-end runs for
- * the class roll-up's test (NSL_CLASS_DIR, set by the Makefile; test/rollup.test.ts reads it last);
- * nothing otherwise. The "student" says how the run was made (e.g. the balancer it went through).
+ * `--save <class folder>/<student>` (an experiment or a lesson then writes <experiment>.json there)
+ * when `make test` collects the end-to-end runs for the class roll-up's test (NSL_CLASS_DIR, set by
+ * the Makefile; test/rollup.test.ts reads it last); nothing otherwise. The "student" says how the
+ * run was made (e.g. the balancer it went through).
  */
-export function classSave(name: string, student: string): string[] {
-  const dir = process.env.NSL_CLASS_DIR;
-  return dir ? ['--save', path.join(dir, student, `${name}.json`)] : [];
-}
-
-/** The same for a whole lesson (measure/lesson.ts --save <folder>). */
-export function classSaveLesson(student: string): string[] {
+export function classSave(student: string): string[] {
   const dir = process.env.NSL_CLASS_DIR;
   return dir ? ['--save', path.join(dir, student)] : [];
 }

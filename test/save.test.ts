@@ -43,6 +43,12 @@ test('an experiment and a lesson refuse an unusable --save before any server sta
     assert.match(r.stderr, /--save: cannot make the folder/);
     assert.doesNotMatch(r.stdout + r.stderr, /started |\[1\/3\]/);
   }
+  const file = await runMainInProcess(lessonMain, ['3', '--quick', '--save', path.join(dir, 'one.json')]);
+  assert.equal(file.code, 2);
+  assert.match(file.stderr, /--save takes a folder for a lesson/);
+  const empty = await runMainInProcess(lessonMain, ['3', '--quick', '--save', '']);
+  assert.equal(empty.code, 2);
+  assert.match(empty.stderr, /--save needs a file or a folder/);
 });
 
 test('the machine record names nginx\'s and Redis\'s versions, or null where one is missing', async () => {
