@@ -8,7 +8,7 @@ STAMP := node_modules/.package-lock.json
 NODEDIR = $(shell node -p "const p = require('path'), d = p.dirname(p.dirname(process.execPath)); require('fs').existsSync(p.join(d, 'include/node/node_version.h')) ? d : ''" 2>/dev/null)
 NPM_ENV = $(if $(NODEDIR),npm_config_nodedir=$(NODEDIR))
 
-.PHONY: test typecheck traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 sim sim-bench fidelity compare rollup check-exercise test-unit check-node ready clean
+.PHONY: test typecheck traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 lesson-7 sim sim-bench fidelity compare rollup check-exercise test-unit check-node ready clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
@@ -49,6 +49,10 @@ lesson-5: ready
 # Lesson 6 gives each cluster worker a CPU quota: a cgroup when run as root, else an in-process throttle.
 lesson-6: ready
 	@$(NODE_RUN) measure/lesson.ts 6 $(ARGS)
+
+# Lesson 7 stamps each stage of a request on both sides; its proxy part uses nginx too when installed.
+lesson-7: ready
+	@$(NODE_RUN) measure/lesson.ts 7 $(ARGS)
 
 # Every lesson in order, then which shapes held.
 lessons: ready

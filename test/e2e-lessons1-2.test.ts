@@ -36,5 +36,5 @@ test('the lesson runner: "all" is a lesson list, an unknown lesson is a usage er
   assert.match(help.stdout, /lesson number \| all/);
   const bad = await runMainInProcess(lessonMain, ['9']);
   assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /no lesson '9'; the lessons are 1, 2, 3, 4, 5, 6, or all/);
+  assert.match(bad.stderr, /no lesson '9'; the lessons are 1, 2, 3, 4, 5, 6, 7, or all/);
 });

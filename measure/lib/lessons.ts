@@ -25,6 +25,7 @@ export const LESSONS: Lesson[] = [
   },
   { id: 5, slug: 'shared-state', title: 'Shared state: sessions, counters and rate limits', text: 'lessons/05-shared-state.md', experiments: ['sessions', 'counter', 'rate-limit'] },
   { id: 6, slug: 'autoscaling', title: 'Autoscaling: workers added and removed by CPU utilization', text: 'lessons/06-autoscaling.md', experiments: ['shared-compute', 'autoscale'] },
+  { id: 7, slug: 'request-stages', title: 'The life of one request, stage by stage', text: 'lessons/07-request-stages.md', experiments: ['stages'] },
 ];
 
 /** Experiments that put a load balancer in front of replicas: they take --lb builtin|nginx. */

@@ -53,13 +53,14 @@ export async function startReplicas(lab: Lab, count: number, extraArgs: string[]
 
 /**
  * Starts a balancer of `kind` with `policy` in front of `replicas`, and checks it forwards.
- * `extraArgs` are more balancer flags (e.g. ['--retries', '0']).
+ * `extraArgs` are more balancer flags (e.g. ['--retries', '0']); `probePath` null skips the check
+ * (lesson 7 wants the first request to open the upstream connection).
  */
-export async function startBalancer(lab: Lab, kind: BalancerKind, policy: BalancerPolicy, replicas: Replica[], port = 0, keepAlive = true, extraArgs: string[] = []): Promise<ServerProcess> {
+export async function startBalancer(lab: Lab, kind: BalancerKind, policy: BalancerPolicy, replicas: Replica[], port = 0, keepAlive = true, extraArgs: string[] = [], probePath: string | null = '/fast'): Promise<ServerProcess> {
   const upstream = replicas.map((r) => `${r.name}=${r.addr}`).join(',');
   const args = ['--policy', policy, '--upstream', upstream, '--port', String(port), '--keepalive', keepAlive ? 'on' : 'off', ...extraArgs];
   const lb = await lab.start({ server: kind === 'nginx' ? 'nginx' : 'balancer', args });
-  await probeOk(`${lb.url}/fast`);
+  if (probePath !== null) await probeOk(`${lb.url}${probePath}`);
   return lb;
 }
 

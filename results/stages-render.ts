@@ -1,0 +1,130 @@
+/**
+ * The `stages` experiment for people: per part, a stage table (stage, c/s for client or server,
+ * at µs from the request's start, took µs since the stage before) for one typical request of
+ * each group side by side, then a one-line waterfall per request. Pure.
+ */
+import { machineCaption, makeChalk, makeTable } from './format.ts';
+import { groupHopsUs } from './stages-shape.ts';
+import { timeline, type StagedRequest, type StagesGroup, type StagesPart, type StagesResult } from './stages.ts';
+
+/** Waterfall characters: each segment is drawn with the letter of the stage it ends at. */
+export const WATERFALL_LETTERS: Record<string, string> = {
+  connect: 'c',
+  accept: 'a',
+  'request-written': 'w',
+  'first-bytes-read': 'r',
+  'headers-parsed': 'p',
+  'handler-start': 'h',
+  'body-read': 'b',
+  'sqlite-read': 'q',
+  scrypt: 's',
+  'handler-end': 'e',
+  'response-headers-written': 'o',
+  finish: 'f',
+  'first-response-byte': '1',
+  'last-byte': 'l',
+  close: 'x',
+};
+const WIDTH = 48;
+
+const TITLES: Record<StagesPart['part'], string> = {
+  'keep-alive': 'a fresh connection per request, then one kept-alive connection',
+  proxy: "the same request directly, through the kit's balancer and through nginx",
+  blocked: 'a light loan sent 50 ms after a heavy scrypt, on the event loop and on the thread pool',
+  'slow-reader': 'a large export to a slow reader, with backpressure and without',
+  'body-limit': 'an upload over the body limit, checked before reading it (early) and after (late)',
+};
+
+/** A request's one-line waterfall, `width` characters over its whole time. */
+export function waterfall(r: StagedRequest, width = WIDTH): string {
+  const s = r.stamps;
+  if (s.length < 2) return ''.padEnd(width);
+  const first = s[0]!.atUs;
+  const total = Math.max(s.at(-1)!.atUs - first, 1);
+  let out = '';
+  let seg = 1;
+  for (let i = 0; i < width; i++) {
+    const t = first + ((i + 0.5) / width) * total;
+    while (seg < s.length - 1 && s[seg]!.atUs < t) seg++;
+    out += WATERFALL_LETTERS[s[seg]!.stage] ?? '?';
+  }
+  return out;
+}
+
+/** The group's typical request: the median by total time, among requests after the first when there are three or more. */
+export function typical(g: StagesGroup): StagedRequest | undefined {
+  const pool = g.requests.length >= 3 ? g.requests.slice(1) : g.requests;
+  const total = (r: StagedRequest) => (r.stamps.at(-1)?.atUs ?? 0) - (r.stamps[0]?.atUs ?? 0);
+  const sorted = [...pool].sort((a, b) => total(a) - total(b));
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+const us = (n: number | undefined) => (n === undefined ? '' : Math.round(n).toLocaleString('en-US'));
+
+/**
+ * One table, the typical request of each group side by side: each column pair is that request's
+ * own stages in time order (c client, s server), with when each happened after the request
+ * started and how long after the stage before it; the longest wait in each column is red.
+ */
+function stageTable(p: StagesPart, color: boolean): string {
+  const c = makeChalk(color);
+  const picks = p.groups.map((g) => ({ g, r: typical(g) })).filter((x): x is { g: StagesGroup; r: StagedRequest } => x.r !== undefined);
+  const lines = picks.map(({ r }) => timeline(r));
+  const head = picks.flatMap(({ g, r }) => [`${g.name} · ${r.label}`, 'at µs', 'took µs']);
+  const table = makeTable(head, picks.flatMap(() => ['left', 'right', 'right'] as const));
+  const longest = lines.map((rows) => Math.max(...rows.map((row) => row.tookUs)));
+  const depth = Math.max(...lines.map((rows) => rows.length));
+  for (let i = 0; i < depth; i++) {
+    table.push(
+      lines.flatMap((rows, col) => {
+        const row = rows[i];
+        if (!row) return ['', '', ''];
+        const took = us(row.tookUs);
+        return [`${row.side === 'client' ? 'c' : 's'} ${row.stage}`, us(row.offsetUs), row.tookUs === longest[col] && row.tookUs > 0 ? c.red(took) : took];
+      }),
+    );
+  }
+  return table.toString();
+}
+
+function partNotes(r: StagesResult, p: StagesPart): string[] {
+  const notes: string[] = [];
+  if (p.part === 'proxy') {
+    for (const g of p.groups) notes.push(`${g.name}: hops outside the programs (request written → parsed, response written → parsed), median ${us(groupHopsUs(g))} µs`);
+    for (const [name, why] of Object.entries(p.missing ?? {})) notes.push(`${name}: not run: ${why}`);
+  }
+  if (p.part === 'slow-reader') {
+    for (const g of p.groups) {
+      const x = g.requests[0]?.extra ?? {};
+      notes.push(
+        `${g.name}: write() returned false ${x.writeFalse ?? 0} times, waited ${us((x.drainWaitUs ?? 0) / 1000)} ms for 'drain'; ` +
+          `at most ${us((x.queuedMaxBytes ?? 0) / 1024)} KiB queued in the server for a ${us((x.bodyBytes ?? 0) / 1024 ** 2)} MiB body`,
+      );
+    }
+  }
+  if (p.part === 'body-limit') {
+    for (const g of p.groups) {
+      const q = g.requests[0];
+      notes.push(`${g.name}: ${q?.status ?? '?'} after the client sent ${us((q?.extra.bodyBytesSent ?? 0) / 1024)} KiB of body and the server read ${us((q?.extra.bodyBytesRead ?? 0) / 1024)} KiB (limit ${us(r.bodyLimitBytes / 1024)} KiB)`);
+    }
+  }
+  return notes;
+}
+
+export function render(r: StagesResult, color: boolean, caption = machineCaption(r.machine)): string {
+  const c = makeChalk(color);
+  const out = [c.bold('Lesson 7 · stages: the life of one request, stage by stage'), c.dim(`µs on one clock for client and server · heavy cost ${r.heavyCost} · ${caption}`)];
+  for (const p of r.parts) {
+    out.push('', c.bold(`${p.part}: ${TITLES[p.part]}`));
+    if (p.groups.some((g) => g.requests.length > 0)) out.push(stageTable(p, color));
+    for (const g of p.groups) for (const q of g.requests) out.push(`  ${`${g.name} · ${q.label}`.padEnd(34)} |${waterfall(q)}| ${us((q.stamps.at(-1)?.atUs ?? 0) - (q.stamps[0]?.atUs ?? 0))} µs`);
+    out.push(...partNotes(r, p).map((n) => `  ${n}`));
+  }
+  out.push(
+    '',
+    c.dim('c client, s server: one clock for both. at: since the request started; took: since the stage above it, on either side; the longest in each column is red.'),
+    c.dim(`waterfall: each stretch is drawn with the letter of the stage that ends it: ${Object.entries(WATERFALL_LETTERS).map(([k, v]) => `${v} ${k}`).join(', ')}.`),
+  );
+  return out.join('\n');
+}
+

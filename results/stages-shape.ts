@@ -1,0 +1,215 @@
+/**
+ * The `stages` experiment's shape: what each part shows on any machine. Orders and presence of
+ * stages, never absolute times; the two ratios have a factor taken from what the mechanism gives.
+ */
+import { CANNOT_SHOW, line, splitLine } from './shape.ts';
+import { at, between, connected, group, hopsUs, longestStage, medianOf, part, PARTS, type PartName, type StagedRequest, type StagesGroup, type StagesResult } from './stages.ts';
+
+/** The proxies of the proxy part, besides `direct`. */
+export const PROXIES = ['builtin', 'nginx'] as const;
+/**
+ * A proxy's hops are "above direct" at this many times direct's median: a proxy reads, parses
+ * and writes the request and the response once more, in another process (lesson 2 measured
+ * about 100-300 µs per request through one on loopback; direct hops take tens of µs).
+ */
+export const HOP_FACTOR = 2;
+/**
+ * The queue a write()-honouring server keeps is "a few chunks" up to this many of them: Node's
+ * writable buffer (16 KiB highWaterMark) plus the chunk that crossed it.
+ */
+export const FEW_CHUNKS = 4;
+/** "Most of the body" is at least this share of it. */
+export const MOST_SHARE = 0.5;
+/** The server spent its time "writing" when headers-written → finish is at least this share of headers-parsed → finish. */
+export const WRITING_SHARE = 0.8;
+/**
+ * The server "waited for drain most of the time" when its waits for 'drain' add up to at least
+ * this share of headers-parsed → finish: the reader, not the server, set the pace. write()'s
+ * false alone says little: it returns false for every 64 KiB chunk, which is over the stream's
+ * 16 KiB highWaterMark before the kernel has even been asked (Node docs: writable.write()).
+ */
+export const DRAIN_SHARE = 0.5;
+/**
+ * A late body check costs the server "much longer" when its time from headers parsed to the 413
+ * is at least this many times the early check's: reading a body 32 times the limit (tens of ms)
+ * against answering from the headers (tens to hundreds of µs). Measured on the server, not the
+ * client: the client's time to the 413 also holds its connect and its garbage collections (one
+ * took 9 ms after the slow-reader part had read 64 MiB).
+ */
+export const LATE_FACTOR = 5;
+
+/** The server's time from parsing a request's headers to writing its answer, µs. */
+export function serverAnswerUs(r: StagedRequest | undefined): number | undefined {
+  return r && between(r, ['headers-parsed', 'server'], ['response-headers-written', 'server']);
+}
+
+/** How many of `reqs` satisfy `f`: every, none or some (`first-request-only` when only the first). */
+function howMany(reqs: StagedRequest[], f: (r: StagedRequest) => boolean): string {
+  const hits = reqs.map(f);
+  if (hits.length === 0) return 'no-requests';
+  if (hits.every(Boolean)) return 'every-request';
+  if (!hits.some(Boolean)) return 'no-request';
+  if (hits[0] && !hits.slice(1).some(Boolean)) return 'first-request-only';
+  return 'some-requests';
+}
+
+function afterFinish(g: StagesGroup | undefined): string {
+  const after = new Set(g?.requests.map((r) => r.connectionAfter ?? 'unknown'));
+  return after.size === 1 ? [...after][0]! : 'mixed';
+}
+
+function keepAliveLines(r: StagesResult): string[] {
+  const p = part(r, 'keep-alive');
+  if (!p) return [];
+  const fresh = group(p, 'fresh');
+  const kept = group(p, 'keep-alive');
+  return [
+    line('fresh', 'connect', howMany(fresh?.requests ?? [], connected)),
+    line('fresh', 'connection-after', afterFinish(fresh)),
+    line('keep-alive', 'connect', howMany(kept?.requests ?? [], connected)),
+    line('keep-alive', 'connection-after', afterFinish(kept)),
+  ];
+}
+
+/** Whether the upstream connection was opened for every request, or reused after the first. */
+function upstreamConnection(g: StagesGroup): string {
+  const later = g.requests.slice(1);
+  if (later.length === 0) return 'too-few-requests';
+  const accepted = later.filter((q) => at(q, 'accept', 'server') !== undefined).length;
+  return accepted === 0 ? 'reused' : accepted === later.length ? 'new-each-request' : 'mixed';
+}
+
+/** The median hops of a group's requests after the first (the first may open connections). */
+export function groupHopsUs(g: StagesGroup | undefined): number | undefined {
+  return medianOf((g?.requests.slice(1) ?? []).map(hopsUs));
+}
+
+/**
+ * When the first request's upstream connection was opened: a proxy opens it only once a request
+ * has come to forward, so the server accepts after the client has written.
+ */
+function upstreamConnect(g: StagesGroup): string {
+  const first = g.requests[0];
+  const accepted = first && at(first, 'accept', 'server');
+  const written = first && at(first, 'request-written', 'client');
+  if (accepted === undefined || written === undefined) return 'no-new-connection';
+  return accepted > written ? 'after-request-written' : 'before-request-written';
+}
+
+function proxyLines(r: StagesResult): string[] {
+  const p = part(r, 'proxy');
+  if (!p) return [];
+  const direct = groupHopsUs(group(p, 'direct'));
+  return PROXIES.flatMap((name) => {
+    const g = group(p, name);
+    const keys = ['upstream-connect', 'upstream-connection', ...(name === 'builtin' ? ['proxy-hops'] : [])];
+    if (!g) return keys.map((k) => line(name, k, CANNOT_SHOW));
+    const hops = groupHopsUs(g);
+    const above = hops !== undefined && direct !== undefined ? (hops >= HOP_FACTOR * direct ? 'above-direct' : 'near-direct') : 'unmeasured';
+    return [line(name, 'upstream-connect', upstreamConnect(g)), line(name, 'upstream-connection', upstreamConnection(g)), ...(name === 'builtin' ? [line(name, 'proxy-hops', above)] : [])];
+  });
+}
+
+function request(g: StagesGroup | undefined, label: string): StagedRequest | undefined {
+  return g?.requests.find((q) => q.label === label);
+}
+
+/** Whether the light request's headers were parsed after the heavy scrypt ended, or before. */
+function parsedVsHeavy(g: StagesGroup | undefined): string {
+  const parsed = at(request(g, 'light') ?? ({ stamps: [] } as unknown as StagedRequest), 'headers-parsed', 'server');
+  const heavyEnd = at(request(g, 'heavy') ?? ({ stamps: [] } as unknown as StagedRequest), 'scrypt', 'server');
+  if (parsed === undefined || heavyEnd === undefined) return 'unmeasured';
+  return parsed >= heavyEnd ? 'after-heavy-scrypt' : 'before-heavy-scrypt';
+}
+
+function blockedLines(r: StagesResult): string[] {
+  const p = part(r, 'blocked');
+  if (!p) return [];
+  const blocking = group(p, 'blocking');
+  const light = request(blocking, 'light');
+  const longest = light ? longestStage(light) : undefined;
+  return [
+    line('blocking', 'light-parsed', parsedVsHeavy(blocking)),
+    line('blocking', 'light-waited-in', longest ? `${longest.side}-${longest.stage}` : 'unmeasured'),
+    line('pooled', 'light-parsed', parsedVsHeavy(group(p, 'pooled'))),
+  ];
+}
+
+/** How much of the body the server queued in memory at most. */
+export function queuedVerdict(q: StagedRequest | undefined, chunkBytes: number): string {
+  const queued = q?.extra.queuedMaxBytes;
+  const body = q?.extra.bodyBytes;
+  if (queued === undefined || body === undefined) return 'unmeasured';
+  if (queued <= FEW_CHUNKS * chunkBytes) return 'a-few-chunks';
+  if (queued >= MOST_SHARE * body) return 'most-of-the-body';
+  return 'in-between';
+}
+
+/** The export's chunk size (servers/lib/stage-routes.ts EXPORT_CHUNK_BYTES), bytes. */
+export const CHUNK_BYTES = 64 * 1024;
+
+function slowReaderLines(r: StagesResult): string[] {
+  const p = part(r, 'slow-reader');
+  if (!p) return [];
+  const honoured = request(group(p, 'backpressure'), 'export');
+  const ignored = request(group(p, 'ignoring-backpressure'), 'export');
+  const writing = honoured && between(honoured, ['response-headers-written', 'server'], ['finish', 'server']);
+  const serverTime = honoured && between(honoured, ['headers-parsed', 'server'], ['finish', 'server']);
+  const drain = honoured?.extra.drainWaitUs;
+  return [
+    line('backpressure', 'server-time-in', writing !== undefined && serverTime ? (writing >= WRITING_SHARE * serverTime ? 'writing' : 'elsewhere') : 'unmeasured'),
+    line('backpressure', 'waited-for-drain', drain !== undefined && serverTime ? (drain >= DRAIN_SHARE * serverTime ? 'most-of-the-time' : 'briefly') : 'unmeasured'),
+    line('backpressure', 'queued', queuedVerdict(honoured, CHUNK_BYTES)),
+    line('ignoring-backpressure', 'queued', queuedVerdict(ignored, CHUNK_BYTES)),
+  ];
+}
+
+function bodyLimitLines(r: StagesResult): string[] {
+  const p = part(r, 'body-limit');
+  if (!p) return [];
+  const early = request(group(p, 'early'), 'upload');
+  const late = request(group(p, 'late'), 'upload');
+  const none = (n: number | undefined) => (n === undefined ? 'unmeasured' : n === 0 ? 'none' : 'some');
+  const lateRead = late?.extra.bodyBytesRead;
+  const earlyT = serverAnswerUs(early);
+  const lateT = serverAnswerUs(late);
+  return [
+    line('early', 'status', early?.status ?? 'none'),
+    line('early', 'body-sent', none(early?.extra.bodyBytesSent)),
+    line('early', 'server-read', none(early?.extra.bodyBytesRead)),
+    line('late', 'status', late?.status ?? 'none'),
+    line('late', 'server-read', lateRead === undefined ? 'unmeasured' : lateRead === r.uploadBytes ? 'whole-body' : 'part-of-the-body'),
+    line('late-vs-early', 'server-time-to-413', earlyT && lateT ? (lateT >= LATE_FACTOR * earlyT ? 'much-longer' : 'similar') : 'unmeasured'),
+  ];
+}
+
+const LINES: Record<PartName, (r: StagesResult) => string[]> = {
+  'keep-alive': keepAliveLines,
+  proxy: proxyLines,
+  blocked: blockedLines,
+  'slow-reader': slowReaderLines,
+  'body-limit': bodyLimitLines,
+};
+
+/** Every part's lines; a part left out with --part prints its keys as not shown. */
+export function shape(r: StagesResult): string[] {
+  return PARTS.flatMap((name) => {
+    if (part(r, name)) return LINES[name](r);
+    const empty = LINES[name]({ ...r, parts: [{ part: name, groups: [] }] });
+    return empty.map((l) => line(splitLine(l).key, CANNOT_SHOW));
+  });
+}
+
+export const hints: Record<string, string> = {
+  fresh: 'a request with Connection: close should open its own connection and see it closed after finish; did the client reuse a connection?',
+  'keep-alive': 'on a kept-alive connection only the first request connects; did the server or the client close it between requests (Connection: close, a keep-alive timeout shorter than the gap)?',
+  builtin: "the kit's balancer keeps its upstream connections alive and adds a second pair of hops; was it started with --keepalive off, or did the direct run go through a proxy too?",
+  nginx: 'nginx keeps upstream connections only with keepalive in its upstream block and HTTP/1.1 to the upstream (servers/lib/nginx-config.ts)',
+  blocking: 'with scryptSync nothing reads the light request until the heavy scrypt ends; if it was parsed earlier, the heavy request was too short (a small --cost) or did not reach the server first',
+  pooled: 'with crypto.scrypt the event loop stays free, so the light request is parsed at once; if not, something else blocked the loop',
+  backpressure: "the export waits for 'drain' when write() returns false; a reader as fast as the export (a large --read-mib-s), or a body smaller than the kernel's socket buffers, keeps those waits short",
+  'ignoring-backpressure': 'without waiting for drain, every chunk the kernel cannot take yet queues in the server; a fast reader drains it as fast as it is written',
+  early: 'an early check answers Expect: 100-continue with 413 before the body is sent; did the client send the body without waiting?',
+  late: 'a late check reads the whole body before answering; did the upload reach its full size?',
+  'late-vs-early': 'reading the whole body should cost far more than answering from the headers; was the upload small next to the limit?',
+};

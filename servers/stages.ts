@@ -1,0 +1,87 @@
+/**
+ * The lesson 7 server: the loan service with every stage of a request's life timestamped
+ * (servers/lib/stage-stamps.ts) and sent as a Server-Timing header.
+ *
+ *   POST /loans                    a loan: body read, one SQLite read, one small pooled scrypt
+ *   GET  /member/verify-blocking   lesson 3's heavy scrypt on the event loop
+ *   GET  /member/verify-pooled     the same scrypt on the thread pool
+ *   GET  /catalog/export?mb=N      a large response, written with backpressure (or not)
+ *   POST /upload?check=early|late  a body limit, checked before or after reading the body
+ *   GET  /stages/:id               the stages of the request sent with ?sid=<id>, as JSON
+ *
+ * Run alone: `npx tsx servers/stages.ts --port 3000`; it prints one ready line when listening.
+ */
+import http from 'node:http';
+import net from 'node:net';
+import { assertNodeVersion } from '../lib/errors.ts';
+import { defineCommand, intFlag } from '../lib/cli.ts';
+import { formatReady } from '../lib/ready.ts';
+import { listen, router, sendJson } from './lib/http.ts';
+import { exitWithLauncher } from './lib/lifeline.ts';
+import { failStartup, serverFlags } from './lib/main.ts';
+import { formatCost, hashOnEventLoop, hashOnThreadPool, HEAVY_COST, heavyCostFrom, LIGHT_COST } from './lib/scrypt-cost.ts';
+import { openDatabase } from './lib/sqlite.ts';
+import { continueOrRefuse, seedCatalogue, stageRoutes } from './lib/stage-routes.ts';
+import { StageRecorder } from './lib/stage-stamps.ts';
+
+const spec = defineCommand({
+  usage: 'npx tsx servers/stages.ts [--port <n>] [--cost N=2^16,r=8,p=4] [--body-limit <bytes>]',
+  summary:
+    'The loan service of lesson 7: it timestamps every stage of each request sent with ?sid=<id> ' +
+    '(accept, first bytes read, headers parsed, handler, finish, close), sends them as a Server-Timing ' +
+    'header, and answers GET /stages/<id> with them. Listens on 127.0.0.1 and prints one ready line.',
+  flags: {
+    port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3000' },
+    cost: { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost of /member/verify-* (default ${formatCost(HEAVY_COST)})` },
+    'body-limit': { type: 'string', valueName: 'bytes', description: 'the largest body /upload accepts', default: String(1024 * 1024) },
+  },
+  epilogue: [
+    'Try:',
+    `  curl -si -X POST '127.0.0.1:3000/loans?sid=a1' -d '{"book":7,"member":"ann"}'   (see its Server-Timing header)`,
+    '  curl -s 127.0.0.1:3000/stages/a1',
+    `  curl -si -X POST '127.0.0.1:3000/upload?check=early' --data-binary @/dev/zero -H 'content-length: 8000000'`,
+  ].join('\n'),
+});
+
+async function main(): Promise<void> {
+  assertNodeVersion();
+  const flags = serverFlags(spec);
+  const port = intFlag('port', flags.port, 0, 65535, 3000);
+  const limit = intFlag('body-limit', flags['body-limit'], 1, 1024 ** 3, 1024 * 1024);
+  const heavy = heavyCostFrom(flags.cost);
+  const db = openDatabase(':memory:');
+  seedCatalogue(db);
+  const rec = new StageRecorder();
+  const check = (pooled: boolean): http.RequestListener => async (req, res) => {
+    rec.stamp(req, 'handler-start');
+    if (pooled) await hashOnThreadPool('correct horse battery staple', heavy);
+    else hashOnEventLoop('correct horse battery staple', heavy);
+    rec.stamp(req, 'scrypt');
+    rec.stamp(req, 'handler-end');
+    const timing = rec.serverTiming(req);
+    rec.stamp(req, 'response-headers-written');
+    sendJson(res, 200, { verified: true, hashedOn: pooled ? 'thread-pool' : 'event-loop' }, { 'server-timing': timing });
+  };
+  const httpServer = http.createServer(
+    router({
+      ...stageRoutes(rec, db, LIGHT_COST, limit),
+      '/member/verify-blocking': { GET: check(false) },
+      '/member/verify-pooled': { GET: check(true) },
+    }),
+  );
+  httpServer.on('checkContinue', continueOrRefuse(rec, httpServer, limit));
+  const netServer = net.createServer();
+  rec.handOff(netServer, httpServer);
+  const bound = await listen(netServer as http.Server, port);
+  const stop = () => {
+    netServer.close();
+    httpServer.closeAllConnections();
+    process.exit(0);
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  exitWithLauncher(stop);
+  process.stdout.write(formatReady('stages', bound, process.pid) + '\n');
+}
+
+main().catch(failStartup);
