@@ -3,6 +3,7 @@
  * (servers/lib/stage-stamps.ts) and sent as a Server-Timing header.
  *
  *   POST /loans                    a loan: body read, one SQLite read, one small pooled scrypt
+ *   GET  /books/:id                one SQLite read (open it in a browser to see Server-Timing)
  *   GET  /member/verify-blocking   lesson 3's heavy scrypt on the event loop
  *   GET  /member/verify-pooled     the same scrypt on the thread pool
  *   GET  /catalog/export?mb=N      a large response, written with backpressure (or not)
@@ -27,9 +28,9 @@ import { StageRecorder } from './lib/stage-stamps.ts';
 const spec = defineCommand({
   usage: 'npx tsx servers/stages.ts [--port <n>] [--cost N=2^16,r=8,p=4] [--body-limit <bytes>]',
   summary:
-    'The loan service of lesson 7: it timestamps every stage of each request sent with ?sid=<id> ' +
-    '(accept, first bytes read, headers parsed, handler, finish, close), sends them as a Server-Timing ' +
-    'header, and answers GET /stages/<id> with them. Listens on 127.0.0.1 and prints one ready line.',
+    'The loan service of lesson 7: it timestamps every stage of each request (accept, first bytes read, ' +
+    'headers parsed, handler, finish, close), sends them as a Server-Timing header, and answers ' +
+    'GET /stages/<id> with those of the request sent with ?sid=<id>. Listens on 127.0.0.1 and prints one ready line.',
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3000' },
     cost: { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost of /member/verify-* (default ${formatCost(HEAVY_COST)})` },
@@ -39,7 +40,8 @@ const spec = defineCommand({
     'Try:',
     `  curl -si -X POST '127.0.0.1:3000/loans?sid=a1' -d '{"book":7,"member":"ann"}'   (see its Server-Timing header)`,
     '  curl -s 127.0.0.1:3000/stages/a1',
-    `  curl -si -X POST '127.0.0.1:3000/upload?check=early' --data-binary @/dev/zero -H 'content-length: 8000000'`,
+    '  open http://127.0.0.1:3000/books/7 in a browser: its developer tools show the same stages (Network, Timing)',
+    `  head -c 8000000 /dev/zero | curl -si -X POST '127.0.0.1:3000/upload?check=early' --data-binary @-   (413 before the body is sent)`,
   ].join('\n'),
 });
 
