@@ -14,6 +14,7 @@ import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './l
 import { COST_FLAG, heavyCost } from './lib/costs.ts';
 import { blockedPart, bodyLimitPart, keepAlivePart, proxyPart, slowReaderPart, type PartContext, type PartSettings } from './lib/stage-parts.ts';
 import { oneConnection, sendFresh, StageClient } from './lib/stage-client.ts';
+import { DEFAULT_BODY_LIMIT } from '../servers/lib/stage-routes.ts';
 import { PARTS, type PartName, type StagesPart, type StagesResult } from '../results/stages.ts';
 import { hints, shape } from '../results/stages-shape.ts';
 import { render } from '../results/stages-render.ts';
@@ -76,7 +77,7 @@ async function warmUp(ctx: PartContext): Promise<void> {
 
 async function run({ lab, progress, options, port, machine, quick }: RunContext<Options>): Promise<StagesResult> {
   progress.step('starting the stage-stamping loan service');
-  const server = await lab.start({ server: 'stages', args: ['--port', String(port), '--cost', options.cost] });
+  const server = await lab.start({ server: 'stages', args: ['--port', String(port), '--cost', options.cost, '--body-limit', String(DEFAULT_BODY_LIMIT)] });
   const client = new StageClient();
   const prefix = randomBytes(3).toString('hex');
   let n = 0;
@@ -94,7 +95,7 @@ async function run({ lab, progress, options, port, machine, quick }: RunContext<
       readBytesPerS: s.readBytesPerS,
       exportBytes: s.exportMb * 1024 ** 2,
       uploadBytes: s.uploadBytes,
-      bodyLimitBytes: 1024 ** 2,
+      bodyLimitBytes: DEFAULT_BODY_LIMIT,
       parts,
     };
   } finally {

@@ -12,6 +12,7 @@ export const WATERFALL_LETTERS: Record<string, string> = {
   connect: 'c',
   accept: 'a',
   'request-written': 'w',
+  'body-written': 'd',
   'first-bytes-read': 'r',
   'headers-parsed': 'p',
   'handler-start': 'h',
@@ -21,18 +22,18 @@ export const WATERFALL_LETTERS: Record<string, string> = {
   'handler-end': 'e',
   'response-headers-written': 'o',
   finish: 'f',
-  'first-response-byte': '1',
+  'response-headers-parsed': '1',
   'last-byte': 'l',
   close: 'x',
 };
 const WIDTH = 48;
 
-const TITLES: Record<StagesPart['part'], string> = {
-  'keep-alive': 'a fresh connection per request, then one kept-alive connection',
-  proxy: "the same request directly, through the kit's balancer and through nginx",
-  blocked: 'a light loan sent 50 ms after a heavy scrypt, on the event loop and on the thread pool',
-  'slow-reader': 'a large export to a slow reader, with backpressure and without',
-  'body-limit': 'an upload over the body limit, checked before reading it (early) and after (late)',
+const TITLES: Record<StagesPart['part'], (r: StagesResult) => string> = {
+  'keep-alive': () => 'a fresh connection per request, then one kept-alive connection',
+  proxy: () => "the same request directly, through the kit's balancer and through nginx",
+  blocked: (r) => `a light loan sent ${r.offsetMs} ms after a heavy scrypt, on the event loop and on the thread pool`,
+  'slow-reader': (r) => `a ${r.exportBytes / 1024 ** 2} MiB export to a reader taking ${Math.round(r.readBytesPerS / 1024 ** 2)} MiB/s, with backpressure and without`,
+  'body-limit': (r) => `a ${r.uploadBytes / 1024 ** 2} MiB upload over a ${r.bodyLimitBytes / 1024 ** 2} MiB limit, checked before reading it (early) and after (late)`,
 };
 
 /** A request's one-line waterfall, `width` characters over its whole time. */
@@ -51,8 +52,13 @@ export function waterfall(r: StagedRequest, width = WIDTH): string {
   return out;
 }
 
-/** The group's typical request: the median by total time, among requests after the first when there are three or more. */
+/**
+ * The group's typical request: its light request when it has one (the blocked part's point), else
+ * the median by total time, among the requests after the first when there are three or more.
+ */
 export function typical(g: StagesGroup): StagedRequest | undefined {
+  const light = g.requests.find((r) => r.label === 'light');
+  if (light) return light;
   const pool = g.requests.length >= 3 ? g.requests.slice(1) : g.requests;
   const total = (r: StagedRequest) => (r.stamps.at(-1)?.atUs ?? 0) - (r.stamps[0]?.atUs ?? 0);
   const sorted = [...pool].sort((a, b) => total(a) - total(b));
@@ -60,6 +66,8 @@ export function typical(g: StagesGroup): StagedRequest | undefined {
 }
 
 const us = (n: number | undefined) => (n === undefined ? '' : Math.round(n).toLocaleString('en-US'));
+/** Bytes for people: `162 B`, `64 KiB`. */
+const size = (bytes: number | undefined) => (bytes === undefined ? '?' : bytes < 1024 ? `${bytes} B` : `${us(bytes / 1024)} KiB`);
 
 /**
  * One table, the typical request of each group side by side: each column pair is that request's
@@ -98,14 +106,18 @@ function partNotes(r: StagesResult, p: StagesPart): string[] {
       const x = g.requests[0]?.extra ?? {};
       notes.push(
         `${g.name}: write() returned false ${x.writeFalse ?? 0} times, waited ${us((x.drainWaitUs ?? 0) / 1000)} ms for 'drain'; ` +
-          `at most ${us((x.queuedMaxBytes ?? 0) / 1024)} KiB queued in the server for a ${us((x.bodyBytes ?? 0) / 1024 ** 2)} MiB body`,
+          `at most ${size(x.queuedMaxBytes)} queued in the server for a ${us((x.responseBytes ?? 0) / 1024 ** 2)} MiB body`,
       );
     }
   }
   if (p.part === 'body-limit') {
     for (const g of p.groups) {
       const q = g.requests[0];
-      notes.push(`${g.name}: ${q?.status ?? '?'} after the client sent ${us((q?.extra.bodyBytesSent ?? 0) / 1024)} KiB of body and the server read ${us((q?.extra.bodyBytesRead ?? 0) / 1024)} KiB (limit ${us(r.bodyLimitBytes / 1024)} KiB)`);
+      const x = q?.extra ?? {};
+      notes.push(
+        `${g.name}: ${q?.status ?? '?'} after the client sent ${size(x.bodyBytesSent)} of body; the handler read ${size(x.bodyBytesRead)}, ` +
+          `the connection ${size(x.socketBytesRead)} with the head (limit ${size(r.bodyLimitBytes)})`,
+      );
     }
   }
   return notes;
@@ -115,7 +127,7 @@ export function render(r: StagesResult, color: boolean, caption = machineCaption
   const c = makeChalk(color);
   const out = [c.bold('Lesson 7 · stages: the life of one request, stage by stage'), c.dim(`µs on one clock for client and server · heavy cost ${r.heavyCost} · ${caption}`)];
   for (const p of r.parts) {
-    out.push('', c.bold(`${p.part}: ${TITLES[p.part]}`));
+    out.push('', c.bold(`${p.part}: ${TITLES[p.part](r)}`));
     if (p.groups.some((g) => g.requests.length > 0)) out.push(stageTable(p, color));
     for (const g of p.groups) for (const q of g.requests) out.push(`  ${`${g.name} · ${q.label}`.padEnd(34)} |${waterfall(q)}| ${us((q.stamps.at(-1)?.atUs ?? 0) - (q.stamps[0]?.atUs ?? 0))} µs`);
     out.push(...partNotes(r, p).map((n) => `  ${n}`));

@@ -1,34 +1,49 @@
 /**
- * The `stages` experiment's shape: what each part shows on any machine. Orders and presence of
- * stages, never absolute times; the two ratios have a factor taken from what the mechanism gives.
+ * The `stages` experiment's shape: what each part shows on any machine. Mostly the order and the
+ * presence of stages; besides those, two ratios (HOP_FACTOR, LATE_FACTOR), three shares of the
+ * server's time (DRAIN_SHARE, AT_FINISH_SHARE, MOST_SHARE) and two byte sizes (FEW_CHUNKS chunks,
+ * a request head), each with the reason for its value. Never a stage's length in µs.
  */
+import { EXPORT_CHUNK_BYTES } from '../servers/lib/stage-routes.ts';
 import { CANNOT_SHOW, line, splitLine } from './shape.ts';
 import { at, between, connected, group, hopsUs, longestStage, medianOf, part, PARTS, type PartName, type StagedRequest, type StagesGroup, type StagesResult } from './stages.ts';
 
 /** The proxies of the proxy part, besides `direct`. */
 export const PROXIES = ['builtin', 'nginx'] as const;
 /**
- * A proxy's hops are "above direct" at this many times direct's median: a proxy reads, parses
- * and writes the request and the response once more, in another process (lesson 2 measured
- * about 100-300 µs per request through one on loopback; direct hops take tens of µs).
+ * A proxy's hops are "above direct" at this many times direct's median: the proxy reads, parses
+ * and writes the request and the response once more, in another process. The kit's balancer, in
+ * JavaScript, measured 4.1 to 11.6 times direct's in 80 --quick runs on Node 20 to 26 (2 cores).
+ * nginx, 1.0 to 2.7 times: too close to direct for any line, so it has none.
  */
 export const HOP_FACTOR = 2;
 /**
- * The queue a write()-honouring server keeps is "a few chunks" up to this many of them: Node's
- * writable buffer (16 KiB highWaterMark) plus the chunk that crossed it.
+ * The queue a write()-honouring server keeps is "a few chunks" up to this many of them: the
+ * stream's highWaterMark (16 KiB before Node 22, 64 KiB since) plus the chunk that crossed it,
+ * at most two 64 KiB chunks, with room to spare.
  */
 export const FEW_CHUNKS = 4;
 /** "Most of the body" is at least this share of it. */
 export const MOST_SHARE = 0.5;
-/** The server spent its time "writing" when headers-written → finish is at least this share of headers-parsed → finish. */
-export const WRITING_SHARE = 0.8;
+/**
+ * The handler "ends at finish" when finish comes at most this share of the server's time
+ * (headers-parsed → finish) after handler-end: it held on until its last chunk was taken. Its
+ * "long before" is MOST_SHARE or more: the handler was done while most of the time was still to go.
+ */
+export const AT_FINISH_SHARE = 0.1;
 /**
  * The server "waited for drain most of the time" when its waits for 'drain' add up to at least
  * this share of headers-parsed → finish: the reader, not the server, set the pace. write()'s
- * false alone says little: it returns false for every 64 KiB chunk, which is over the stream's
- * 16 KiB highWaterMark before the kernel has even been asked (Node docs: writable.write()).
+ * false alone says little: it returns false for every 64 KiB chunk, which reaches the stream's
+ * highWaterMark by itself before the kernel has even been asked (Node docs: writable.write()).
+ * Measured at the lesson's 128 MiB/s reader: 65 to 84 % of the server's time in --quick runs.
  */
 export const DRAIN_SHARE = 0.5;
+/**
+ * The most a request head can be (Node's default --max-http-header-size, 16 KiB): a connection
+ * that read no more than this before its 413 read the headers only, no body.
+ */
+export const HEAD_MAX_BYTES = 16 * 1024;
 /**
  * A late body check costs the server "much longer" when its time from headers parsed to the 413
  * is at least this many times the early check's: reading a body 32 times the limit (tens of ms)
@@ -116,9 +131,13 @@ function request(g: StagesGroup | undefined, label: string): StagedRequest | und
 
 /** Whether the light request's headers were parsed after the heavy scrypt ended, or before. */
 function parsedVsHeavy(g: StagesGroup | undefined): string {
-  const parsed = at(request(g, 'light') ?? ({ stamps: [] } as unknown as StagedRequest), 'headers-parsed', 'server');
-  const heavyEnd = at(request(g, 'heavy') ?? ({ stamps: [] } as unknown as StagedRequest), 'scrypt', 'server');
-  if (parsed === undefined || heavyEnd === undefined) return 'unmeasured';
+  const light = request(g, 'light');
+  const heavy = request(g, 'heavy');
+  const written = light && at(light, 'request-written', 'client');
+  const parsed = light && at(light, 'headers-parsed', 'server');
+  const heavyEnd = heavy && at(heavy, 'scrypt', 'server');
+  if (written === undefined || parsed === undefined || heavyEnd === undefined) return 'unmeasured';
+  if (written >= heavyEnd) return 'sent-after-heavy-ended'; // the two never overlapped: nothing to see
   return parsed >= heavyEnd ? 'after-heavy-scrypt' : 'before-heavy-scrypt';
 }
 
@@ -138,28 +157,36 @@ function blockedLines(r: StagesResult): string[] {
 /** How much of the body the server queued in memory at most. */
 export function queuedVerdict(q: StagedRequest | undefined, chunkBytes: number): string {
   const queued = q?.extra.queuedMaxBytes;
-  const body = q?.extra.bodyBytes;
+  const body = q?.extra.responseBytes;
   if (queued === undefined || body === undefined) return 'unmeasured';
   if (queued <= FEW_CHUNKS * chunkBytes) return 'a-few-chunks';
   if (queued >= MOST_SHARE * body) return 'most-of-the-body';
   return 'in-between';
 }
 
-/** The export's chunk size (servers/lib/stage-routes.ts EXPORT_CHUNK_BYTES), bytes. */
-export const CHUNK_BYTES = 64 * 1024;
+/** The export's chunk size, bytes. */
+export const CHUNK_BYTES = EXPORT_CHUNK_BYTES;
+
+/** When the handler ended against finish: at finish (it held on to the end) or long before. */
+function handlerEnds(q: StagedRequest | undefined): string {
+  const gap = q && between(q, ['handler-end', 'server'], ['finish', 'server']);
+  const serverTime = q && between(q, ['headers-parsed', 'server'], ['finish', 'server']);
+  if (gap === undefined || !serverTime) return 'unmeasured';
+  return gap <= AT_FINISH_SHARE * serverTime ? 'at-finish' : gap >= MOST_SHARE * serverTime ? 'long-before-finish' : 'in-between';
+}
 
 function slowReaderLines(r: StagesResult): string[] {
   const p = part(r, 'slow-reader');
   if (!p) return [];
   const honoured = request(group(p, 'backpressure'), 'export');
   const ignored = request(group(p, 'ignoring-backpressure'), 'export');
-  const writing = honoured && between(honoured, ['response-headers-written', 'server'], ['finish', 'server']);
   const serverTime = honoured && between(honoured, ['headers-parsed', 'server'], ['finish', 'server']);
   const drain = honoured?.extra.drainWaitUs;
   return [
-    line('backpressure', 'server-time-in', writing !== undefined && serverTime ? (writing >= WRITING_SHARE * serverTime ? 'writing' : 'elsewhere') : 'unmeasured'),
     line('backpressure', 'waited-for-drain', drain !== undefined && serverTime ? (drain >= DRAIN_SHARE * serverTime ? 'most-of-the-time' : 'briefly') : 'unmeasured'),
+    line('backpressure', 'handler-ends', handlerEnds(honoured)),
     line('backpressure', 'queued', queuedVerdict(honoured, CHUNK_BYTES)),
+    line('ignoring-backpressure', 'handler-ends', handlerEnds(ignored)),
     line('ignoring-backpressure', 'queued', queuedVerdict(ignored, CHUNK_BYTES)),
   ];
 }
@@ -169,16 +196,19 @@ function bodyLimitLines(r: StagesResult): string[] {
   if (!p) return [];
   const early = request(group(p, 'early'), 'upload');
   const late = request(group(p, 'late'), 'upload');
-  const none = (n: number | undefined) => (n === undefined ? 'unmeasured' : n === 0 ? 'none' : 'some');
-  const lateRead = late?.extra.bodyBytesRead;
+  const read = (q: StagedRequest | undefined) => {
+    const n = q?.extra.socketBytesRead;
+    return n === undefined ? 'unmeasured' : n <= HEAD_MAX_BYTES ? 'headers-only' : n >= r.uploadBytes ? 'whole-body' : 'part-of-the-body';
+  };
+  const sent = early?.extra.bodyBytesSent;
   const earlyT = serverAnswerUs(early);
   const lateT = serverAnswerUs(late);
   return [
     line('early', 'status', early?.status ?? 'none'),
-    line('early', 'body-sent', none(early?.extra.bodyBytesSent)),
-    line('early', 'server-read', none(early?.extra.bodyBytesRead)),
+    line('early', 'body-sent', sent === undefined ? 'unmeasured' : sent === 0 ? 'none' : 'some'),
+    line('early', 'server-read', read(early)),
     line('late', 'status', late?.status ?? 'none'),
-    line('late', 'server-read', lateRead === undefined ? 'unmeasured' : lateRead === r.uploadBytes ? 'whole-body' : 'part-of-the-body'),
+    line('late', 'server-read', read(late)),
     line('late-vs-early', 'server-time-to-413', earlyT && lateT ? (lateT >= LATE_FACTOR * earlyT ? 'much-longer' : 'similar') : 'unmeasured'),
   ];
 }
@@ -207,9 +237,9 @@ export const hints: Record<string, string> = {
   nginx: 'nginx keeps upstream connections only with keepalive in its upstream block and HTTP/1.1 to the upstream (servers/lib/nginx-config.ts)',
   blocking: 'with scryptSync nothing reads the light request until the heavy scrypt ends; if it was parsed earlier, the heavy request was too short (a small --cost) or did not reach the server first',
   pooled: 'with crypto.scrypt the event loop stays free, so the light request is parsed at once; if not, something else blocked the loop',
-  backpressure: "the export waits for 'drain' when write() returns false; a reader as fast as the export (a large --read-mib-s), or a body smaller than the kernel's socket buffers, keeps those waits short",
-  'ignoring-backpressure': 'without waiting for drain, every chunk the kernel cannot take yet queues in the server; a fast reader drains it as fast as it is written',
-  early: 'an early check answers Expect: 100-continue with 413 before the body is sent; did the client send the body without waiting?',
-  late: 'a late check reads the whole body before answering; did the upload reach its full size?',
+  backpressure: "the export waits for 'drain' when write() returns false, so its handler lasts until the last chunk is taken; a reader as fast as the export (a large --read-mib-s), or a body smaller than the kernel's socket buffers, keeps those waits short",
+  'ignoring-backpressure': "without waiting for drain, every chunk the reader has not taken yet queues in the server and the handler ends early; a reader about as fast as the export keeps that queue short",
+  early: "an early check answers Expect: 100-continue with 413 before the body is sent, so the connection reads the request's head only; did the client send the body without waiting?",
+  late: 'a late check reads the whole body before answering; did the upload reach its full size, or pass the late read cap?',
   'late-vs-early': 'reading the whole body should cost far more than answering from the headers; was the upload small next to the limit?',
 };

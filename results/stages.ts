@@ -27,7 +27,11 @@ export interface StagedRequest {
   stamps: Stamp[];
   /** The server's connection after finish. */
   connectionAfter?: 'kept' | 'closed';
-  /** The route's own numbers (writeFalse, queuedMaxBytes, bodyBytesRead, bodyBytesSent, …). */
+  /**
+   * The route's own numbers: writeFalse, drainWaitUs, queuedMaxBytes and responseBytes (the export),
+   * bodyBytesRead (the upload's handler), bodyBytesSent (its client), socketBytesRead (the
+   * connection at finish, head included).
+   */
   extra: Record<string, number>;
 }
 
@@ -95,7 +99,7 @@ export function longestStage(r: StagedRequest): TimelineRow | undefined {
   return timeline(r).reduce<TimelineRow | undefined>((best, row) => (!best || row.tookUs > best.tookUs ? row : best), undefined);
 }
 
-/** True when the request opened its own connection: the client connected and the server accepted. */
+/** True when the request opened its own connection: the client connected, or the server accepted (either stamp is enough). */
 export function connected(r: StagedRequest): boolean {
   return at(r, 'connect', 'client') !== undefined || at(r, 'accept', 'server') !== undefined;
 }
@@ -107,13 +111,13 @@ export function connected(r: StagedRequest): boolean {
  */
 export function hopsUs(r: StagedRequest): number | undefined {
   const forward = between(r, ['request-written', 'client'], ['headers-parsed', 'server']);
-  const back = between(r, ['response-headers-written', 'server'], ['first-response-byte', 'client']);
+  const back = between(r, ['response-headers-written', 'server'], ['response-headers-parsed', 'client']);
   return forward === undefined || back === undefined ? undefined : forward + back;
 }
 
 /** The client's time to the response's first byte, µs. */
 export function timeToFirstByteUs(r: StagedRequest): number | undefined {
-  return between(r, ['request-start', 'client'], ['first-response-byte', 'client']);
+  return between(r, ['request-start', 'client'], ['response-headers-parsed', 'client']);
 }
 
 /** Median of the defined values, or undefined. */

@@ -13,7 +13,6 @@
  * Run alone: `npx tsx servers/stages.ts --port 3000`; it prints one ready line when listening.
  */
 import http from 'node:http';
-import net from 'node:net';
 import { assertNodeVersion } from '../lib/errors.ts';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { formatReady } from '../lib/ready.ts';
@@ -22,8 +21,8 @@ import { exitWithLauncher } from './lib/lifeline.ts';
 import { failStartup, serverFlags } from './lib/main.ts';
 import { formatCost, hashOnEventLoop, hashOnThreadPool, HEAVY_COST, heavyCostFrom, LIGHT_COST } from './lib/scrypt-cost.ts';
 import { openDatabase } from './lib/sqlite.ts';
-import { continueOrRefuse, seedCatalogue, stageRoutes } from './lib/stage-routes.ts';
-import { StageRecorder } from './lib/stage-stamps.ts';
+import { continueOrRefuse, DEFAULT_BODY_LIMIT, seedCatalogue, stageRoutes } from './lib/stage-routes.ts';
+import { badStageId, STAGE_ID_RULE, StageRecorder, stageNetServer } from './lib/stage-stamps.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/stages.ts [--port <n>] [--cost N=2^16,r=8,p=4] [--body-limit <bytes>]',
@@ -34,7 +33,7 @@ const spec = defineCommand({
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3000' },
     cost: { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost of /member/verify-* (default ${formatCost(HEAVY_COST)})` },
-    'body-limit': { type: 'string', valueName: 'bytes', description: 'the largest body /upload accepts', default: String(1024 * 1024) },
+    'body-limit': { type: 'string', valueName: 'bytes', description: 'the largest body /upload accepts', default: String(DEFAULT_BODY_LIMIT) },
   },
   epilogue: [
     'Try:',
@@ -49,7 +48,7 @@ async function main(): Promise<void> {
   assertNodeVersion();
   const flags = serverFlags(spec);
   const port = intFlag('port', flags.port, 0, 65535, 3000);
-  const limit = intFlag('body-limit', flags['body-limit'], 1, 1024 ** 3, 1024 * 1024);
+  const limit = intFlag('body-limit', flags['body-limit'], 1, 1024 ** 3, DEFAULT_BODY_LIMIT);
   const heavy = heavyCostFrom(flags.cost);
   const db = openDatabase(':memory:');
   seedCatalogue(db);
@@ -64,22 +63,17 @@ async function main(): Promise<void> {
     rec.stamp(req, 'response-headers-written');
     sendJson(res, 200, { verified: true, hashedOn: pooled ? 'thread-pool' : 'event-loop' }, { 'server-timing': timing });
   };
-  const httpServer = http.createServer(
-    router({
-      ...stageRoutes(rec, db, LIGHT_COST, limit),
-      '/member/verify-blocking': { GET: check(false) },
-      '/member/verify-pooled': { GET: check(true) },
-    }),
-  );
+  const routes = router({
+    ...stageRoutes(rec, db, LIGHT_COST, limit),
+    '/member/verify-blocking': { GET: check(false) },
+    '/member/verify-pooled': { GET: check(true) },
+  });
+  const httpServer = http.createServer((req, res) => (badStageId(req.url) ? sendJson(res, 400, { error: `sid: ${STAGE_ID_RULE}` }) : routes(req, res)));
   httpServer.on('checkContinue', continueOrRefuse(rec, httpServer, limit));
-  const netServer = net.createServer();
+  const netServer = stageNetServer();
   rec.handOff(netServer, httpServer);
   const bound = await listen(netServer as http.Server, port);
-  const stop = () => {
-    netServer.close();
-    httpServer.closeAllConnections();
-    process.exit(0);
-  };
+  const stop = () => process.exit(0); // nothing to drain: a lesson server, stopped between runs
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   exitWithLauncher(stop);

@@ -79,33 +79,41 @@ test('blocked: a light request parsed during the heavy scrypt, or waiting in its
   assert.deepEqual(broken(r), ['pooled  light-parsed  before-heavy-scrypt']);
 });
 
-test('slow-reader: time spent elsewhere, short waits for drain, or a queue the size of the body break their lines', () => {
+test('slow-reader: short waits for drain, a handler that ends early or late, or a queue of the wrong size break their lines', () => {
   let r = stagesResult();
   req(r, 'slow-reader', 'backpressure').extra.drainWaitUs = 20_000; // a reader as fast as the writer
   assert.deepEqual(broken(r), ['backpressure  waited-for-drain  most-of-the-time']);
   r = stagesResult();
-  stamp(req(r, 'slow-reader', 'backpressure'), 'response-headers-written').atUs += 300_000; // a slow handler, not a slow write
-  assert.deepEqual(broken(r), ['backpressure  server-time-in  writing']);
+  stamp(req(r, 'slow-reader', 'backpressure'), 'handler-end').atUs -= 300_000; // it stopped waiting for drain
+  assert.deepEqual(broken(r), ['backpressure  handler-ends  at-finish']);
   r = stagesResult();
   req(r, 'slow-reader', 'backpressure').extra.queuedMaxBytes = 32 * 1024 ** 2;
   assert.deepEqual(broken(r), ['backpressure  queued  a-few-chunks']);
   r = stagesResult();
-  req(r, 'slow-reader', 'ignoring-backpressure').extra.queuedMaxBytes = 3 * 1024 ** 2; // a reader as fast as the writer
-  assert.deepEqual(broken(r), ['ignoring-backpressure  queued  most-of-the-body']);
+  stamp(req(r, 'slow-reader', 'ignoring-backpressure'), 'handler-end').atUs += 320_000; // a producer as slow as the reader
+  req(r, 'slow-reader', 'ignoring-backpressure').extra.queuedMaxBytes = 3 * 1024 ** 2; // so the queue stays short
+  assert.deepEqual(broken(r), ['ignoring-backpressure  handler-ends  long-before-finish', 'ignoring-backpressure  queued  most-of-the-body']);
 });
 
 test('body-limit: a body sent or read before an early 413, a late check that stopped early, or equal costs break their lines', () => {
   let r = stagesResult();
-  Object.assign(req(r, 'body-limit', 'early').extra, { bodyBytesSent: 1024 ** 2, bodyBytesRead: 1024 ** 2 });
+  Object.assign(req(r, 'body-limit', 'early').extra, { bodyBytesSent: 1024 ** 2, socketBytesRead: 1024 ** 2 + 160 });
   req(r, 'body-limit', 'early').status = 201;
-  assert.deepEqual(broken(r), ['early  status  413', 'early  body-sent  none', 'early  server-read  none']);
+  assert.deepEqual(broken(r), ['early  status  413', 'early  body-sent  none', 'early  server-read  headers-only']);
   r = stagesResult();
-  req(r, 'body-limit', 'late').extra.bodyBytesRead = 1024 ** 2 + 1;
+  req(r, 'body-limit', 'late').extra.socketBytesRead = 2 * 1024 ** 2 + 160; // it stopped reading at 2 MiB
   req(r, 'body-limit', 'late').status = 201;
   assert.deepEqual(broken(r), ['late  status  413', 'late  server-read  whole-body']);
   r = stagesResult();
   stamp(req(r, 'body-limit', 'late'), 'response-headers-written').atUs = stamp(req(r, 'body-limit', 'late'), 'headers-parsed').atUs + 900;
   assert.deepEqual(broken(r), ['late-vs-early  server-time-to-413  much-longer']);
+});
+
+test('blocked: a light request sent after the heavy one ended shows nothing, and says so', () => {
+  const r = stagesResult();
+  group(part(r, 'blocked'), 'blocking')!.requests[1] = staged('light', kept(181), 3_500_000); // a small --cost: the heavy one is over
+  assert.deepEqual(broken(r), ['blocking  light-parsed  after-heavy-scrypt', 'blocking  light-waited-in  server-headers-parsed']);
+  assert.ok(shape(r).includes('blocking  light-parsed  sent-after-heavy-ended'));
 });
 
 test('a part left out with --part prints its keys as not shown, and says so', () => {

@@ -5,6 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import { Lab } from '../measure/lib/lab.ts';
 import type { ServerProcess } from '../measure/lib/launch.ts';
 import { probe } from '../measure/lib/probe.ts';
@@ -71,13 +72,17 @@ test('a request without ?sid= is recorded too (Server-Timing on every answer), a
   assert.match(String(r.headers['server-timing']), /sqlite-read;dur=/);
   const missing = await probe(`${server.url}/stages/no-such-id`);
   assert.equal(missing.status, 404);
-  assert.equal(missing.body.field, 'id');
+  assert.match(missing.body.error, /^id: /);
 });
 
 test('bad input is answered 400 naming the field, and the server goes on serving', async () => {
   const cases: [string, string, unknown, string][] = [
     ['/loans', 'POST', { book: 0, member: 'ann' }, 'book'],
     ['/loans', 'POST', { book: 3 }, 'member'],
+    ['/loans', 'POST', { book: '7', member: 'ann' }, 'book'],
+    ['/loans?sid=a.b', 'POST', LOAN, 'sid'],
+    ['/stages/a.b', 'GET', undefined, 'id'],
+    ['/catalog/export?mb=1&ignore-backpressure=yes', 'GET', undefined, 'ignore-backpressure'],
     ['/books/0', 'GET', undefined, 'id'],
     ['/catalog/export?mb=0', 'GET', undefined, 'mb'],
     ['/upload?check=sometimes', 'POST', {}, 'check'],
@@ -95,7 +100,10 @@ test('an early body limit answers Expect: 100-continue with 413 before any body 
   const early = await upload(server.port, '/upload?check=early&sid=up-early', bytes);
   assert.equal(early.status, 413);
   assert.equal(early.bodyBytesSent, 0);
-  assert.equal((await record('up-early')).extra.bodyBytesRead, 0);
+  const earlyRec = await record('up-early');
+  assert.equal(earlyRec.extra.bodyBytesRead, 0);
+  assert.ok(earlyRec.extra.socketBytesRead! < 1024, `the connection read the head only: ${earlyRec.extra.socketBytesRead}`);
+  assert.deepEqual(earlyRec.events.map((e) => (e as { offsetUs?: number }).offsetUs! >= 0), earlyRec.events.map(() => true), 'each stage also as µs since the first');
   const late = await upload(server.port, '/upload?check=late&sid=up-late', bytes);
   assert.equal(late.status, 413);
   assert.equal(late.bodyBytesSent, bytes);
@@ -135,4 +143,32 @@ test('a real browser reads the stages from Server-Timing (PerformanceResourceTim
   } finally {
     await browser.close();
   }
+});
+
+/** Sends `raw` on a new socket and resolves with everything the server answered, once it closes the connection or `ms` pass. */
+function rawExchange(port: number, raw: string | Buffer[], ms = 3000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let text = '';
+    const done = () => (socket.destroy(), resolve(text));
+    const timer = setTimeout(done, ms);
+    socket.on('data', (d) => (text += d.toString('latin1')));
+    socket.on('close', () => (clearTimeout(timer), resolve(text)));
+    socket.on('error', reject);
+    for (const part of Array.isArray(raw) ? raw : [raw]) socket.write(part);
+  });
+}
+
+test('a target the checkContinue listener cannot parse gets 100 Continue and the router\'s 400; the server goes on serving', async () => {
+  const answer = await rawExchange(server.port, 'POST // HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}', 2000);
+  assert.match(answer, /HTTP\/1\.1 400 /);
+  assert.equal((await probe(`${server.url}/books/1`)).status, 200);
+});
+
+test('a chunked upload over an early limit still gets its 413 (the socket is not destroyed under it)', async () => {
+  const head = 'POST /upload?check=early HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n';
+  const chunk = Buffer.alloc(40_000, 0x61);
+  const chunks = [Buffer.from(head), ...Array.from({ length: 3 }, () => Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])), Buffer.from('0\r\n\r\n')];
+  const answer = await rawExchange(server.port, chunks, 2000);
+  assert.match(answer, /^HTTP\/1\.1 413 /);
 });

@@ -9,7 +9,9 @@
  *                         before the write, not after (undici:request:bodySent): on loopback the
  *                         write wakes the server, which may run first on this core, so a stamp
  *                         after it can land after the server has parsed the request (seen: 0.5 ms).
- *   first-response-byte   undici:request:headers (the response's status line and headers parsed)
+ *   response-headers-parsed  undici:request:headers: the response's status line and headers are
+ *                         parsed (undici has no channel for the first byte; a small answer's head
+ *                         comes in one packet)
  *   last-byte             undici:request:trailers (the response complete)
  *
  * Stamps are µs on process.hrtime, the clock the lesson server stamps with (servers/lib/stage-stamps.ts).
@@ -23,7 +25,7 @@ import { KitError } from '../../lib/errors.ts';
 import { nowUs, stageId, type StageEvent } from '../../servers/lib/stage-stamps.ts';
 
 /** The client's stage names, in order. */
-export const CLIENT_STAGES = ['request-start', 'connect', 'request-written', 'first-response-byte', 'last-byte'] as const;
+export const CLIENT_STAGES = ['request-start', 'connect', 'request-written', 'response-headers-parsed', 'last-byte'] as const;
 
 interface Followed {
   sid: string;
@@ -82,7 +84,7 @@ export class StageClient {
       const f = m.request && this.followed.get(m.request);
       f?.events.push({ stage, atUs: at });
     };
-    on('undici:request:headers', stamp('first-response-byte'));
+    on('undici:request:headers', stamp('response-headers-parsed'));
     on('undici:request:trailers', stamp('last-byte'));
   }
 
@@ -102,19 +104,22 @@ export class StageClient {
         ...(opts.body === undefined ? {} : { body: opts.body, headers: { 'content-type': 'application/json' } }),
       });
     } catch (err) {
+      this.bySid.delete(sid);
       throw new KitError('KIT_ERR_REQUEST', `${opts.method ?? 'GET'} ${origin}${path} failed: ${(err as Error).message}`);
     }
     let bytes = 0;
     const started = performance.now();
-    for await (const chunk of res.body) {
-      bytes += (chunk as Buffer).length;
-      // The reader's pace is the experiment's design: sleep until it has "processed" what it read.
-      const behind = opts.readBytesPerS ? (bytes / opts.readBytesPerS) * 1000 - (performance.now() - started) : 0;
-      if (behind >= 1) await delay(behind); // a timer under 1 ms would still cost a loop turn per chunk
+    try {
+      for await (const chunk of res.body) {
+        bytes += (chunk as Buffer).length;
+        // The reader's pace is the experiment's design: sleep until it has "processed" what it read.
+        const behind = opts.readBytesPerS ? (bytes / opts.readBytesPerS) * 1000 - (performance.now() - started) : 0;
+        if (behind >= 1) await delay(behind); // a timer under 1 ms would still cost a loop turn per chunk
+      }
+      return { status: res.statusCode, events: this.bySid.get(sid)?.events ?? [], bytes };
+    } finally {
+      this.bySid.delete(sid);
     }
-    const f = this.bySid.get(sid);
-    this.bySid.delete(sid);
-    return { status: res.statusCode, events: f?.events ?? [], bytes };
   }
 
   close(): void {

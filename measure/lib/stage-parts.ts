@@ -108,6 +108,7 @@ export async function blockedPart(ctx: PartContext): Promise<StagesPart> {
       await ctx.client.send(conn, origin, `/loans?sid=${ctx.nextId()}`, LOAN); // opens the light request's connection
       const heavyId = ctx.nextId();
       const heavy = sendFresh(ctx.client, origin, `/member/verify-${mode}?sid=${heavyId}`);
+      heavy.catch(() => {}); // awaited below; if the light request fails first, its error is the one reported
       await delay(ctx.settings.offsetMs); // the experiment's design, not a readiness wait
       const lightId = ctx.nextId();
       const light = await ctx.client.send(conn, origin, `/loans?sid=${lightId}`, LOAN);

@@ -4,26 +4,32 @@
  *   POST /loans            {"book": 1..1000, "member": "<name>"}: reads the body, one SQLite read
  *                          and one small pooled scrypt (the member's password check) → 201
  *   GET  /books/:id        one SQLite read: a request to open in a browser, to see Server-Timing
- *   GET  /catalog/export?mb=N[&ignore-backpressure=1]
- *                          N MiB in 64 KiB chunks; waits for 'drain' whenever write() returns false,
- *                          unless told to ignore it (then every chunk queues in memory)
+ *   GET  /catalog/export?mb=N[&ignore-backpressure=0|1]
+ *                          N MiB in 64 KiB chunks, made one per turn of the event loop (as a file
+ *                          is read); waits for 'drain' whenever write() returns false, unless told to
+ *                          ignore it (then what the reader has not taken queues in memory)
  *   POST /upload?check=early|late
  *                          a body limit: early looks at Content-Length before reading (and answers
  *                          Expect: 100-continue with 413, so the body is never sent); late reads the
- *                          whole body first, as a naive handler does
+ *                          whole body first (up to LATE_READ_CAP), as a naive handler does
  *
  * Every response carries the stages so far as a Server-Timing header.
  */
 import type http from 'node:http';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { HttpError, readJsonBody, sendJson, type Routes } from './http.ts';
 import { hashOnThreadPool, type ScryptCost } from './scrypt-cost.ts';
 import type { SqliteDatabase } from './sqlite.ts';
-import type { StageRecorder } from './stage-stamps.ts';
+import { STAGE_ID_RULE, stageId, type StageRecorder } from './stage-stamps.ts';
 
 /** The export route's chunk size: a realistic read-file-and-send size, bytes. */
 export const EXPORT_CHUNK_BYTES = 64 * 1024;
-/** The largest export, MiB. */
-export const MAX_EXPORT_MB = 256;
+/** The largest export, MiB: ignoring backpressure may hold all of it in memory. */
+export const MAX_EXPORT_MB = 64;
+/** The upload's default limit, bytes. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+/** The late check reads at most this many times the limit before it gives up (and closes): a bound on memory. */
+export const LATE_READ_CAP = 64;
 /** Books in the catalogue table. */
 export const BOOKS = 1000;
 
@@ -50,8 +56,8 @@ function loanRoute(rec: StageRecorder, db: SqliteDatabase, cost: ScryptCost): ht
     rec.stamp(req, 'handler-start');
     const body = (await readJsonBody(req, 64 * 1024)) as { book?: unknown; member?: unknown } | null;
     rec.stamp(req, 'body-read');
-    const book = Number(body?.book);
-    if (!Number.isInteger(book) || book < 1 || book > BOOKS) throw new HttpError(400, `book: an integer from 1 to ${BOOKS}`);
+    const book = body?.book;
+    if (typeof book !== 'number' || !Number.isInteger(book) || book < 1 || book > BOOKS) throw new HttpError(400, `book: an integer from 1 to ${BOOKS}`);
     if (typeof body?.member !== 'string' || body.member === '') throw new HttpError(400, 'member: a non-empty string');
     const row = find.get(book) as { id: number; title: string };
     rec.stamp(req, 'sqlite-read');
@@ -74,24 +80,34 @@ function drainOrClose(res: http.ServerResponse): Promise<void> {
   });
 }
 
-/** Writes `mb` MiB; honours backpressure unless told not to; notes what queued. */
+/** A 0 or 1 query flag; 400 naming it otherwise. */
+function flag01(url: URL, name: string): boolean {
+  const v = url.searchParams.get(name) ?? '0';
+  if (v !== '0' && v !== '1') throw new HttpError(400, `${name}: 0 or 1`);
+  return v === '1';
+}
+
+/**
+ * Writes `mb` MiB, one 64 KiB chunk per turn of the event loop; honours backpressure unless told
+ * not to; notes how often write() said false, how long 'drain' took and the most bytes queued.
+ */
 async function exportRoute(rec: StageRecorder, req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
   rec.stamp(req, 'handler-start');
   const mb = Number(url.searchParams.get('mb') ?? '8');
   if (!Number.isInteger(mb) || mb < 1 || mb > MAX_EXPORT_MB) throw new HttpError(400, `mb: an integer from 1 to ${MAX_EXPORT_MB}`);
-  const ignore = url.searchParams.get('ignore-backpressure') === '1';
+  const ignore = flag01(url, 'ignore-backpressure');
   const chunks = (mb * 1024 * 1024) / EXPORT_CHUNK_BYTES;
-  const baseline = process.memoryUsage().arrayBuffers;
   let writeFalse = 0;
   let drainWaitUs = 0;
   let queuedMax = 0;
-  let memoryMax = 0;
   res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': mb * 1024 * 1024, 'server-timing': rec.serverTiming(req) });
   rec.stamp(req, 'response-headers-written');
   for (let i = 0; i < chunks && !res.destroyed; i++) {
+    // A turn of the loop per chunk, as a file read gives: a synchronous loop would keep the
+    // socket corked until it ended, and queue the whole body whatever the reader did.
+    if (i > 0) await yieldToLoop();
     const ok = res.write(Buffer.alloc(EXPORT_CHUNK_BYTES, 0x61)); // a new buffer each time, as read from a file
     queuedMax = Math.max(queuedMax, res.writableLength);
-    if (i % 8 === 0) memoryMax = Math.max(memoryMax, process.memoryUsage().arrayBuffers - baseline);
     if (ok) continue;
     writeFalse++;
     if (ignore) continue;
@@ -99,8 +115,7 @@ async function exportRoute(rec: StageRecorder, req: http.IncomingMessage, res: h
     await drainOrClose(res);
     drainWaitUs += Number((process.hrtime.bigint() - waited) / 1000n);
   }
-  memoryMax = Math.max(memoryMax, process.memoryUsage().arrayBuffers - baseline);
-  for (const [k, v] of Object.entries({ writeFalse, drainWaitUs, queuedMaxBytes: queuedMax, memoryGrowthBytes: memoryMax, bodyBytes: mb * 1024 * 1024 })) rec.note(req, k, v);
+  for (const [k, v] of Object.entries({ writeFalse, drainWaitUs, queuedMaxBytes: queuedMax, responseBytes: mb * 1024 * 1024 })) rec.note(req, k, v);
   rec.stamp(req, 'handler-end');
   res.end();
 }
@@ -117,37 +132,62 @@ function tooLarge(rec: StageRecorder, req: http.IncomingMessage, res: http.Serve
   answer(rec, req, res, 413, { error: `body over ${limit} bytes`, limitBytes: limit, readBytes }, close ? { connection: 'close' } : {});
 }
 
+/**
+ * Reads `req`'s body, holding every chunk, until its end or until it passes `stopAt` bytes; then
+ * stops listening and lets Node drop the rest (a for-await loop left early would destroy the
+ * request, and with it the socket the 413 must go out on).
+ */
+function readUpTo(req: http.IncomingMessage, stopAt: number): Promise<{ size: number; complete: boolean }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []; // held whole, as a naive handler does
+    let size = 0;
+    const done = (complete: boolean) => {
+      req.off('data', onData).off('end', onEnd).off('error', reject);
+      resolve({ size, complete });
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > stopAt) done(false);
+    };
+    const onEnd = () => done(true);
+    req.on('data', onData).on('end', onEnd).on('error', reject);
+  });
+}
+
 function uploadRoute(rec: StageRecorder, limit: number): http.RequestListener {
   return async (req, res) => {
     rec.stamp(req, 'handler-start');
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const check = uploadCheck(url);
-    // early: Node reads and drops the rest of an unread body once the response ends, keeping the
+    // Node reads and drops the rest of an unread body once the answer ends, keeping the
     // connection; closing it instead could reset it under a client still sending, losing the 413.
     if (check === 'early' && Number(req.headers['content-length']) > limit) return tooLarge(rec, req, res, limit, 0, false);
-    const chunks: Buffer[] = []; // held whole, as a naive handler does
-    let size = 0;
-    for await (const chunk of req) {
-      chunks.push(chunk as Buffer);
-      size += (chunk as Buffer).length;
-      if (check === 'early' && size > limit) break; // a body without Content-Length
-    }
+    const { size, complete } = await readUpTo(req, check === 'early' ? limit : LATE_READ_CAP * limit);
     rec.stamp(req, 'body-read');
-    if (size > limit) return tooLarge(rec, req, res, limit, size, false);
+    // Past the cap the late check gives up on the connection rather than read on without end.
+    if (size > limit) return tooLarge(rec, req, res, limit, size, check === 'late' && !complete);
     answer(rec, req, res, 201, { stored: size });
   };
 }
 
 /**
  * The 'checkContinue' listener: an early check answers 413 before the client sends the body;
- * anything else gets 100 Continue and goes on as a request. Node docs: http.Server 'checkContinue'.
+ * anything else gets 100 Continue and goes on as a request (the router answers a bad target or a
+ * bad ?check= with 400). Node docs: http.Server 'checkContinue'.
  */
 export function continueOrRefuse(rec: StageRecorder, server: http.Server, limit: number): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   return (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (url.pathname === '/upload' && url.searchParams.get('check') !== 'late' && Number(req.headers['content-length']) > limit) {
+    let early = false;
+    try {
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      early = url.pathname === '/upload' && uploadCheck(url) === 'early' && Number(req.headers['content-length']) > limit;
+    } catch {
+      /* not a target this listener can judge: the router will answer it */
+    }
+    if (early) {
       rec.stamp(req, 'handler-start');
-      return tooLarge(rec, req, res, limit, 0, true); // nothing unread: closing is safe
+      return tooLarge(rec, req, res, limit, 0, false); // Node closes it: a final status without 100 Continue
     }
     res.writeContinue();
     server.emit('request', req, res);
@@ -174,9 +214,11 @@ export function stageRoutes(rec: StageRecorder, db: SqliteDatabase, cost: Scrypt
     '/upload': { POST: upload },
     '/stages/:id': {
       GET: async (_req, res, _url, params) => {
+        if (stageId(`?sid=${params.id}`) !== params.id) throw new HttpError(400, `id: ${STAGE_ID_RULE}`);
         const record = await rec.complete(params.id!, 2000);
-        if (record) sendJson(res, 200, record);
-        else sendJson(res, 404, { error: 'no complete stage record with this id within 2 s', field: 'id' });
+        if (!record) return sendJson(res, 404, { error: `id: no complete record of a request sent with ?sid=${params.id} (within 2 s)` });
+        const start = record.events[0]?.atUs ?? 0;
+        sendJson(res, 200, { ...record, events: record.events.map((e) => ({ ...e, offsetUs: e.atUs - start })) });
       },
     },
   };

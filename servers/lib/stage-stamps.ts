@@ -9,16 +9,16 @@
  *   finish                    http.server.response.finish channel: the last byte handed to the kernel
  *   close                     the socket's 'close' event, when the connection is not kept
  *
- * Times are µs on process.hrtime, the machine's monotonic clock, which every process on one
- * machine shares (CLOCK_MONOTONIC on Linux), so a client's stamps and a server's line up;
- * performance.now() would not, as it counts from each process's own start.
+ * Times are µs on process.hrtime: libuv's uv_hrtime, the machine's monotonic clock (CLOCK_MONOTONIC
+ * on Linux), which every process on one machine reads alike, so a client's stamps and a server's
+ * line up. performance.now() counts from each process's own start instead.
  * Every request but GET /stages/… is recorded, under the id its `?sid=<id>` gives or else
  * `auto-<n>`; the last MAX_RECORDS are kept.
  * Node docs: diagnostics_channel "Built-in Channels" (HTTP, NET).
  */
 import dc from 'node:diagnostics_channel';
 import type http from 'node:http';
-import type net from 'node:net';
+import net from 'node:net';
 
 /** The server's stage names, in the order they normally happen. */
 export const SERVER_STAGES = [
@@ -45,13 +45,16 @@ export interface StageEvent {
 /** What the server saw of one request. */
 export interface ServerRecord {
   id: string;
-  /** The connection's number (1, 2, …) in this server, and this request's number on it. */
+  /** The connection's number (1, 2, …) in this server, and this request's number on it (GET /stages/… included). */
   connection: number;
   requestOnConnection: number;
   events: StageEvent[];
   /** After finish: the connection was kept for another request, or closed. */
   connectionAfter?: 'kept' | 'closed';
-  /** Route-specific numbers (bytes queued, write() calls that returned false, …). */
+  /**
+   * Route-specific numbers (bytes queued, write() calls that returned false, …), and
+   * socketBytesRead: what the connection had read at finish, headers and body, bytes.
+   */
   extra: Record<string, number>;
 }
 
@@ -85,6 +88,8 @@ export class StageRecorder {
   private readonly byId = new Map<string, Pending>();
   private nextConnection = 1;
   private autoIds = 0;
+  /** The HTTP server whose requests are recorded (handOff); the channels carry every server's. */
+  private server: http.Server | undefined;
 
   private readonly onSocket = (msg: unknown) => {
     const socket = (msg as { socket: net.Socket }).socket;
@@ -97,7 +102,8 @@ export class StageRecorder {
   };
 
   private readonly onRequest = (msg: unknown) => {
-    const { request, socket } = msg as { request: http.IncomingMessage; socket: net.Socket };
+    const { request, socket, server } = msg as { request: http.IncomingMessage; socket: net.Socket; server: http.Server };
+    if (server !== this.server) return;
     const conn = this.connections.get(socket);
     if (conn) conn.requests++;
     if (request.url?.startsWith('/stages/')) return; // asking for a record is not part of one
@@ -122,6 +128,7 @@ export class StageRecorder {
     const pending = this.byRequest.get(request);
     if (!pending) return;
     pending.record.events.push({ stage: 'finish', atUs: nowUs() });
+    pending.record.extra.socketBytesRead = socket.bytesRead;
     // Node decides to close (socket.end) in its own finish listener: look once that has run.
     setImmediate(() => {
       const conn = this.connections.get(socket);
@@ -148,18 +155,23 @@ export class StageRecorder {
   }
 
   /**
-   * Listens with `netServer` and gives each connection to `httpServer` once its first bytes can
-   * be read, stamping that moment: Node's HTTP server reads a socket inside its own parser, so
-   * no event marks the bytes' arrival after it has the socket. Handing a socket over by emitting
-   * 'connection' is documented (http.Server 'connection' event).
+   * Gives each connection `netServer` accepts to `httpServer` once its first bytes can be read,
+   * stamping that moment: Node's HTTP server reads a socket inside its own parser, so no event
+   * marks the bytes' arrival after it has the socket. Handing a socket over by emitting
+   * 'connection' is documented (http.Server 'connection' event). `netServer` must be created
+   * with http.Server's own socket settings (noDelay, allowHalfOpen: see stageNetServer). A
+   * connection that sends nothing for `idleMs` is closed, as http.Server's headersTimeout would.
    */
-  handOff(netServer: net.Server, httpServer: http.Server): void {
+  handOff(netServer: net.Server, httpServer: http.Server, idleMs = 60_000): void {
+    this.server = httpServer;
     netServer.on('connection', (socket: net.Socket) => {
       const quiet = () => {}; // a client gone before its first byte
       socket.on('error', quiet);
+      socket.setTimeout(idleMs, () => socket.destroy());
       socket.once('readable', () => {
         const conn = this.connections.get(socket);
         if (conn) conn.firstBytesUs = nowUs();
+        socket.setTimeout(0);
         socket.off('error', quiet);
         httpServer.emit('connection', socket);
       });
@@ -216,4 +228,17 @@ export class StageRecorder {
 export function stageId(target: string | undefined): string | undefined {
   const m = /[?&]sid=([\w-]{1,64})(?:&|$)/.exec(target ?? '');
   return m?.[1];
+}
+
+/** What a stage id may hold, for the 400 that names it. */
+export const STAGE_ID_RULE = 'letters, digits, - and _, at most 64';
+
+/** True when `target` has a sid parameter that is not a valid stage id (answered 400). */
+export function badStageId(target: string | undefined): boolean {
+  return /[?&]sid=/.test(target ?? '') && stageId(target) === undefined;
+}
+
+/** A net.Server with http.Server's socket settings (Nagle off, half-open handled by HTTP), for handOff. */
+export function stageNetServer(): net.Server {
+  return net.createServer({ noDelay: true, allowHalfOpen: true });
 }
