@@ -21,10 +21,12 @@ import { render } from '../results/stages-render.ts';
 import { measures, notShown, predictions } from '../results/stages-predictions.ts';
 
 /**
- * The slow reader's pace, MiB/s: a quarter of a second for the 32 MiB export, long against the
- * server's few ms of writing into memory, so the kernel's socket buffers fill and stay full.
+ * The slow reader's pace, MiB/s: half a second for the 32 MiB export, several times the server's
+ * time to make it (a 64 KiB chunk per loop turn: 50-70 ms here), so the kernel's socket buffers
+ * fill and stay full. At 128 MiB/s the waits for 'drain' were 44 to 80 % of the server's time in
+ * 60 --quick runs, too close to the shape's half.
  */
-const READ_MIB_S = 128;
+const READ_MIB_S = 64;
 
 const command = defineCommand({
   usage: 'npx tsx measure/stages.ts [flags]',

@@ -4,7 +4,7 @@
  */
 import { measure, ratio, type Measure } from './measures.ts';
 import { SHARE_OF_HEAVY, type Question } from './predictions.ts';
-import { DRAIN_SHARE, FEW_CHUNKS, groupHopsUs, HOP_FACTOR, LATE_FACTOR, MOST_SHARE, PROXIES, CHUNK_BYTES, serverAnswerUs, AT_FINISH_SHARE } from './stages-shape.ts';
+import { DRAIN_SHARE, FEW_CHUNKS, groupHopsUs, HOP_FACTOR, LATE_FACTOR, MOST_SHARE, PROXIES, CHUNK_BYTES, serverAnswerUs, AT_FINISH_SHARE, uploads } from './stages-shape.ts';
 import { at, between, connected, group, medianOf, part, PARTS, timeToFirstByteUs, type StagedRequest, type StagesGroup, type StagesResult } from './stages.ts';
 
 const LESSON = 'lessons/07-request-stages.md';
@@ -58,9 +58,7 @@ function laterMeasures(r: StagesResult): Measure[] {
   const serverTime = honoured && between(honoured, ['headers-parsed', 'server'], ['finish', 'server']);
   const handlerToFinish = (q: StagedRequest | undefined) => q && ratio(between(q, ['handler-end', 'server'], ['finish', 'server']), between(q, ['headers-parsed', 'server'], ['finish', 'server']));
   const pct = (x: number | undefined) => (x === undefined ? undefined : 100 * x);
-  const limit = part(r, 'body-limit');
-  const early = only(group(limit, 'early'), 'upload');
-  const late = only(group(limit, 'late'), 'upload');
+  const { early, late } = uploads(part(r, 'body-limit'));
   return [
     ...measure('blocking-light-wait-share', 'blocking: the light request\'s wait to be parsed, as a share of the heavy scrypt left', '×', lightWaitShare(group(blocked, 'blocking')), { line: 'blocking  light-parsed', threshold: 1 }),
     ...measure('pooled-light-wait-share', 'pooled: the light request\'s wait to be parsed, as a share of the heavy scrypt left', '×', lightWaitShare(group(blocked, 'pooled')), { line: 'pooled  light-parsed', threshold: 1 }),
@@ -69,7 +67,7 @@ function laterMeasures(r: StagesResult): Measure[] {
     ...measure('backpressure-drain-share', 'backpressure: the server\'s time spent waiting for drain', '%', honoured?.extra.drainWaitUs === undefined || !serverTime ? undefined : (100 * honoured.extra.drainWaitUs) / serverTime, { line: 'backpressure  waited-for-drain', threshold: 100 * DRAIN_SHARE }),
     ...measure('backpressure-queued-share', 'backpressure: the most the server queued, as a share of the body', '%', share(honoured), { line: 'backpressure  queued', threshold: (100 * FEW_CHUNKS * CHUNK_BYTES) / r.exportBytes }),
     ...measure('ignoring-queued-share', 'ignoring backpressure: the most the server queued, as a share of the body', '%', share(ignored), { line: 'ignoring-backpressure  queued', threshold: 100 * MOST_SHARE }),
-    ...measure('late-vs-early-server-time-to-413', 'the server\'s time from headers parsed to the 413, late check over early check', '×', ratio(serverAnswerUs(late), serverAnswerUs(early)), { line: 'late-vs-early  server-time-to-413', threshold: LATE_FACTOR }),
+    ...measure('late-vs-early-server-time-to-413', 'the server\'s time from headers parsed to the 413, late check over early check', '×', ratio(serverAnswerUs(late), medianOf(early.map(serverAnswerUs))), { line: 'late-vs-early  server-time-to-413', threshold: LATE_FACTOR }),
   ];
 }
 

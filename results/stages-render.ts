@@ -111,11 +111,10 @@ function partNotes(r: StagesResult, p: StagesPart): string[] {
     }
   }
   if (p.part === 'body-limit') {
-    for (const g of p.groups) {
-      const q = g.requests[0];
-      const x = q?.extra ?? {};
+    for (const g of p.groups) for (const q of g.requests) {
+      const x = q.extra;
       notes.push(
-        `${g.name}: ${q?.status ?? '?'} after the client sent ${size(x.bodyBytesSent)} of body; the handler read ${size(x.bodyBytesRead)}, ` +
+        `${g.name} · ${q.label}: ${q.status} after the client sent ${size(x.bodyBytesSent)} of body; the handler read ${size(x.bodyBytesRead)}, ` +
           `the connection ${size(x.socketBytesRead)} with the head (limit ${size(r.bodyLimitBytes)})`,
       );
     }

@@ -109,6 +109,18 @@ test('body-limit: a body sent or read before an early 413, a late check that sto
   assert.deepEqual(broken(r), ['late-vs-early  server-time-to-413  much-longer']);
 });
 
+test('body-limit: one early upload held up by a pause (a garbage collection) does not decide; two do', () => {
+  const r = stagesResult();
+  const pause = (i: number) => {
+    const q = req(r, 'body-limit', 'early', i);
+    for (const s of q.stamps) if (s.stage !== 'request-start' && s.stage !== 'accept' && s.stage !== 'connect' && s.stage !== 'request-written' && s.stage !== 'first-bytes-read' && s.stage !== 'headers-parsed') s.atUs += 30_000;
+  };
+  pause(0);
+  assert.deepEqual(broken(r), []);
+  pause(2);
+  assert.deepEqual(broken(r), ['late-vs-early  server-time-to-413  much-longer']);
+});
+
 test('blocked: a light request sent after the heavy one ended shows nothing, and says so', () => {
   const r = stagesResult();
   group(part(r, 'blocked'), 'blocking')!.requests[1] = staged('light', kept(181), 3_500_000); // a small --cost: the heavy one is over
@@ -142,7 +154,7 @@ test('render: a table per part and a waterfall per request, without colour codes
   for (const p of ['keep-alive', 'proxy', 'blocked', 'slow-reader', 'body-limit']) assert.match(out, new RegExp(`^${p}: `, 'm'));
   assert.match(out, /at µs/);
   assert.match(out, /│ s headers-parsed +│ +422,391 │ +422,184 │/, 'the blocked light request waited before its headers were parsed');
-  assert.equal((out.match(/^ {2}\S.* \|[a-z1]{48}\| [\d,]+ µs$/gm) ?? []).length, 5 + 5 + 15 + 4 + 2 + 2);
+  assert.equal((out.match(/^ {2}\S.* \|[a-z1]{48}\| [\d,]+ µs$/gm) ?? []).length, 5 + 5 + 15 + 4 + 2 + 4);
   assert.doesNotMatch(out, /\x1b\[/);
 });
 
