@@ -112,7 +112,7 @@ export const experiment = defineExperiment({
     cost: heavyCost(flags.cost, flags.quick),
     parts: partsFlag(flags.part),
     settings: {
-      requests: flags.quick ? 5 : 10,
+      requests: flags.quick ? 8 : 12,
       offsetMs: 50,
       exportMb: 32,
       readBytesPerS: intFlag('read-mib-s', flags['read-mib-s'], 1, 100_000, READ_MIB_S) * 1024 ** 2,
