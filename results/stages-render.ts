@@ -4,8 +4,8 @@
  * each group side by side, then a one-line waterfall per request. Pure.
  */
 import { machineCaption, makeChalk, makeTable } from './format.ts';
-import { groupHopsUs } from './stages-shape.ts';
-import { timeline, type StagedRequest, type StagesGroup, type StagesPart, type StagesResult } from './stages.ts';
+import { groupHopsUs, proxyWorkUs } from './stages-shape.ts';
+import { group, timeline, type StagedRequest, type StagesGroup, type StagesPart, type StagesResult } from './stages.ts';
 
 /** Waterfall characters: each segment is drawn with the letter of the stage it ends at. */
 export const WATERFALL_LETTERS: Record<string, string> = {
@@ -23,6 +23,9 @@ export const WATERFALL_LETTERS: Record<string, string> = {
   'response-headers-written': 'o',
   finish: 'f',
   'response-headers-parsed': '1',
+  'upstream-connect': 'u',
+  'upstream-request-written': 'g',
+  'upstream-headers-parsed': 'y',
   'last-byte': 'l',
   close: 'x',
 };
@@ -88,7 +91,7 @@ function stageTable(p: StagesPart, color: boolean): string {
         const row = rows[i];
         if (!row) return ['', '', ''];
         const took = us(row.tookUs);
-        return [`${row.side === 'client' ? 'c' : 's'} ${row.stage}`, us(row.offsetUs), row.tookUs === longest[col] && row.tookUs > 0 ? c.red(took) : took];
+        return [`${row.side[0]} ${row.stage}`, us(row.offsetUs), row.tookUs === longest[col] && row.tookUs > 0 ? c.red(took) : took];
       }),
     );
   }
@@ -98,7 +101,9 @@ function stageTable(p: StagesPart, color: boolean): string {
 function partNotes(r: StagesResult, p: StagesPart): string[] {
   const notes: string[] = [];
   if (p.part === 'proxy') {
-    for (const g of p.groups) notes.push(`${g.name}: hops outside the programs (request written → parsed, response written → parsed), median ${us(groupHopsUs(g))} µs`);
+    for (const g of p.groups) notes.push(`${g.name}: hops outside the client and the server (request written → parsed, response written → parsed), median ${us(groupHopsUs(g))} µs`);
+    const own = proxyWorkUs(group(p, 'builtin'));
+    if (own !== undefined) notes.push(`builtin: of those, the balancer's own work (request parsed → written upstream, answer's head parsed → finish), median ${us(own)} µs`);
     for (const [name, why] of Object.entries(p.missing ?? {})) notes.push(`${name}: not run: ${why}`);
   }
   if (p.part === 'slow-reader') {
@@ -133,7 +138,7 @@ export function render(r: StagesResult, color: boolean, caption = machineCaption
   }
   out.push(
     '',
-    c.dim('c client, s server: one clock for both. at: since the request started; took: since the stage above it, on either side; the longest in each column is red.'),
+    c.dim('c client, s server, p the kit\'s balancer: one clock for all. at: since the request started; took: since the stage above it, on either side; the longest in each column is red.'),
     c.dim(`waterfall: each stretch is drawn with the letter of the stage that ends it: ${Object.entries(WATERFALL_LETTERS).map(([k, v]) => `${v} ${k}`).join(', ')}.`),
   );
   return out.join('\n');

@@ -6,7 +6,7 @@
  */
 import { EXPORT_CHUNK_BYTES } from '../servers/lib/stage-routes.ts';
 import { CANNOT_SHOW, line, splitLine } from './shape.ts';
-import { at, between, connected, group, hopsUs, longestStage, medianOf, part, PARTS, type PartName, type StagedRequest, type StagesGroup, type StagesPart, type StagesResult } from './stages.ts';
+import { at, between, connected, group, hopsUs, longestStage, medianOf, part, PARTS, type PartName, type Side, type StagedRequest, type StagesGroup, type StagesPart, type StagesResult } from './stages.ts';
 
 /** The proxies of the proxy part, besides `direct`. */
 export const PROXIES = ['builtin', 'nginx'] as const;
@@ -114,17 +114,52 @@ function upstreamConnect(g: StagesGroup): string {
   return accepted > written ? 'after-request-written' : 'before-request-written';
 }
 
+/**
+ * The path through the kit's balancer, in the order cause and effect demand: the client writes,
+ * the balancer parses and writes upstream, the server parses and answers, the balancer parses the
+ * answer's head, the client parses it. Each stamp is taken before a write or after a read, so
+ * the order holds whatever the scheduler does; a request that went around the balancer has no
+ * balancer stamps ('not-recorded').
+ */
+export const PROXY_PATH: [string, Side][] = [
+  ['request-written', 'client'],
+  ['headers-parsed', 'proxy'],
+  ['upstream-request-written', 'proxy'],
+  ['headers-parsed', 'server'],
+  ['response-headers-written', 'server'],
+  ['upstream-headers-parsed', 'proxy'],
+  ['response-headers-parsed', 'client'],
+];
+
+function proxyPath(g: StagesGroup): string {
+  const times = g.requests.map((q) => PROXY_PATH.map(([stage, side]) => at(q, stage, side)));
+  if (times.length === 0 || times.some((t) => t.some((x) => x === undefined))) return 'not-recorded';
+  return times.every((t) => t.every((x, i) => i === 0 || x! >= t[i - 1]!)) ? 'in-causal-order' : 'out-of-order';
+}
+
+/** The balancer's own work on a request, µs: parsed → written upstream, plus the answer's head parsed → finish. Median after the first. */
+export function proxyWorkUs(g: StagesGroup | undefined): number | undefined {
+  return medianOf(
+    (g?.requests.slice(1) ?? []).map((q) => {
+      const a = between(q, ['headers-parsed', 'proxy'], ['upstream-request-written', 'proxy']);
+      const b = between(q, ['upstream-headers-parsed', 'proxy'], ['finish', 'proxy']);
+      return a === undefined || b === undefined ? undefined : a + b;
+    }),
+  );
+}
+
 function proxyLines(r: StagesResult): string[] {
   const p = part(r, 'proxy');
   if (!p) return [];
   const direct = groupHopsUs(group(p, 'direct'));
   return PROXIES.flatMap((name) => {
     const g = group(p, name);
-    const keys = ['upstream-connect', 'upstream-connection', ...(name === 'builtin' ? ['proxy-hops'] : [])];
+    const keys = ['upstream-connect', 'upstream-connection', ...(name === 'builtin' ? ['proxy-hops', 'proxy-stages'] : [])];
     if (!g) return keys.map((k) => line(name, k, CANNOT_SHOW));
     const hops = groupHopsUs(g);
     const above = hops !== undefined && direct !== undefined ? (hops >= HOP_FACTOR * direct ? 'above-direct' : 'near-direct') : 'unmeasured';
-    return [line(name, 'upstream-connect', upstreamConnect(g)), line(name, 'upstream-connection', upstreamConnection(g)), ...(name === 'builtin' ? [line(name, 'proxy-hops', above)] : [])];
+    const builtinOnly = name === 'builtin' ? [line(name, 'proxy-hops', above), line(name, 'proxy-stages', proxyPath(g))] : [];
+    return [line(name, 'upstream-connect', upstreamConnect(g)), line(name, 'upstream-connection', upstreamConnection(g)), ...builtinOnly];
   });
 }
 
@@ -241,7 +276,7 @@ export function shape(r: StagesResult): string[] {
 export const hints: Record<string, string> = {
   fresh: 'a request with Connection: close should open its own connection and see it closed after finish; did the client reuse a connection?',
   'keep-alive': 'on a kept-alive connection only the first request connects; did the server or the client close it between requests (Connection: close, a keep-alive timeout shorter than the gap)?',
-  builtin: "the kit's balancer keeps its upstream connections alive and adds a second pair of hops; was it started with --keepalive off, or did the direct run go through a proxy too?",
+  builtin: "the kit's balancer keeps its upstream connections alive, adds a second pair of hops, and with --stages stamps its own stages between the client's and the server's; was it started with --keepalive off or without --stages, or did the direct run go through a proxy too?",
   nginx: 'nginx keeps upstream connections only with keepalive in its upstream block and HTTP/1.1 to the upstream (servers/lib/nginx-config.ts)',
   blocking: 'with scryptSync nothing reads the light request until the heavy scrypt ends; if it was parsed earlier, the heavy request was too short (a small --cost) or did not reach the server first',
   pooled: 'with crypto.scrypt the event loop stays free, so the light request is parsed at once; if not, something else blocked the loop',

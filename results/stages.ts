@@ -9,7 +9,8 @@ import type { MachineInfo } from './format.ts';
 export const PARTS = ['keep-alive', 'proxy', 'blocked', 'slow-reader', 'body-limit'] as const;
 export type PartName = (typeof PARTS)[number];
 
-export type Side = 'client' | 'server';
+/** Who stamped it: the client, the lesson server, or the kit's balancer between them (the proxy part). */
+export type Side = 'client' | 'server' | 'proxy';
 
 export interface Stamp {
   /** A stage name: CLIENT_STAGES or SERVER_STAGES (measure/lib/stage-client.ts, servers/lib/stage-stamps.ts). */
@@ -64,10 +65,12 @@ export interface StagesResult {
   parts: StagesPart[];
 }
 
-/** Merges one request's client and server stamps into one time-ordered list. */
-export function mergeStamps(client: { stage: string; atUs: number }[], server: { stage: string; atUs: number }[]): Stamp[] {
-  const all: Stamp[] = [...client.map((e) => ({ ...e, side: 'client' as const })), ...server.map((e) => ({ ...e, side: 'server' as const }))];
-  return all.sort((a, b) => a.atUs - b.atUs);
+type Events = { stage: string; atUs: number }[];
+
+/** Merges one request's client, server and (through the kit's balancer) proxy stamps into one time-ordered list. */
+export function mergeStamps(client: Events, server: Events, proxy: Events = []): Stamp[] {
+  const side = (events: Events, s: Side) => events.map((e) => ({ stage: e.stage, atUs: e.atUs, side: s }));
+  return [...side(client, 'client'), ...side(server, 'server'), ...side(proxy, 'proxy')].sort((a, b) => a.atUs - b.atUs);
 }
 
 /** A row of a stage table: when it happened after the request started, and how long since the row before, µs. */

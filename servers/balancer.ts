@@ -7,6 +7,7 @@
  *   GET /__lb/stats     requests, in flight, failures and health per replica; requests retried
  *   POST /__lb/down?upstream=NAME, /__lb/up?upstream=NAME   take a replica out of rotation, or back
  *   POST /__lb/add?upstream=NAME=HOST:PORT   put one more replica (on loopback) into rotation
+ *   GET /__lb/stages/ID   with --stages: the balancer's own stages of the request sent with ?sid=ID (lesson 7)
  *   POST /__lb/policy?name=POLICY   switch the policy for the requests that follow (the round-robin
  *                       cursor, the requests in flight and the replicas' health carry over)
  *
@@ -30,15 +31,18 @@ import { BALANCER_POLICIES, isBalancerPolicy } from './lib/policies.ts';
 import { Balancer } from './lib/balancer-core.ts';
 import { forward } from './lib/forward.ts';
 import { balancerFlags, balancerOptions, twoChoicesSampling } from './lib/upstreams.ts';
+import { ProxyStageRecorder } from './lib/proxy-stamps.ts';
+import { STAGE_ID_RULE, stageId } from './lib/stage-stamps.ts';
 
 const DEFAULT_PORT = 3020;
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/balancer.ts --upstream <[name=]host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off] [--retries <n>] [--max-fails <n>] [--fail-timeout <s>] [--connect-timeout <ms>] [--response-timeout <ms>] [--access-log <file>] [--two-choices distinct|with-replacement]',
+  usage: 'npx tsx servers/balancer.ts --upstream <[name=]host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off] [--retries <n>] [--max-fails <n>] [--fail-timeout <s>] [--connect-timeout <ms>] [--response-timeout <ms>] [--access-log <file>] [--two-choices distinct|with-replacement] [--stages]',
   summary: 'The kit\'s HTTP load balancer for lesson 4. Listens on 127.0.0.1 and prints one ready line.',
   flags: {
     ...balancerFlags(DEFAULT_PORT),
     'two-choices': { type: 'string', valueName: 'distinct|with-replacement', description: 'power of two choices: sample two distinct replicas, or with replacement (both may be the same one; lesson 4, exercise 1)', default: 'distinct' },
+    stages: { type: 'boolean', description: 'stamp the stages of each request sent with ?sid=<id> and answer GET /__lb/stages/<id> with them (lesson 7)' },
   },
   epilogue:
     'Stats: curl -s 127.0.0.1:3020/__lb/stats\n' +
@@ -89,13 +93,27 @@ function admin(b: Balancer, req: http.IncomingMessage, res: http.ServerResponse)
   return false;
 }
 
+/** GET /__lb/stages/<id>: the balancer's own stages of the request sent with ?sid=<id> (--stages). */
+function stagesRoute(rec: ProxyStageRecorder | undefined, req: http.IncomingMessage, res: http.ServerResponse): boolean {
+  const m = /^\/__lb\/stages\/([^/?]*)$/.exec(req.url ?? '');
+  if (!m || req.method !== 'GET') return false;
+  if (!rec) sendJson(res, 404, { error: 'this balancer records no stages: start it with --stages' });
+  else if (stageId(`?sid=${m[1]}`) !== m[1]) sendJson(res, 400, { error: `id: ${STAGE_ID_RULE}` });
+  else {
+    void rec.stages(m[1]!, 2000).then((events) => (events ? sendJson(res, 200, { id: m[1], events }) : sendJson(res, 404, { error: `id: no finished request sent with ?sid=${m[1]} (within 2 s)` })));
+  }
+  return true;
+}
+
 function main(): void {
   const flags = serverFlags(spec);
   const options = { ...balancerOptions(flags, DEFAULT_PORT), twoChoices: twoChoicesSampling(flags['two-choices']) };
   const b = new Balancer(options);
+  let rec: ProxyStageRecorder | undefined;
   const server = http.createServer((req, res) => {
-    if (!admin(b, req, res)) void forward(b, req, res);
+    if (!admin(b, req, res) && !stagesRoute(rec, req, res)) void forward(b, req, res);
   });
+  if (flags.stages) rec = new ProxyStageRecorder(server);
   // The access log is written before the total, so a reader that waits for the total has it whole.
   process.on('SIGUSR1', () => {
     b.accessLog?.flush();

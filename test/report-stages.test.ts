@@ -59,6 +59,16 @@ test('proxy: an upstream connect before the request, a connection per request, o
   assert.ok(broken(r).includes('builtin  proxy-hops  above-direct'));
 });
 
+test("proxy: the kit's balancer's own stages in the order cause and effect demand; none, or one out of order, breaks the line", () => {
+  let r = stagesResult();
+  for (const q of group(part(r, 'proxy'), 'builtin')!.requests) q.stamps = q.stamps.filter((s) => s.side !== 'proxy'); // the request went around it
+  assert.deepEqual(broken(r), ['builtin  proxy-stages  in-causal-order']);
+  assert.ok(shape(r).includes('builtin  proxy-stages  not-recorded'));
+  r = stagesResult();
+  stamp(req(r, 'proxy', 'builtin', 2), 'upstream-request-written').atUs += 5_000; // after the server had parsed it: impossible
+  assert.deepEqual(broken(r), ['builtin  proxy-stages  in-causal-order']);
+});
+
 test('proxy: without nginx its lines are not shown, and the run says why', () => {
   const r = stagesResult();
   const p = part(r, 'proxy')!;

@@ -172,3 +172,27 @@ test('a chunked upload over an early limit still gets its 413 (the socket is not
   const answer = await rawExchange(server.port, chunks, 2000);
   assert.match(answer, /^HTTP\/1\.1 413 /);
 });
+
+test("the kit's balancer with --stages stamps its own stages of a request, in order, and answers them at /__lb/stages/<id>", async () => {
+  const upstream = `stages=127.0.0.1:${server.port}`;
+  const lb = await lab.start({ server: 'balancer', args: ['--upstream', upstream, '--port', '0', '--stages'] });
+  const plain = await lab.start({ server: 'balancer', args: ['--upstream', upstream, '--port', '0'] });
+  try {
+    assert.equal((await probe(`${lb.url}/loans?sid=lb-1`, { method: 'POST', json: LOAN })).status, 201);
+    const r = await probe(`${lb.url}/__lb/stages/lb-1`);
+    assert.equal(r.status, 200);
+    const stages = (r.body.events as { stage: string; atUs: number }[]).map((e) => e.stage);
+    assert.deepEqual(stages, ['accept', 'headers-parsed', 'upstream-connect', 'upstream-request-written', 'upstream-headers-parsed', 'finish']);
+    const server_ = await record('lb-1');
+    const at = (stage: string) => (r.body.events as { stage: string; atUs: number }[]).find((e) => e.stage === stage)!.atUs;
+    const srv = (stage: string) => server_.events.find((e) => e.stage === stage)!.atUs;
+    assert.ok(at('upstream-request-written') <= srv('headers-parsed') && srv('response-headers-written') <= at('upstream-headers-parsed'), 'one clock: the balancer forwards before the server parses, and parses the answer after the server wrote it');
+    assert.match((await probe(`${lb.url}/__lb/stages/a.b`)).body.error, /^id: /);
+    const off = await probe(`${plain.url}/__lb/stages/lb-1`);
+    assert.equal(off.status, 404);
+    assert.match(off.body.error, /--stages/);
+  } finally {
+    await lab.stop(lb);
+    await lab.stop(plain);
+  }
+});

@@ -5,7 +5,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { findNginx } from '../../servers/lib/nginx-config.ts';
-import type { ServerRecord } from '../../servers/lib/stage-stamps.ts';
+import type { ServerRecord, StageEvent } from '../../servers/lib/stage-stamps.ts';
 import { mergeStamps, type StagedRequest, type StagesGroup, type StagesPart } from '../../results/stages.ts';
 import type { Lab } from './lab.ts';
 import type { ServerProcess } from './launch.ts';
@@ -41,20 +41,21 @@ async function serverSide(ctx: PartContext, sid: string): Promise<ServerRecord> 
   return (await probeOk(`${ctx.server.url}/stages/${sid}`)).body as ServerRecord;
 }
 
-/** Both sides of one request, merged. */
-async function both(ctx: PartContext, label: string, sid: string, sent: Pick<Sent, 'status' | 'events'>, extra: Record<string, number> = {}): Promise<StagedRequest> {
+/** Both sides of one request, merged; with `proxyUrl`, the kit's balancer's stages between them too. */
+async function both(ctx: PartContext, label: string, sid: string, sent: Pick<Sent, 'status' | 'events'>, extra: Record<string, number> = {}, proxyUrl?: string): Promise<StagedRequest> {
   const rec = await serverSide(ctx, sid);
-  return { label, status: sent.status, stamps: mergeStamps(sent.events, rec.events), connectionAfter: rec.connectionAfter, extra: { ...rec.extra, ...extra } };
+  const proxy = proxyUrl ? ((await probeOk(`${proxyUrl}/__lb/stages/${sid}`)).body.events as StageEvent[]) : [];
+  return { label, status: sent.status, stamps: mergeStamps(sent.events, rec.events, proxy), connectionAfter: rec.connectionAfter, extra: { ...rec.extra, ...extra } };
 }
 
-/** `n` loans on one kept-alive connection to `origin`. */
-async function loansOnOneConnection(ctx: PartContext, origin: string, n: number): Promise<StagedRequest[]> {
+/** `n` loans on one kept-alive connection to `origin` (the kit's balancer with `stamped`, whose stages are asked for too). */
+async function loansOnOneConnection(ctx: PartContext, origin: string, n: number, stamped = false): Promise<StagedRequest[]> {
   const conn = oneConnection(origin);
   const out: StagedRequest[] = [];
   try {
     for (let i = 1; i <= n; i++) {
       const sid = ctx.nextId();
-      out.push(await both(ctx, `request ${i}`, sid, await ctx.client.send(conn, origin, `/loans?sid=${sid}`, LOAN)));
+      out.push(await both(ctx, `request ${i}`, sid, await ctx.client.send(conn, origin, `/loans?sid=${sid}`, LOAN), {}, stamped ? origin : undefined));
     }
   } finally {
     await conn.close();
@@ -91,8 +92,9 @@ export async function proxyPart(ctx: PartContext): Promise<StagesPart> {
       }
     }
     ctx.progress.step(`proxy: ${n} loans through ${kind === 'builtin' ? "the kit's balancer" : 'nginx'} (upstream keep-alive on)`);
-    const lb = await startBalancer(ctx.lab, kind, 'round-robin', [upstream], 0, true, [], null);
-    groups.push({ name: kind, requests: await loansOnOneConnection(ctx, lb.url, n) });
+    // The kit's balancer stamps its own stages too (--stages); nginx's times come in ms, so it is seen from both sides only.
+    const lb = await startBalancer(ctx.lab, kind, 'round-robin', [upstream], 0, true, kind === 'builtin' ? ['--stages'] : [], null);
+    groups.push({ name: kind, requests: await loansOnOneConnection(ctx, lb.url, n, kind === 'builtin') });
     await ctx.lab.stop(lb);
   }
   return { part: 'proxy', groups, ...(Object.keys(missing).length ? { missing } : {}) };
