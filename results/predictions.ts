@@ -93,7 +93,9 @@ export function grade(questions: readonly Question[], answers: Answers, measures
 export function renderPredictions(graded: readonly Graded[], color: boolean): string {
   const c = makeChalk(color);
   const right = graded.filter((g) => g.measured === g.chosen).length;
-  const out = [c.bold(`Your predictions: ${right} of ${graded.length} right`)];
+  // A question this run did not measure (a part left out) is neither right nor wrong.
+  const unmeasured = graded.filter((g) => g.measured === undefined).length;
+  const out = [c.bold(`Your predictions: ${right} of ${graded.length - unmeasured} right${unmeasured ? `; ${unmeasured} not in this run` : ''}`)];
   for (const g of graded) {
     const q = g.question;
     const mark = g.measured === undefined ? c.yellow('?') : g.measured === g.chosen ? c.green('✓') : c.red('✗');

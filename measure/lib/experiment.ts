@@ -100,7 +100,12 @@ export function defineExperiment<const S extends FlagSpecs, O, R>(exp: Experimen
  * started (`npx tsx measure/blocking.ts`), and not when a test or the lesson runner imports it.
  */
 export async function runIfEntry<S extends FlagSpecs, O, R>(meta: ImportMeta, exp: Experiment<S, O, R>): Promise<void> {
-  if (isEntry(meta)) process.exitCode = await runExperiment(exp);
+  if (!isEntry(meta)) return;
+  // `--json | head`: the reader went away; the run still ends (and stops its servers) as usual.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+  process.exitCode = await runExperiment(exp);
 }
 
 /**
