@@ -13,8 +13,8 @@ export const PROXIES = ['builtin', 'nginx'] as const;
 /**
  * A proxy's hops are "above direct" at this many times direct's median: the proxy reads, parses
  * and writes the request and the response once more, in another process. The kit's balancer, in
- * JavaScript, measured 2.9 to 10.4 times direct's (median about 6) in 80 --quick runs on Node 20
- * to 26 (2 cores). nginx, 0.6 to 2.8 times: too close to direct for any line, so it has none.
+ * JavaScript, measured 3.1 to 13.8 times direct's in 100 --quick runs on Node 20 to 26 (2 cores;
+ * the median of 7 requests each). nginx, 0.6 to 2.9 times: too close to direct for any line.
  */
 export const HOP_FACTOR = 2;
 /**
@@ -36,8 +36,8 @@ export const AT_FINISH_SHARE = 0.1;
  * this share of headers-parsed → finish: the reader, not the server, set the pace. write()'s
  * false alone says little: it returns false for every 64 KiB chunk, which reaches the stream's
  * highWaterMark by itself before the kernel has even been asked (Node docs: writable.write()).
- * Measured at the lesson's 64 MiB/s reader: 73 to 91 % of the server's time in 80 --quick runs
- * (at 128 MiB/s, 44 to 80 %: too close).
+ * Measured at the lesson's 64 MiB/s reader: 75 to 92 % of the server's time in 100 --quick runs
+ * (at 128 MiB/s, 44 to 80 % in 60: too close).
  */
 export const DRAIN_SHARE = 0.5;
 /**
