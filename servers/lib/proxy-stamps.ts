@@ -17,7 +17,7 @@
 import dc from 'node:diagnostics_channel';
 import type http from 'node:http';
 import type net from 'node:net';
-import { nowUs, stageId, type StageEvent } from './stage-stamps.ts';
+import { nowUs, settledWithin, stageId, type StageEvent } from './stage-stamps.ts';
 
 const MAX_RECORDS = 500;
 
@@ -76,11 +76,6 @@ export class ProxyStageRecorder {
   /** Request `sid`'s stages once its answer has finished, in time order; undefined when unknown or not finished within `deadlineMs`. */
   async stages(sid: string, deadlineMs: number): Promise<StageEvent[] | undefined> {
     const p = this.bySid.get(sid);
-    if (!p) return undefined;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), deadlineMs)));
-    const outcome = await Promise.race([p.done.then(() => 'done' as const), late]);
-    clearTimeout(timer);
-    return outcome === 'done' ? [...p.events].sort((a, b) => a.atUs - b.atUs) : undefined;
+    return p && (await settledWithin(p.done, deadlineMs)) ? [...p.events].sort((a, b) => a.atUs - b.atUs) : undefined;
   }
 }

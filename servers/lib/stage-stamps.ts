@@ -61,6 +61,15 @@ export interface ServerRecord {
 /** Records kept for /stages/:id; older ones are dropped. */
 const MAX_RECORDS = 500;
 
+/** True when `done` settles within `ms`, false at the deadline (whose timer is then cleared). */
+export async function settledWithin(done: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const outcome = await Promise.race([done.then(() => true as const), late]);
+  clearTimeout(timer);
+  return outcome;
+}
+
 /** Now, in µs on the shared monotonic clock. */
 export function nowUs(): number {
   return Number(process.hrtime.bigint() / 1000n);
@@ -209,12 +218,7 @@ export class StageRecorder {
    */
   async complete(id: string, deadlineMs: number): Promise<ServerRecord | undefined> {
     const pending = this.byId.get(id);
-    if (!pending) return undefined;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), deadlineMs)));
-    const outcome = await Promise.race([pending.done.then(() => 'done' as const), late]);
-    clearTimeout(timer);
-    return outcome === 'done' ? pending.record : undefined;
+    return pending && (await settledWithin(pending.done, deadlineMs)) ? pending.record : undefined;
   }
 
   close(): void {
