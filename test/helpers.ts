@@ -52,7 +52,9 @@ export function runScript(file: string, args: string[] = [], env: Record<string,
     child.stderr.on('data', (d) => (stderr += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.once('error', reject);
-    child.once('exit', (code, signal) => {
+    // 'close', not 'exit': at 'exit' the last of stdout and stderr may not have been read yet, and
+    // under load a usage error's line went missing (1 of 16 sim/run.ts runs started together).
+    child.once('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
