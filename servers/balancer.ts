@@ -32,7 +32,7 @@ import { Balancer } from './lib/balancer-core.ts';
 import { forward } from './lib/forward.ts';
 import { balancerFlags, balancerOptions, twoChoicesSampling } from './lib/upstreams.ts';
 import { ProxyStageRecorder } from './lib/proxy-stamps.ts';
-import { STAGE_ID_RULE, stageId } from './lib/stage-stamps.ts';
+import { isStageId, STAGE_ID_RULE } from './lib/stage-stamps.ts';
 
 const DEFAULT_PORT = 3020;
 
@@ -98,7 +98,7 @@ function stagesRoute(rec: ProxyStageRecorder | undefined, req: http.IncomingMess
   const m = /^\/__lb\/stages\/([^/?]*)$/.exec(req.url ?? '');
   if (!m || req.method !== 'GET') return false;
   if (!rec) sendJson(res, 404, { error: 'this balancer records no stages: start it with --stages' });
-  else if (stageId(`?sid=${m[1]}`) !== m[1]) sendJson(res, 400, { error: `id: ${STAGE_ID_RULE}` });
+  else if (!isStageId(m[1]!)) sendJson(res, 400, { error: `id: ${STAGE_ID_RULE}` });
   else {
     void rec.stages(m[1]!, 2000).then((events) => (events ? sendJson(res, 200, { id: m[1], events }) : sendJson(res, 404, { error: `id: no finished request sent with ?sid=${m[1]} (within 2 s)` })));
   }

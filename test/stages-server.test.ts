@@ -165,6 +165,13 @@ test('a target the checkContinue listener cannot parse gets 100 Continue and the
   assert.equal((await probe(`${server.url}/books/1`)).status, 200);
 });
 
+test('a chunked JSON body over its limit gets its 413 too (the shared readJsonBody, every lesson server\'s JSON routes)', async () => {
+  const head = 'POST /loans HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n';
+  const chunk = Buffer.alloc(40_000, 0x20);
+  const chunks = [Buffer.from(head), ...Array.from({ length: 3 }, () => Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])), Buffer.from('0\r\n\r\n')];
+  assert.match(await rawExchange(server.port, chunks, 2000), /^HTTP\/1\.1 413 /);
+});
+
 test('a chunked upload over an early limit still gets its 413 (the socket is not destroyed under it)', async () => {
   const head = 'POST /upload?check=early HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n';
   const chunk = Buffer.alloc(40_000, 0x61);

@@ -9,6 +9,7 @@
  */
 import net from 'node:net';
 import { KitError } from '../../lib/errors.ts';
+import { drainOrClose } from '../../servers/lib/http.ts';
 import { HOST } from '../../lib/ready.ts';
 import { nowUs, type StageEvent } from '../../servers/lib/stage-stamps.ts';
 
@@ -19,17 +20,6 @@ export interface Uploaded {
 }
 
 const CHUNK = 64 * 1024;
-
-/** Resolves at the socket's next 'drain', or when it closes. */
-function drainOrClose(socket: net.Socket): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      socket.off('drain', done).off('close', done);
-      resolve();
-    };
-    socket.on('drain', done).on('close', done);
-  });
-}
 
 /**
  * Writes `bytes` zero bytes in chunks, waiting for 'drain' when the socket says to, and calls

@@ -124,6 +124,40 @@ export class HttpError extends Error {
   }
 }
 
+/** Resolves at a writable's next 'drain', or when it closes (its reader gone). */
+export function drainOrClose(stream: NodeJS.EventEmitter): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done).off('close', done);
+      resolve();
+    };
+    stream.on('drain', done).on('close', done);
+  });
+}
+
+/**
+ * Reads `req`'s body until its end, or until it passes `stopAt` bytes; then stops listening and
+ * leaves the rest to Node, which drops it. (Leaving a `for await` over the request early would
+ * destroy it, and with it the socket a 413 must go out on.)
+ */
+export function readBody(req: http.IncomingMessage, stopAt: number): Promise<{ chunks: Buffer[]; size: number; complete: boolean }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (complete: boolean) => {
+      req.off('data', onData).off('end', onEnd).off('error', reject);
+      resolve({ chunks, size, complete });
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > stopAt) done(false);
+    };
+    const onEnd = () => done(true);
+    req.on('data', onData).on('end', onEnd).on('error', reject);
+  });
+}
+
 /**
  * Reads a JSON request body of at most `limitBytes`. Throws HttpError 413 when it is larger
  * (without reading the rest) and 400 when it is not valid JSON. With `optional`, an empty body is undefined.
@@ -131,13 +165,8 @@ export class HttpError extends Error {
 export async function readJsonBody(req: http.IncomingMessage, limitBytes: number, optional = false): Promise<unknown> {
   const declared = Number(req.headers['content-length']);
   if (declared > limitBytes) throw new HttpError(413, `body over ${limitBytes} bytes`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limitBytes) throw new HttpError(413, `body over ${limitBytes} bytes`);
-    chunks.push(chunk as Buffer);
-  }
+  const { chunks, size } = await readBody(req, limitBytes);
+  if (size > limitBytes) throw new HttpError(413, `body over ${limitBytes} bytes`);
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '' && optional) return undefined;
   try {

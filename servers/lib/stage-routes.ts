@@ -17,10 +17,10 @@
  */
 import type http from 'node:http';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { HttpError, readJsonBody, sendJson, type Routes } from './http.ts';
+import { drainOrClose, HttpError, readBody, readJsonBody, sendJson, type Routes } from './http.ts';
 import { hashOnThreadPool, type ScryptCost } from './scrypt-cost.ts';
 import type { SqliteDatabase } from './sqlite.ts';
-import { STAGE_ID_RULE, stageId, type StageRecorder } from './stage-stamps.ts';
+import { isStageId, STAGE_ID_RULE, type StageRecorder } from './stage-stamps.ts';
 
 /** The export route's chunk size: a realistic read-file-and-send size, bytes. */
 export const EXPORT_CHUNK_BYTES = 64 * 1024;
@@ -65,19 +65,6 @@ function loanRoute(rec: StageRecorder, db: SqliteDatabase, cost: ScryptCost): ht
     rec.stamp(req, 'scrypt');
     answer(rec, req, res, 201, { loan: { book: row.id, title: row.title, member: body.member } });
   };
-}
-
-/** Resolves at the response's next 'drain', or when it closes (a client gone). */
-function drainOrClose(res: http.ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }
 
 /** A 0 or 1 query flag; 400 naming it otherwise. */
@@ -132,29 +119,6 @@ function tooLarge(rec: StageRecorder, req: http.IncomingMessage, res: http.Serve
   answer(rec, req, res, 413, { error: `body over ${limit} bytes`, limitBytes: limit, readBytes }, close ? { connection: 'close' } : {});
 }
 
-/**
- * Reads `req`'s body, holding every chunk, until its end or until it passes `stopAt` bytes; then
- * stops listening and lets Node drop the rest (a for-await loop left early would destroy the
- * request, and with it the socket the 413 must go out on).
- */
-function readUpTo(req: http.IncomingMessage, stopAt: number): Promise<{ size: number; complete: boolean }> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []; // held whole, as a naive handler does
-    let size = 0;
-    const done = (complete: boolean) => {
-      req.off('data', onData).off('end', onEnd).off('error', reject);
-      resolve({ size, complete });
-    };
-    const onData = (chunk: Buffer) => {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size > stopAt) done(false);
-    };
-    const onEnd = () => done(true);
-    req.on('data', onData).on('end', onEnd).on('error', reject);
-  });
-}
-
 function uploadRoute(rec: StageRecorder, limit: number): http.RequestListener {
   return async (req, res) => {
     rec.stamp(req, 'handler-start');
@@ -163,7 +127,7 @@ function uploadRoute(rec: StageRecorder, limit: number): http.RequestListener {
     // Node reads and drops the rest of an unread body once the answer ends, keeping the
     // connection; closing it instead could reset it under a client still sending, losing the 413.
     if (check === 'early' && Number(req.headers['content-length']) > limit) return tooLarge(rec, req, res, limit, 0, false);
-    const { size, complete } = await readUpTo(req, check === 'early' ? limit : LATE_READ_CAP * limit);
+    const { size, complete } = await readBody(req, check === 'early' ? limit : LATE_READ_CAP * limit); // held whole, as a naive handler does
     rec.stamp(req, 'body-read');
     // Past the cap the late check gives up on the connection rather than read on without end.
     if (size > limit) return tooLarge(rec, req, res, limit, size, check === 'late' && !complete);
@@ -214,7 +178,7 @@ export function stageRoutes(rec: StageRecorder, db: SqliteDatabase, cost: Scrypt
     '/upload': { POST: upload },
     '/stages/:id': {
       GET: async (_req, res, _url, params) => {
-        if (stageId(`?sid=${params.id}`) !== params.id) throw new HttpError(400, `id: ${STAGE_ID_RULE}`);
+        if (!isStageId(params.id!)) throw new HttpError(400, `id: ${STAGE_ID_RULE}`);
         const record = await rec.complete(params.id!, 2000);
         if (!record) return sendJson(res, 404, { error: `id: no complete record of a request sent with ?sid=${params.id} (within 2 s)` });
         const start = record.events[0]?.atUs ?? 0;

@@ -237,6 +237,11 @@ export function stageId(target: string | undefined): string | undefined {
 /** What a stage id may hold, for the 400 that names it. */
 export const STAGE_ID_RULE = 'letters, digits, - and _, at most 64';
 
+/** True when `id` is a valid stage id. */
+export function isStageId(id: string): boolean {
+  return stageId(`?sid=${id}`) === id;
+}
+
 /** True when `target` has a sid parameter that is not a valid stage id (answered 400). */
 export function badStageId(target: string | undefined): boolean {
   return /[?&]sid=/.test(target ?? '') && stageId(target) === undefined;
