@@ -31,10 +31,20 @@ const command = defineCommand({
 const ROUTE = '/fast';
 /**
  * Without keep-alive every request leaves a socket in TIME_WAIT (60 s on Linux, 30 s on macOS,
- * whose ephemeral port range holds about 16,000 ports): those runs are bounded in requests too, so
- * a run, or two in a row, can never use up the ports.
+ * whose ephemeral port range holds about 16,000 ports): those runs are bounded in requests too
+ * (with their warm-ups, 12,000 connections a run), so a run can never use up the ports. Here the
+ * replica, which closes first, held 284 of 300 of them, on its own port.
  */
 const NO_KEEPALIVE_REQUESTS = { latency: 1000, throughput: 3000 };
+/**
+ * Each path's warm-up before the rounds: the kit's balancer is JavaScript, and until V8 has
+ * optimized its request path it spends about twice the CPU per request. Measured on a slow 2-core
+ * virtual machine (--quick, Node 20): after 0.5 s of warm-up its keep-alive p50 was 1.2-2.0 ms and
+ * its throughput 700-1,200 req/s, no better than without keep-alive in 5 of 20 runs; after 2 s,
+ * 0.5-0.8 ms and 1,500-3,000 req/s, as in a full run; 4 s gained nothing more. Without keep-alive
+ * the warm-up is bounded in requests too (see NO_KEEPALIVE_REQUESTS).
+ */
+const WARM_UP = { seconds: 2, requestsWithoutKeepAlive: 2000 };
 const LATENCY_CONNECTIONS = 1;
 const THROUGHPUT_CONNECTIONS = 8;
 
@@ -133,7 +143,7 @@ async function run({ lab, progress, quick, machine, port }: RunContext<Record<st
     const label = config.proxy === 'direct' ? 'direct' : `${config.proxy}, upstream keep-alive ${config.keepAlive ? 'on' : 'off'}`;
     const url = config.proxy === 'direct' ? replica!.url : (await startBalancer(lab, config.proxy, 'round-robin', [replica!], targets.length === 1 ? port : 0, config.keepAlive)).url;
     progress.step(`${label}: warming up`);
-    await runLoad({ url: `${url}${ROUTE}`, connections: THROUGHPUT_CONNECTIONS, durationS: 0.5, ...(config.keepAlive ? {} : { amount: 500 }) }); // JIT and pools
+    await runLoad({ url: `${url}${ROUTE}`, connections: THROUGHPUT_CONNECTIONS, durationS: WARM_UP.seconds, ...(config.keepAlive ? {} : { amount: WARM_UP.requestsWithoutKeepAlive }) });
     targets.push({ config, url: `${url}${ROUTE}`, label });
   }
   const slices: Slice[][] = targets.map(() => []);

@@ -16,6 +16,7 @@
  * Bounds: at most 120 s, at most MAX_ITERATIONS per user, every request times out after
  * `requestTimeoutMs`. Only loopback URLs are accepted (KIT_ERR_USAGE otherwise).
  */
+import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'undici';
@@ -161,6 +162,8 @@ export function startUsers(opts: UsersOptions): RunningUsers {
   const started = performance.now();
   const endAt = started + opts.durationS * 1000;
   const stopper = new AbortController();
+  // Each thinking user's sleep listens on the signal; past 10 listeners Node warns of a leak.
+  setMaxListeners(opts.users + 1, stopper.signal);
   const rec = new UsersRecord(started, started + (opts.steadyFromS ?? Infinity) * 1000, endAt, opts.onSecond);
 
   /** One request; resolves with the JSON body, or undefined after recording a failure. */
