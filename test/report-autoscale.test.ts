@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { DEFAULT_HPA } from '../servers/lib/hpa.ts';
 import type { LatencySummary } from '../results/latency.ts';
 import type { UsersResult } from '../results/users.ts';
-import { calibratedThinkMs, DEMAND_VS_CAPACITY, thinkNote } from '../results/autoscale-think.ts';
+import { calibratedThinkMs, DEMAND_VS_CAPACITY, lightLoadDisturbed, thinkNote } from '../results/autoscale-think.ts';
 import { caveats, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from '../results/autoscale.ts';
 import { expectedShape, failedLines, failOnWarnings } from './helpers.ts';
 import { measures } from '../results/autoscale-measures.ts';
@@ -160,6 +160,24 @@ test('a caveat when 10 users did not keep one worker about half busy', () => {
   assert.match(caveats(r)[0] ?? '', /40% busy.*shorter --think-ms/);
   for (const s of get(r, 'fixed-1w-10u').syncs) s.average = 0.6;
   assert.deepEqual(caveats(r), []);
+});
+
+test('a 10-user run busier than a light load is measured again, and the caveats say so', () => {
+  assert.equal(lightLoadDisturbed(0.91), true);
+  assert.equal(lightLoadDisturbed(0.84), false);
+  assert.equal(lightLoadDisturbed(0.3), false, 'too light is the calibration\'s business, not a disturbance');
+  assert.equal(lightLoadDisturbed(undefined), false);
+  const r = healthy();
+  for (const s of get(r, 'fixed-1w-10u').syncs) s.average = 0.6;
+  r.lightLoadRetried = [0.91];
+  assert.deepEqual(caveats(r).length, 1);
+  assert.match(caveats(r)[0]!, /91% busy.*measured again/);
+  // Every try busy: the kept one still gets the slow-machine caveat.
+  for (const s of get(r, 'fixed-1w-10u').syncs) s.average = 0.9;
+  r.lightLoadRetried = [0.93, 0.95];
+  assert.deepEqual(caveats(r).length, 2);
+  assert.match(caveats(r)[0]!, /93%, then 95% busy/);
+  assert.match(caveats(r)[1]!, /90% busy.*longer --think-ms/);
 });
 
 test('the think time is recalibrated only when 40 users would ask far from 2.1× one saturated worker', () => {
