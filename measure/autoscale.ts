@@ -21,7 +21,7 @@ import type { Lab } from './lib/lab.ts';
 import type { Progress } from './lib/progress.ts';
 import { quotaOptions, runClusterUsers } from './lib/cluster-users.ts';
 import { REQUESTS_PER_ITERATION } from './lib/users.ts';
-import { calibratedThinkMs, DEMAND_VS_CAPACITY, LIGHT_LOAD_TRIES, lightLoadDisturbed } from '../results/autoscale-think.ts';
+import { calibratedThinkMs, DEMAND_VS_CAPACITY, LIGHT_LOAD_TRIES, measureLightLoad } from '../results/autoscale-think.ts';
 import { caveats, hints, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult } from '../results/autoscale.ts';
 import { measures } from '../results/autoscale-measures.ts';
 import { predictions } from '../results/autoscale-predictions.ts';
@@ -98,25 +98,6 @@ async function runScenario(
 }
 
 /**
- * The 10-user scenario, measured again (up to LIGHT_LOAD_TRIES in all) while its worker was busier
- * than a light load (lightLoadDisturbed); the least busy try is kept, and each discarded try's
- * utilization is pushed to `retried`.
- */
-async function lightLoad(measure: () => Promise<ScenarioResult>, syncMs: number, progress: Progress, retried: number[]): Promise<ScenarioResult> {
-  const tries: { r: ScenarioResult; u: number }[] = [];
-  for (let i = 1; i <= LIGHT_LOAD_TRIES; i++) {
-    const r = await measure();
-    const u = stats(r, syncMs).meanUtilization;
-    tries.push({ r, u: u ?? 0 });
-    if (!lightLoadDisturbed(u) || i === LIGHT_LOAD_TRIES) break;
-    progress.step(`fixed-1w-10u: 10 users kept the worker ${Math.round(u! * 100)}% busy, where about 60% was aimed at: the machine slowed since the calibration; measuring it again (try ${i + 1} of ${LIGHT_LOAD_TRIES})`);
-  }
-  const kept = tries.reduce((a, b) => (b.u < a.u ? b : a));
-  retried.push(...tries.filter((t) => t !== kept).map((t) => t.u));
-  return kept.r;
-}
-
-/**
  * Runs the scenarios, 40 users on one worker first: without --think-ms, that run measures what one
  * saturated worker serves on this machine and Node, and when the default think time would make 40
  * users ask much more or less than DEMAND_VS_CAPACITY times it, the run is repeated at the think
@@ -140,11 +121,16 @@ async function run({ lab, progress, options, quick, port, machine }: RunContext<
     saturated = await once(first);
   }
   const scenarios: ScenarioResult[] = [];
-  const lightLoadRetried: number[] = [];
+  let lightLoadTries: (number | null)[] = [];
   for (const s of SCENARIOS) {
     if (s === first) scenarios.push(saturated);
-    else if (s.name === 'fixed-1w-10u') scenarios.push(await lightLoad(() => once(s), hpa.syncMs, progress, lightLoadRetried));
-    else scenarios.push(await once(s));
+    else if (s.name === 'fixed-1w-10u' && options.thinkMs === undefined) {
+      const busy = (u: number, next: number) =>
+        progress.step(`fixed-1w-10u: 10 users kept the worker ${Math.round(u * 100)}% busy, where the calibration aimed at about 60%: the machine slowed since; measuring it again (try ${next} of ${LIGHT_LOAD_TRIES})`);
+      const light = await measureLightLoad(() => once(s), (r) => stats(r, hpa.syncMs).meanUtilization, busy);
+      scenarios.push(light.kept);
+      lightLoadTries = light.tries;
+    } else scenarios.push(await once(s));
   }
   return {
     machine,
@@ -152,7 +138,7 @@ async function run({ lab, progress, options, quick, port, machine }: RunContext<
     quotaLine: scenarios[0]?.quotaLine ?? '',
     thinkMs,
     ...(calibration ? { calibration } : {}),
-    ...(lightLoadRetried.length ? { lightLoadRetried } : {}),
+    ...(lightLoadTries.length > 1 ? { lightLoadTries } : {}),
     signupCost: formatCost(SIGNUP_COST),
     ...(options.keepAlive ? { keepAlive: true } : {}),
     hpa,

@@ -32,17 +32,20 @@ const ROUTE = '/fast';
 /**
  * Without keep-alive every request leaves a socket in TIME_WAIT (60 s on Linux, 30 s on macOS,
  * whose ephemeral port range holds about 16,000 ports): those runs are bounded in requests too
- * (with their warm-ups, 12,000 connections a run), so a run can never use up the ports. Here the
- * replica, which closes first, held 284 of 300 of them, on its own port.
+ * (with their warm-ups, 12,000 connections a run), so a run can never use up the ports. The
+ * replica closes first and holds most of them on its own port: after 300 requests through the
+ * kit's balancer with --keepalive off, 284 of the 300 new TIME_WAIT sockets were the replica's (ss -tan).
  */
 const NO_KEEPALIVE_REQUESTS = { latency: 1000, throughput: 3000 };
 /**
  * Each path's warm-up before the rounds: the kit's balancer is JavaScript, and until V8 has
- * optimized its request path it spends about twice the CPU per request. Measured on a slow 2-core
- * virtual machine (--quick, Node 20): after 0.5 s of warm-up its keep-alive p50 was 1.2-2.0 ms and
- * its throughput 700-1,200 req/s, no better than without keep-alive in 5 of 20 runs; after 2 s,
- * 0.5-0.8 ms and 1,500-3,000 req/s, as in a full run; 4 s gained nothing more. Without keep-alive
- * the warm-up is bounded in requests too (see NO_KEEPALIVE_REQUESTS).
+ * optimized its request path it spends more CPU per request. On a slow 2-core virtual machine
+ * (--quick, 20 runs each on Node 20 and 22), after 0.5 s of warm-up its keep-alive p50 was
+ * 0.85-2.0 ms and its throughput 710-1,660 req/s, no better than without keep-alive in 5 of the
+ * Node 20 runs; after 2 s, 0.53-1.54 ms and 990-2,370 req/s, and keep-alive off was 0.43-0.78 of
+ * it in all 40. 4 s gained nothing more. The p50 still varies from machine to machine: the shape
+ * compares it with the direct p50 (results/proxy-overhead.ts). Without keep-alive the warm-up is
+ * bounded in requests too (see NO_KEEPALIVE_REQUESTS).
  */
 const WARM_UP = { seconds: 2, requestsWithoutKeepAlive: 2000 };
 const LATENCY_CONNECTIONS = 1;

@@ -58,8 +58,8 @@ export interface AutoscaleResult {
   thinkMs: number;
   /** When calibrated: the first 40-user run's think time, ms, and its steady req/s (one saturated worker). */
   calibration?: { thinkMs: number; capacityRps: number };
-  /** The 10-user tries measured again (see lightLoadDisturbed): each one's mean utilization, fraction of the quota. */
-  lightLoadRetried?: number[];
+  /** When the 10-user scenario was measured again (measureLightLoad): every try's mean utilization, fraction of the quota, in order (null: none); the least busy was kept. */
+  lightLoadTries?: (number | null)[];
   /** The sign-up's scrypt cost. */
   signupCost: string;
   /** --keep-alive: each user kept one connection for the run (absent: one per iteration). */
@@ -208,7 +208,7 @@ export const hints: Record<string, string> = {
     'the autoscaler should settle where utilization is near the target (60%), like one worker with 10 users; a machine short of cores cannot',
   'autoscale  auto-80u  steady-recommendation-vs-40-users':
     'twice the users need about twice the CPU, so the controller should recommend more workers for them: a machine with fewer free cores than 8 × quota cannot show it',
-  'autoscale  errors': 'a request failed: a wrong status, a timeout (10 s), or a connection cut by a worker that did not drain',
+  'autoscale  errors': 'a request failed: a wrong status, no answer within 30 s, or a connection cut by a worker that did not drain',
 };
 
 const LABEL: Record<Scenario, string> = {
@@ -222,10 +222,12 @@ const LABEL: Record<Scenario, string> = {
 export function caveats(r: AutoscaleResult): string[] {
   const f10 = r.scenarios.find((s) => s.name === 'fixed-1w-10u');
   const u = f10 ? stats(f10, r.hpa.syncMs).meanUtilization : undefined;
-  const pct = (x: number) => `${Math.round(x * 100)}%`;
-  const retried = r.lightLoadRetried?.length
-    ? [`10 users kept one worker ${r.lightLoadRetried.map(pct).join(', then ')} busy, where the calibration aimed at about 60%: the machine was slower than during the calibration, so that run was measured again.`]
-    : [];
+  const pct = (x: number | null) => (x === null ? 'an unknown share' : `${Math.round(x * 100)}%`);
+  const tries = r.lightLoadTries ?? [];
+  const retried =
+    tries.length > 1
+      ? [`10 users kept one worker ${tries.map(pct).join(', then ')} busy in ${tries.length} tries, where the calibration aimed at about 60%: the machine had slowed since, so the run was measured again, and the table shows the least busy try.`]
+      : [];
   if (u === undefined || (u >= TEN_USER_UTILIZATION[0] && u <= TEN_USER_UTILIZATION[1])) return retried;
   const hint = u > TEN_USER_UTILIZATION[1] ? 'a longer --think-ms (this machine is slower than the lesson assumes)' : 'a shorter --think-ms (this machine is faster than the lesson assumes)';
   return [...retried, `10 users kept one worker ${pct(u)} busy at a ${r.thinkMs} ms think time; the lesson assumes about 60%. Try ${hint}.`];

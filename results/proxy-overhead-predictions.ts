@@ -34,7 +34,7 @@ export const predictions: Question[] = [
       { label: '1 to 10 ms', from: 1, to: 10 },
       { label: '10 ms or more', from: 10 },
     ],
-    explain: 'One more hop on loopback is a read, a parse and a write in one more process: tens to hundreds of microseconds, no network in between.',
+    explain: 'One more hop on loopback is a read, a parse and a write in one more process, with no network in between: what that process\'s CPU takes, a fraction of a millisecond on a fast machine, about one on a slow virtual machine.',
     lesson: WHERE,
   },
   {

@@ -43,8 +43,8 @@ export interface ProxyOverheadResult {
  * loopback, and it costs what that process's CPU costs on this machine. An absolute limit does not
  * travel: the kit's balancer added 0.3 ms where the replica spent 45-68 µs per request, and
  * 0.4-1.3 ms on a virtual machine where it spent 104-174 µs: 3.1-6.6× the direct p50 there over
- * 40 --quick runs (Node 20 and 22); nginx, 0.3-1.1×. A hop that waits (Nagle against delayed ACK,
- * a timer, a round trip more) adds tens of ms.
+ * 40 --quick runs (Node 20 and 22); nginx, 0.3-1.1×. A hop whose small writes wait on a delayed
+ * ACK (Nagle's algorithm; Linux delays an ACK by 40 ms or more) adds tens of ms.
  */
 export const ADDED_P50_FACTOR = 10;
 /** "Few" upstream connections: at most this share of the requests. */

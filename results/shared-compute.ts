@@ -96,7 +96,7 @@ export const hints: Record<string, string> = {
   'shared-compute  shared-100ms  throttled-periods': 'the quota never stopped the worker: check the "cpu quota:" line (a cgroup, or the throttle with its period)',
   'shared-compute  shared-100ms  slowest-request-vs-dedicated':
     'a request that needs CPU once the period\'s 25 ms are spent should wait up to 75 ms; on a core of its own none should. Was the quota enforced, and was the machine idle?',
-  'shared-compute  errors': 'a request failed: a wrong status or a timeout (10 s)',
+  'shared-compute  errors': 'a request failed: a wrong status or no answer within 30 s',
 };
 
 const LABEL: Record<ComputeScenario, string> = { 'shared-100ms': 'shared, 100 ms period', 'shared-20ms': 'shared, 20 ms period', dedicated: 'dedicated core' };

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { DEFAULT_HPA } from '../servers/lib/hpa.ts';
 import type { LatencySummary } from '../results/latency.ts';
 import type { UsersResult } from '../results/users.ts';
-import { calibratedThinkMs, DEMAND_VS_CAPACITY, lightLoadDisturbed, thinkNote } from '../results/autoscale-think.ts';
+import { calibratedThinkMs, DEMAND_VS_CAPACITY, lightLoadDisturbed, measureLightLoad, thinkNote } from '../results/autoscale-think.ts';
 import { caveats, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from '../results/autoscale.ts';
 import { expectedShape, failedLines, failOnWarnings } from './helpers.ts';
 import { measures } from '../results/autoscale-measures.ts';
@@ -162,22 +162,35 @@ test('a caveat when 10 users did not keep one worker about half busy', () => {
   assert.deepEqual(caveats(r), []);
 });
 
-test('a 10-user run busier than a light load is measured again, and the caveats say so', () => {
+test('a 10-user run busier than a light load is measured again, the least busy try kept, and the caveats say so', async () => {
   assert.equal(lightLoadDisturbed(0.91), true);
   assert.equal(lightLoadDisturbed(0.84), false);
   assert.equal(lightLoadDisturbed(0.3), false, 'too light is the calibration\'s business, not a disturbance');
   assert.equal(lightLoadDisturbed(undefined), false);
+  const tryAll = async (us: (number | undefined)[]) => {
+    let i = 0;
+    const retries: string[] = [];
+    const out = await measureLightLoad(async () => i++, (t) => us[t], (u, next) => retries.push(`${u}->${next}`));
+    return { ...out, runs: i, retries };
+  };
+  assert.deepEqual(await tryAll([0.6, 0.95]), { kept: 0, tries: [0.6], runs: 1, retries: [] });
+  assert.deepEqual(await tryAll([0.91, 0.62, 0.95]), { kept: 1, tries: [0.91, 0.62], runs: 2, retries: ['0.91->2'] });
+  // Busy every time: three tries, no more, and the least busy kept even when it came first.
+  assert.deepEqual(await tryAll([0.88, 0.91, 0.93, 0.5]), { kept: 0, tries: [0.88, 0.91, 0.93], runs: 3, retries: ['0.88->2', '0.91->3'] });
+  // A try without a utilization is never the least busy.
+  assert.deepEqual(await tryAll([0.9, undefined]), { kept: 0, tries: [0.9, null], runs: 2, retries: ['0.9->2'] });
+
   const r = healthy();
-  for (const s of get(r, 'fixed-1w-10u').syncs) s.average = 0.6;
-  r.lightLoadRetried = [0.91];
-  assert.deepEqual(caveats(r).length, 1);
-  assert.match(caveats(r)[0]!, /91% busy.*measured again/);
-  // Every try busy: the kept one still gets the slow-machine caveat.
-  for (const s of get(r, 'fixed-1w-10u').syncs) s.average = 0.9;
-  r.lightLoadRetried = [0.93, 0.95];
-  assert.deepEqual(caveats(r).length, 2);
-  assert.match(caveats(r)[0]!, /93%, then 95% busy/);
-  assert.match(caveats(r)[1]!, /90% busy.*longer --think-ms/);
+  for (const s of get(r, 'fixed-1w-10u').syncs) s.average = 0.62;
+  r.lightLoadTries = [0.91, 0.62];
+  assert.equal(caveats(r).length, 1);
+  assert.match(caveats(r)[0]!, /91%, then 62% busy in 2 tries.*least busy/);
+  // Busy every time: the kept try also gets the slow-machine caveat.
+  for (const s of get(r, 'fixed-1w-10u').syncs) s.average = 0.88;
+  r.lightLoadTries = [0.88, 0.91, 0.93];
+  assert.equal(caveats(r).length, 2);
+  assert.match(caveats(r)[0]!, /88%, then 91%, then 93% busy in 3 tries/);
+  assert.match(caveats(r)[1]!, /88% busy.*longer --think-ms/);
 });
 
 test('the think time is recalibrated only when 40 users would ask far from 2.1× one saturated worker', () => {

@@ -16,6 +16,14 @@ import { startUsers } from './users.ts';
 
 /** After the load: how long to wait for the workers to return to min, beyond the window, s. */
 const COOL_DOWN_SLACK_S = 10;
+/**
+ * The users' per-request timeout, ms. In a closed loop a short CPU makes requests wait, not fail
+ * (lesson 6), and at the start of auto-80u, before the autoscaler has caught up, a request can wait
+ * for the whole backlog on the first worker: the slowest took 3.6-10.2 s over 13 --quick runs on a
+ * slow 2-core virtual machine (Node 20), and users.ts's 10 s default failed 3 sign-ups in one of
+ * them. With 30 s such a wait shows in the latencies, and a hung request is still an error.
+ */
+const REQUEST_TIMEOUT_MS = 30_000;
 
 const isAutoscale = isEvent('autoscale');
 
@@ -58,6 +66,7 @@ export async function runClusterUsers(lab: Lab, progress: Progress, o: ClusterUs
     users: o.users,
     durationS: o.loadS,
     thinkMs: o.thinkMs,
+    requestTimeoutMs: REQUEST_TIMEOUT_MS,
     ...(o.keepAlive ? { keepAlive: true } : {}),
     steadyFromS: steadyWindow({ loadS: o.loadS, autoscale: o.autoscale })[0],
     onSecond: (sec) => progress.step(`${o.label}: ${o.users} users, second ${sec.second + 1} of ${o.loadS}: ${sec.completed} req/s, p95 ${sec.p95.toFixed(0)} ms, ${workersNow} worker(s)`),
