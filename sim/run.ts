@@ -53,10 +53,16 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const began = performance.now();
   const progress = (step: string) => io.stderr.write(`${step}\n`);
   // A long scenario yields between its simulations: stop there on a signal sent to this process.
-  process.once('SIGINT', () => process.exit(EXIT.sigint));
-  process.once('SIGTERM', () => process.exit(EXIT.sigterm));
-  const run = await scenario.run({ seed, loop, progress, ...(requests !== undefined ? { requests } : {}), ...(staleMs !== undefined ? { staleMs } : {}), ...(hpa ? { hpa } : {}) });
-  await new Promise((resolve) => setTimeout(resolve, 0)); // a signal that came during the last simulation ends it here, before any output
+  // The listeners go when the run ends, so that main() run again in one process adds none.
+  const onSignal = { SIGINT: () => process.exit(EXIT.sigint), SIGTERM: () => process.exit(EXIT.sigterm) };
+  for (const [signal, exit] of Object.entries(onSignal)) process.once(signal, exit);
+  let run: Awaited<ReturnType<typeof scenario.run>>;
+  try {
+    run = await scenario.run({ seed, loop, progress, ...(requests !== undefined ? { requests } : {}), ...(staleMs !== undefined ? { staleMs } : {}), ...(hpa ? { hpa } : {}) });
+    await new Promise((resolve) => setTimeout(resolve, 0)); // a signal that came during the last simulation ends it here, before any output
+  } finally {
+    for (const [signal, exit] of Object.entries(onSignal)) process.off(signal, exit);
+  }
   const wallMs = performance.now() - began;
   if (parsed.flags.json) {
     io.stdout.write(JSON.stringify({ scenario: scenario.name, mirrors: scenario.mirrors ?? null, seed, loop, totals: run.totals, result: run.result }, null, 2) + '\n');
