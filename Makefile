@@ -8,7 +8,7 @@ STAMP := node_modules/.package-lock.json
 NODEDIR = $(shell node -p "const p = require('path'), d = p.dirname(p.dirname(process.execPath)); require('fs').existsSync(p.join(d, 'include/node/node_version.h')) ? d : ''" 2>/dev/null)
 NPM_ENV = $(if $(NODEDIR),npm_config_nodedir=$(NODEDIR))
 
-.PHONY: test typecheck traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 lesson-7 sim sim-bench fidelity compare rollup check-exercise test-unit check-node ready clean
+.PHONY: test test-e2e test-all typecheck traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 lesson-7 sim sim-bench fidelity compare rollup check-exercise check-node ready clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
@@ -97,17 +97,34 @@ typecheck: ready
 	npx tsc --noEmit
 	npx tsc --noEmit -p web/page
 
-# The end-to-end runs also save their --json into one class folder, which test/rollup.test.ts (run
-# after them: the files run one at a time, in name order) rolls up; the folder is removed after.
-test: typecheck
-	@class=$$(mktemp -d "$${TMPDIR:-/tmp}/nsl-class-XXXXXX") || exit 1; trap 'rm -rf "$$class"' EXIT INT TERM; \
-	NSL_CLASS_DIR=$$class node --import tsx --test --test-concurrency=1 --test-reporter=spec test/*.test.ts
+# The tests, in two tiers; where a test file lives decides its tier (test/unit/code-layout.test.ts
+# checks that every test file is in one of these folders):
+#   test/unit/         start no process: they run side by side, one file per core
+#   test/integration/  real servers, scripts and browsers on loopback, one file at a time
+#   test/smoke/        one short end-to-end run per lesson, one file at a time
+#   test/e2e/          every other experiment run, on both balancers; --predict, --save, timings
+#                      measured over seconds, and the class roll-up of the runs (class-rollup.test.ts,
+#                      run last: make test-all points both tiers at one class folder)
+# The timing tests and the experiments must not share the two cores, so only unit/ runs in parallel.
+CORES = $(shell node -p "require('os').availableParallelism()" 2>/dev/null || echo 2)
+# NSL_TEST_TIMES=<file> (set by .ci/run) also appends each test file's wall time to that file.
+NODE_TEST = node --import tsx --test --test-reporter=spec --test-reporter-destination=stdout $(if $(NSL_TEST_TIMES),--test-reporter=./test/file-times.mjs --test-reporter-destination=/dev/null)
+E2E_LAST := test/e2e/class-rollup.test.ts
 
-# The tests that start no lesson server: shape rules, renderers, policies, the simulator, the
-# state stores (better-sqlite3 included), the docs. CI runs them on every Node it tests.
-UNIT_TESTS := $(wildcard test/report-*.test.ts test/*-rules.test.ts) test/policies.test.ts test/sim-engine.test.ts test/shape-compare.test.ts test/docs.test.ts test/contention.test.ts test/steady.test.ts test/state-stores.test.ts test/code-layout.test.ts test/users-think.test.ts test/traffic-lab-settings.test.ts
-test-unit: typecheck
-	node --import tsx --test --test-concurrency=1 --test-reporter=spec $(UNIT_TESTS)
+# The fast tier: the type check, every unit test, the servers and browsers, and one run per lesson (about 4½ minutes).
+test: typecheck
+	$(NODE_TEST) --test-concurrency=$(CORES) test/unit/*.test.ts
+	$(NODE_TEST) --test-concurrency=1 test/integration/*.test.ts test/smoke/*.test.ts
+
+# The end-to-end tier: every experiment run that make test leaves out (about 13 minutes).
+test-e2e: ready
+	$(NODE_TEST) --test-concurrency=1 $(filter-out $(E2E_LAST),$(wildcard test/e2e/*.test.ts))
+	$(NODE_TEST) $(E2E_LAST)
+
+# Both tiers, sharing one class folder that the last test rolls up (about 18 minutes).
+test-all: ready
+	@class=$$(mktemp -d "$${TMPDIR:-/tmp}/nsl-class-XXXXXX") || exit 1; trap 'rm -rf "$$class"' EXIT INT TERM; \
+	NSL_CLASS_DIR=$$class $(MAKE) --no-print-directory test test-e2e
 
 clean:
 	rm -rf node_modules

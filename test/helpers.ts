@@ -3,7 +3,7 @@
  * pids are gone (polling against a deadline), and fail a test file on any process warning.
  */
 import { findPostgres } from '../servers/lib/postgres-binary.ts';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import net from 'node:net';
@@ -61,11 +61,37 @@ export function runScript(file: string, args: string[] = [], env: Record<string,
   });
 }
 
+/** How long an owned process has to end after SIGTERM before it gets SIGKILL, ms. */
+const OWNED_GRACE_MS = 5000;
+
+/**
+ * Spawns `command` owned by test `t`: when the test ends, passed or failed, a process still running
+ * gets SIGTERM (the kit's scripts then stop their servers), and SIGKILL after OWNED_GRACE_MS; the
+ * test's end waits for it. A test that fails half-way thus leaves nothing running.
+ */
+export function spawnOwned(t: TestContext, command: string, args: string[], options: SpawnOptions = {}): ChildProcess {
+  const child = spawn(command, args, options);
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  t.after(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), OWNED_GRACE_MS);
+    await closed;
+    clearTimeout(timer);
+  });
+  return child;
+}
+
+/** `node --import tsx <script> ...args` from the project root, owned by test `t` (spawnOwned), output piped, without colour. */
+export function spawnScript(t: TestContext, script: string, args: string[] = []): ChildProcess {
+  return spawnOwned(t, process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+}
+
 /**
  * `--save <class folder>/<student>` (an experiment or a lesson then writes <experiment>.json there)
- * when `make test` collects the end-to-end runs for the class roll-up's test (NSL_CLASS_DIR, set by
- * the Makefile; test/rollup.test.ts reads it last); nothing otherwise. The "student" says how the
- * run was made (e.g. the balancer it went through).
+ * when `make test-all` collects the end-to-end runs of both tiers for the class roll-up's test
+ * (NSL_CLASS_DIR, set by the Makefile; test/e2e/class-rollup.test.ts reads it last); nothing
+ * otherwise. The "student" says how the run was made (e.g. the balancer it went through).
  */
 export function classSave(student: string): string[] {
   const dir = process.env.NSL_CLASS_DIR;
@@ -98,6 +124,19 @@ export async function runInProcess(name: string, args: string[]): Promise<Script
   const { loadExperiment } = await import('../measure/lib/experiments.ts');
   const code = await runExperiment(await loadExperiment(name), args, io);
   return { code, signal: null, ...out };
+}
+
+/**
+ * Runs experiment `name` in this process for a call that must stop before it starts anything:
+ * `--help` (exit 0) or a usage mistake (exit 2). Any other exit, or a "started" progress line,
+ * means that the experiment ran, which a unit test must not do (unit test files run side by side,
+ * and a run would share the cores with them): the test fails, saying so.
+ */
+export async function usageInProcess(name: string, args: string[]): Promise<ScriptRun> {
+  const r = await runInProcess(name, args);
+  const stopped = r.code === 2 || (r.code === 0 && args.includes('--help'));
+  assert.ok(stopped && !/^started /m.test(r.stderr), `${name} ${args.join(' ')} ran (exit ${r.code}); a unit test may only ask for --help or make a usage mistake:\n${r.stderr}`);
+  return r;
 }
 
 /**
@@ -181,8 +220,19 @@ export function failedLines(expected: string[], actual: string[]): string[] {
 }
 
 /**
+ * The reason to skip a test that needs `tool`, or false when it can run. On a student's machine a
+ * missing tool skips the test with `reason`. Where NSL_REQUIRE_TOOLS=1 (.ci/run sets it, since it
+ * installs every tool), a missing tool throws instead, naming it: at a file's top level that fails
+ * the file, in a test the test, so a green CI cannot have skipped the tool's tests quietly.
+ */
+export function toolSkip(tool: string, reason: string | false, env: NodeJS.ProcessEnv = process.env): string | false {
+  if (reason && env.NSL_REQUIRE_TOOLS === '1') throw new Error(`${tool} is required here (NSL_REQUIRE_TOOLS=1) but it is missing: ${reason}`);
+  return reason;
+}
+
+/**
  * Why tests that run nginx, redis-server or PostgreSQL skip here: the reason, or false when the binary is
- * installed. .ci/run installs them all, so in CI nothing skips.
+ * installed. .ci/run installs them all and sets NSL_REQUIRE_TOOLS, so in CI a missing one fails (toolSkip).
  */
 export function skipUnless(binary: 'nginx' | 'redis-server' | 'postgresql'): string | false {
   try {
@@ -191,6 +241,6 @@ export function skipUnless(binary: 'nginx' | 'redis-server' | 'postgresql'): str
     else findRedis();
     return false;
   } catch {
-    return `${binary} is not installed (Debian/Ubuntu: apt-get install ${binary}); .ci/run installs it`;
+    return toolSkip(binary, `${binary} is not installed (Debian/Ubuntu: apt-get install ${binary}); .ci/run installs it`);
   }
 }

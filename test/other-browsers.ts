@@ -11,6 +11,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { groupAlive, signalGroup, terminateGroup, waitUntilGone } from '../measure/lib/terminate.ts';
 import { existsSync, readdirSync } from 'node:fs';
 import { freePort } from '../servers/lib/http.ts';
+import { toolSkip } from './helpers.ts';
 import path from 'node:path';
 
 /**
@@ -42,7 +43,7 @@ const onPath = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`], { e
 
 /** Firefox: $FIREFOX_PATH, Debian's firefox-esr or a firefox on the PATH. */
 export const FIREFOX = firstExisting([process.env.FIREFOX_PATH, '/usr/bin/firefox-esr', '/usr/bin/firefox']);
-export const noFirefox = FIREFOX ? false : 'no Firefox found (Debian: apt-get install firefox-esr; Ubuntu: the firefox package; or set FIREFOX_PATH); .ci/run installs it where apt-get can';
+export const noFirefox = toolSkip('firefox-esr', FIREFOX ? false : 'no Firefox found (Debian: apt-get install firefox-esr; Ubuntu: the firefox package; or set FIREFOX_PATH); .ci/run installs it where apt-get can');
 
 /** WebKitGTK's WebDriver and the MiniBrowser it drives (Debian: the webkit2gtk-driver package). */
 const WEBKIT_DRIVER = firstExisting([process.env.WEBKIT_WEBDRIVER_PATH, '/usr/bin/WebKitWebDriver']);
@@ -57,12 +58,14 @@ const MINIBROWSER = (() => {
 })();
 /** With no display (CI, a server), WebKitGTK needs a virtual one. */
 const XVFB_RUN = process.env.DISPLAY ? undefined : onPath('xvfb-run');
-export const noWebKit =
+export const noWebKit = toolSkip(
+  'WebKitWebDriver',
   !WEBKIT_DRIVER || !MINIBROWSER
     ? 'no WebKitGTK WebDriver found (Debian/Ubuntu: apt-get install webkit2gtk-driver xvfb); .ci/run installs it'
     : !process.env.DISPLAY && !XVFB_RUN
       ? 'no display and no xvfb-run for WebKitGTK (Debian/Ubuntu: apt-get install xvfb)'
-      : false;
+      : false,
+);
 
 /** Opens `url` in headless Firefox. */
 export async function openFirefox(url: string): Promise<PageDriver> {

@@ -9,11 +9,11 @@ import { createInterface } from 'node:readline';
 import { after, before } from 'node:test';
 import { request } from 'undici';
 import { parseReady } from '../lib/ready.ts';
-import { ROOT } from './helpers.ts';
+import { ROOT, toolSkip } from './helpers.ts';
 import { findChromium, launchChromium } from '../web/browser.ts';
 
 export const CHROMIUM = findChromium();
-export const noBrowser = CHROMIUM ? false : 'no Chromium found (Debian/Ubuntu: apt-get install chromium, or set CHROMIUM_PATH); .ci/run installs it';
+export const noBrowser = toolSkip('chromium', CHROMIUM ? false : 'no Chromium found (Debian/Ubuntu: apt-get install chromium, or set CHROMIUM_PATH); .ci/run installs it');
 
 export interface TrafficLab {
   child: ChildProcess;

@@ -1,0 +1,59 @@
+// Proves on real processes that --cpu-quota holds a lesson 4 replica to its share of a core under a
+// CPU-bound load, by its own cgroup (where one can be made) and by the in-process throttle, where the
+// same load without a quota uses several times as much; the cgroup goes when the replica does. Each
+// check measures for seconds, like an experiment, so it is in the end-to-end tier;
+// test/integration/replica-quota.test.ts has the capped replica's other checks.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Lab } from '../../measure/lib/lab.ts';
+import type { ServerProcess } from '../../measure/lib/launch.ts';
+import { runLoad } from '../../measure/lib/load.ts';
+import { probeOk } from '../../measure/lib/probe.ts';
+import { probeCgroup, releaseCgroup } from '../../servers/lib/cpu-quota.ts';
+import { failOnWarnings } from '../helpers.ts';
+
+failOnWarnings();
+const lab = new Lab();
+after(() => lab.close());
+
+const QUOTA = 0.2;
+const support = probeCgroup(`nsl-test-${process.pid}`);
+releaseCgroup(support);
+const noCgroup = support.ok ? false : `no cgroup can be made here (${support.reason})`;
+const cgroupDir = (pid: number) => (support.ok ? path.join(path.dirname(support.base), `nsl-${pid}`) : '');
+
+/** Cores' worth of CPU `replica` used under 4 connections of /work?ms=5 for 2 s, and its stats after. */
+async function coresUnderLoad(replica: ServerProcess & { url: string }): Promise<{ cores: number; stats: any }> {
+  const before = (await probeOk(`${replica.url}/__replica/stats`)).body;
+  const started = performance.now();
+  await runLoad({ url: `${replica.url}/work?ms=5`, connections: 4, durationS: 2 });
+  const stats = (await probeOk(`${replica.url}/__replica/stats`)).body;
+  return { cores: (stats.cpuUs - before.cpuUs) / 1000 / (performance.now() - started), stats };
+}
+
+const start = (args: string[]) => lab.start({ server: 'replica', args: ['--name', 'capped', '--port', '0', ...args] });
+
+test('without a quota the CPU-bound load takes far more than 0.2 core (so the checks below can fail)', async () => {
+  const { cores } = await coresUnderLoad(await start([]));
+  assert.ok(cores > 2.5 * QUOTA, `uncapped: ${cores.toFixed(2)} cores`);
+});
+
+for (const mode of ['cgroup', 'throttle'] as const) {
+  test(`--cpu-quota ${QUOTA} --quota-mode ${mode}: the replica uses its quota and no more, and says how`, { skip: mode === 'cgroup' ? noCgroup : false }, async () => {
+    const replica = await start(['--cpu-quota', String(QUOTA), '--quota-mode', mode]);
+    assert.ok(replica.lines.some((l) => l.startsWith(`cpu quota: ${QUOTA} core, period 20 ms, enforced by ${mode === 'cgroup' ? 'a cgroup' : 'the in-process throttle'}`)), replica.lines.join(' | '));
+    const { cores, stats } = await coresUnderLoad(replica);
+    assert.ok(cores >= 0.75 * QUOTA && cores <= 1.2 * QUOTA, `${cores.toFixed(3)} cores under a ${QUOTA} quota`);
+    assert.equal(stats.quota.mode, mode);
+    assert.equal(stats.quota.cores, QUOTA);
+    assert.ok(stats.quota.throttle.throttled > 0 && stats.quota.throttle.throttledMs > 0, JSON.stringify(stats.quota));
+    if (mode === 'cgroup') {
+      assert.ok(existsSync(cgroupDir(replica.pid)));
+      await lab.stop(replica);
+      assert.equal(existsSync(cgroupDir(replica.pid)), false, 'its cgroup is removed when it exits');
+    }
+  });
+}

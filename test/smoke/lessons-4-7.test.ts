@@ -1,0 +1,55 @@
+// One short end-to-end run for each of lessons 4 to 7, on real processes, so that a broken lesson
+// fails the fast tier on every Node: distribution through the kit's balancer, rate-limit (Redis,
+// SQLite and memory), shared-compute (a CPU quota) and stages, each in --quick mode printing exactly
+// its expected shape and answering --predict where it has questions. Every other run of these
+// lessons is in test/e2e/.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import { assertPredicted, assertShapeOutput, classSave, expectedShape, failedLines, failOnWarnings, predictFor, runScript, skipUnless } from '../helpers.ts';
+
+failOnWarnings();
+const CGROUP_PARENTS = ['/sys/fs/cgroup', '/sys/fs/cgroup/cpu'].filter((d) => existsSync(d));
+const kitCgroups = () => CGROUP_PARENTS.flatMap((d) => readdirSync(d).filter((f) => /^nsl-\d+$/.test(f)));
+const redisDirs = () => readdirSync(os.tmpdir()).filter((f) => f.startsWith('nsl-redis-'));
+
+test('lesson 4: distribution --quick --lb builtin --predict prints exactly expected-output/distribution.txt', async (t) => {
+  const predict = await predictFor(t, 'distribution');
+  const r = await runScript('measure/distribution.ts', ['--quick', '--shape', '--lb', 'builtin', ...predict.args, ...classSave('lb-builtin')]);
+  assertShapeOutput(r.stdout, 'distribution', r.stderr);
+  assert.equal(r.code, 0);
+  assertPredicted(r.stderr, predict.questions);
+  assert.doesNotMatch(r.stderr, /Warning:/);
+});
+
+test('lesson 5: rate-limit --quick --predict prints exactly expected-output/rate-limit.txt', { skip: skipUnless('redis-server') }, async (t) => {
+  const before = redisDirs();
+  const predict = await predictFor(t, 'rate-limit');
+  const r = await runScript('measure/rate-limit.ts', ['--quick', '--shape', ...predict.args, ...classSave('lb-builtin')]);
+  assertShapeOutput(r.stdout, 'rate-limit', r.stderr);
+  assert.equal(r.code, 0);
+  assertPredicted(r.stderr, predict.questions);
+  assert.deepEqual(redisDirs().filter((d) => !before.includes(d)), [], 'the throwaway Redis folder is removed');
+});
+
+test('lesson 6: shared-compute --quick --shape prints exactly expected-output/shared-compute.txt', async () => {
+  const before = kitCgroups();
+  const r = await runScript('measure/shared-compute.ts', ['--quick', '--shape', ...classSave('lb-builtin')], {}, 180_000);
+  assertShapeOutput(r.stdout, 'shared-compute', r.stderr);
+  assert.equal(r.code, 0);
+  assert.deepEqual(kitCgroups().filter((d) => !before.includes(d)), [], 'no cgroup left behind');
+});
+
+test('lesson 7: stages --quick --shape --predict prints exactly expected-output/stages.txt, and every prediction beside a measure', async (t) => {
+  const predict = await predictFor(t, 'stages');
+  const r = await runScript('measure/stages.ts', ['--quick', '--shape', ...predict.args, ...classSave('lb-builtin')]);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assertPredicted(r.stderr, predict.questions);
+  if (skipUnless('nginx')) {
+    assert.deepEqual(failedLines(expectedShape('stages'), r.stdout.trim().split('\n')), []);
+    assert.match(r.stdout, /# not shown here: nginx: /);
+  } else {
+    assertShapeOutput(r.stdout, 'stages', r.stderr);
+  }
+});

@@ -1,0 +1,118 @@
+// make check-exercise: each exercise check passes on a result that shows the exercise's finding and
+// fails on one that does not; each names the command its lesson text gives; bad or word-answered
+// exercises are usage errors before anything runs; and a real run of lesson 3's exercise 2 checks.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { main } from '../../measure/check-exercise.ts';
+import { commandLine, EXERCISES, findExercise, lessonExercises } from '../../measure/lib/exercises.ts';
+import { NUMBER_ANSWERS } from '../../measure/lib/exercise-numbers.ts';
+import { CASES as LESSON_1 } from '../fixtures/exercise-cases/lesson-1.ts';
+import { CASES as LESSON_2 } from '../fixtures/exercise-cases/lesson-2.ts';
+import { CASES as LESSON_3 } from '../fixtures/exercise-cases/lesson-3.ts';
+import { CASES as LESSON_4, scaleOut } from '../fixtures/exercise-cases/lesson-4.ts';
+import { CASES as LESSON_4_CAPACITY } from '../fixtures/exercise-cases/lesson-4-capacity.ts';
+import { CASES as LESSON_5 } from '../fixtures/exercise-cases/lesson-5.ts';
+import { CASES as LESSON_6 } from '../fixtures/exercise-cases/lesson-6.ts';
+import { failOnWarnings, runMainInProcess } from '../helpers.ts';
+
+failOnWarnings();
+
+const CASES = [...LESSON_1, ...LESSON_2, ...LESSON_3, ...LESSON_4, ...LESSON_4_CAPACITY, ...LESSON_5, ...LESSON_6];
+
+test('each check holds on results with the finding and fails on each without it', () => {
+  assert.deepEqual(CASES.map((c) => c.id).sort(), EXERCISES.map((e) => `${e.lesson}.${e.n}`).sort(), 'every check has its cases');
+  for (const { id, shows, lacks } of CASES) {
+    const [lesson, n] = id.split('.').map(Number) as [number, number];
+    const e = findExercise(lesson, n)!;
+    assert.equal(shows.length, e.runs.length, `${id}: one result per run`);
+    assert.equal(e.check(shows).held, true, `${id} holds: ${e.check(shows).saw.join('; ')}`);
+    assert.ok(lacks.length > 0, `${id} has a case that lacks its finding`);
+    for (const { why, results } of lacks) assert.equal(e.check(results).held, false, `${id} fails (${why}): ${e.check(results).saw.join('; ')}`);
+  }
+});
+
+test('a machine that cannot show a finding is told so in words, not given a ✗', () => {
+  const check = findExercise(4, 5)!;
+  for (const cores of [1, 8]) {
+    const outcome = check.check([scaleOut([190, 330, 340, 335], true, cores)]);
+    assert.match(outcome.cannotShow ?? '', /the knee needs 2 to 4 cores/, `${cores} cores`);
+  }
+  const noProc = check.check([scaleOut([190, 330, 340, 335], false)]);
+  assert.equal(noProc.held, true, 'no per-process CPU (macOS): the knee still counts');
+  assert.equal(noProc.cannotShow, undefined);
+  assert.match(noProc.saw.join(' '), /no per-process CPU at 5 replicas/);
+});
+
+test('each check runs the command its exercise text gives', () => {
+  for (const e of EXERCISES) {
+    const item = lessonExercises(e.lesson).get(e.n);
+    assert.equal(item?.title, e.title, `lesson ${e.lesson} has exercise ${e.n}, "${e.title}"`);
+    const text = item!.text.replace(/\s+/g, ' ');
+    const [first, ...rest] = e.runs;
+    assert.ok(text.includes(commandLine(first!)), `exercise ${e.lesson}.${e.n} gives: ${commandLine(first!)}`);
+    // Later runs vary the first one's flags: each of their flags and values is in the text.
+    for (const run of rest) for (const word of run.args) assert.ok(text.includes(word), `exercise ${e.lesson}.${e.n} names ${word}`);
+  }
+});
+
+test('usage errors before anything runs: an exercise without its lesson, past the last, or answered in words', async () => {
+  for (const [args, message] of [
+    [['--exercise', '2'], /--exercise needs --lesson too/],
+    [['--lesson', '3', '--quick'], /--exercise needs a number/],
+    [['--lesson', '4', '--exercise', '99'], /lesson 4 has \d+ exercises/],
+    [['--lesson', '5', '--exercise', '4'], /exercise 5\.4 has no run to check.*instructors\/lesson-5\.md/],
+    [['--lesson', '0', '--exercise', '1'], /--lesson must be from 1/],
+  ] as const) {
+    const r = await runMainInProcess(main, [...args]);
+    assert.equal(r.code, 2, args.join(' '));
+    assert.match(r.stderr, message);
+    assert.doesNotMatch(r.stderr + r.stdout, /started /);
+  }
+});
+
+test('without --exercise: every exercise listed with how it is checked (a run, a number, or the written answer)', async () => {
+  const all = await runMainInProcess(main, []);
+  assert.equal(all.code, 0, all.stderr);
+  const listed = [...all.stdout.matchAll(/^ +\d+\. /gm)].length;
+  assert.equal(listed, [1, 2, 3, 4, 5, 6, 7].reduce((sum, l) => sum + lessonExercises(l).size, 0), 'every exercise of every lesson');
+  for (const e of EXERCISES) assert.ok(all.stdout.includes(`make check-exercise LESSON=${e.lesson} N=${e.n}`), `${e.lesson}.${e.n} listed as a run`);
+  assert.match(all.stdout, /Exactly once\?\n +answered in words: instructors\/lesson-5\.md/);
+  const one = await runMainInProcess(main, ['--lesson', '4']);
+  assert.match(one.stdout, /^Lesson 4: /);
+  assert.doesNotMatch(one.stdout, /Lesson [12356]: /);
+});
+
+test('exercises done by hand check a number: inside the range exit 0, outside 1, no number or the wrong exercise 2', async () => {
+  for (const a of NUMBER_ANSWERS) {
+    assert.equal(lessonExercises(a.lesson).get(a.n)?.title, a.title, `lesson ${a.lesson} has exercise ${a.n}, "${a.title}"`);
+    assert.equal(findExercise(a.lesson, a.n), undefined, `${a.lesson}.${a.n} has a run-check or a number, not both`);
+    assert.ok(a.low <= a.high, `${a.lesson}.${a.n}: a range (one value for a count)`);
+  }
+  const inside = await runMainInProcess(main, ['--lesson', '1', '--exercise', '2', '--answer', '335']);
+  assert.equal(inside.code, 0, inside.stderr);
+  assert.match(inside.stdout, /your answer: 335 ms; a right answer falls in 300–350 ms\n✓ within the range/);
+  const outside = await runMainInProcess(main, ['--lesson', '1', '--exercise', '2', '--answer', '10.5']);
+  assert.equal(outside.code, 1);
+  assert.match(outside.stdout, /✗ outside the range/);
+  assert.equal((await runMainInProcess(main, ['--lesson', '4', '--exercise', '12', '--answer', '3,000'])).code, 0, 'a thousands separator is read');
+  assert.equal((await runMainInProcess(main, ['--lesson', '3', '--exercise', '1', '--answer', '1,9'])).code, 0, 'a decimal comma is read');
+  for (const [args, message] of [
+    [['--lesson', '1', '--exercise', '2', '--answer', 'about 300'], /--answer is a number \(ms\); got 'about 300'/],
+    [['--lesson', '5', '--exercise', '4', '--answer', '3'], /exercise 5\.4 has no number to check/],
+    [['--lesson', '3', '--exercise', '1'], /exercise 3\.1 is done by hand: give your number with --answer/],
+    [['--lesson', '1', '--answer', '330'], /--answer needs --lesson and --exercise/],
+    [['--lesson', '3', '--exercise', '1', '--answer', '1,9,5'], /--answer is a number/],
+  ] as const) {
+    const r = await runMainInProcess(main, [...args]);
+    assert.equal(r.code, 2, args.join(' '));
+    assert.match(r.stderr, message);
+  }
+});
+
+test('a real run: lesson 3, exercise 2 (cluster --workers 4) shows its finding', async () => {
+  const r = await runMainInProcess(main, ['--lesson', '3', '--exercise', '2', '--quick']);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /running: npx tsx measure\/cluster\.ts --workers 4 --quick --json/);
+  assert.match(r.stdout, /4 workers; 16 loans on fresh connections landed 4\/4\/4\/4/);
+  assert.match(r.stdout, /✓ the run shows it/);
+});

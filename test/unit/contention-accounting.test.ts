@@ -1,0 +1,72 @@
+// The accounting behind "how busy other programs kept the cores during a run", on made-up /proc
+// snapshots: growth outside the kit in cores, reaped and reused pids, the kit's own processes under
+// other ancestors; the caption and the caveat; a line that did not hold blames the machine only when
+// it was busy. The measurement on real processes is in test/e2e/contention.test.ts.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { otherCpu, type CpuSnapshot } from '../../measure/lib/contention.ts';
+import type { ProcStat } from '../../measure/lib/proc.ts';
+import { busyMachineCaveat, machineCaption } from '../../results/format.ts';
+import { renderComparison } from '../../measure/lib/experiment.ts';
+import { compareShape } from '../../results/shape.ts';
+import { MACHINE } from '../fixtures/results.ts';
+import { failOnWarnings } from '../helpers.ts';
+
+failOnWarnings();
+
+const st = (pid: number, ppid: number, own: number, reaped = 0): ProcStat => ({ pid, ppid, pgid: pid, state: 'S', ownTicks: own, reapedChildrenTicks: reaped });
+const snap = (atMs: number, stats: ProcStat[], kit: number[], steal = 0, ancestors: number[] = []): CpuSnapshot => ({
+  atMs,
+  stats: new Map(stats.map((s) => [s.pid, s])),
+  kit: new Set(kit),
+  ancestors: new Set(ancestors),
+  machine: { busy: 0, idle: 0, steal },
+});
+
+test('otherCpu: growth outside the kit, in ticks per second, without the kit or the kernel', () => {
+  const a = snap(0, [st(1, 0, 100), st(2, 0, 0), st(50, 2, 10), st(100, 1, 500), st(200, 1, 20), st(300, 200, 1)], [200, 300], 0);
+  // 1 s later: pid 100 (someone's build) used 80 ticks; the kernel thread 50 used 90; the kit (200, 300) used 190.
+  const b = snap(1000, [st(1, 0, 100), st(2, 0, 0), st(50, 2, 100), st(100, 1, 580), st(200, 1, 120), st(300, 200, 91)], [200, 300], 5);
+  assert.deepEqual(otherCpu(a, b), { otherCores: 0.8, stealCores: 0.05 });
+});
+
+test('otherCpu: a child reaped meanwhile counts through its parent; a new process counts whole; a reused pid too', () => {
+  const a = snap(0, [st(1, 0, 0), st(100, 1, 50), st(101, 100, 30), st(400, 1, 900)], [], 0);
+  // 101 ended (its 30 + 40 more ticks now in 100's reaped time); 500 is new (60 ticks); pid 400 was reused by a new process (10 ticks).
+  const b = snap(2000, [st(1, 0, 0), st(100, 1, 50, 70), st(500, 1, 60), st(400, 1, 10)], [], 0);
+  // 100 grew by 70 (reaped), 500 by 60, 400 counts whole (10): 140 ticks over 2 s
+  assert.deepEqual(otherCpu(a, b), { otherCores: 0.7, stealCores: 0 });
+  // For a short interval, reaped children are left out: 101's whole life would land in it at once.
+  assert.deepEqual(otherCpu(a, b, { reaped: false }), { otherCores: 0.35, stealCores: 0 });
+});
+
+test('otherCpu: a kit process reaped by init or another ancestor is not someone else\'s CPU', () => {
+  // the kit (200) ran under a shell (150) under init (1); a cluster worker of the kit outlived its primary and init reaped it (90 ticks)
+  const a = snap(0, [st(1, 0, 5), st(150, 1, 3), st(200, 150, 10)], [200], 0, [150, 1]);
+  const b = snap(1000, [st(1, 0, 6, 90), st(150, 1, 4), st(200, 150, 60)], [200], 0, [150, 1]);
+  assert.deepEqual(otherCpu(a, b), { otherCores: 0.02, stealCores: 0 }, 'only init\'s and the shell\'s own ticks');
+});
+
+test('the caption and the caveat say how busy other programs were during the run', () => {
+  assert.match(machineCaption({ ...MACHINE, busyCoresDuringRun: 0.02 }), /0\.05 busy before the run, 0\.02 during it/);
+  assert.equal(busyMachineCaveat({ ...MACHINE, busyCoresDuringRun: 0.1 }), undefined);
+  assert.match(busyMachineCaveat({ ...MACHINE, busyCoresDuringRun: 0.9 }) ?? '', /0\.9 of the 2 cores busy while the run went on/);
+  assert.equal(busyMachineCaveat({ ...MACHINE, busyCoresDuringRun: 0.1, busiestSecondDuringRun: 0.4, stealCoresDuringRun: 0.05 }), undefined, 'an idle machine\'s blips');
+  assert.match(busyMachineCaveat({ ...MACHINE, busyCoresDuringRun: 0.3, busiestSecondDuringRun: 0.6, stealCoresDuringRun: 0.29 }) ?? '', /other virtual machines on this host took about 0\.3/, 'a busy host');
+  const burst = { ...MACHINE, busyCoresDuringRun: 0.25, busiestSecondDuringRun: 1.02 };
+  assert.match(busyMachineCaveat(burst) ?? '', /up to 1\.0 of the 2 cores busy for a second or more while the run went on \(0\.25 on average/);
+  assert.match(machineCaption(burst), /0\.25 during it, up to 1\.02/);
+  const host = { ...MACHINE, busyCoresDuringRun: 0.6, busiestSecondDuringRun: 0.9, stealCoresDuringRun: 0.5 };
+  assert.match(busyMachineCaveat(host) ?? '', /other virtual machines on this host took about 0\.5 of this machine's 2 cores .*steal time/);
+  assert.match(machineCaption(host), /0\.60 during it, up to 0\.90, 0\.50 of it taken by other virtual machines/);
+});
+
+test('a line that did not hold blames the machine only when other programs kept it busy', () => {
+  const cmp = compareShape(['pool  throughput  grows'], ['pool  throughput  does-not-grow'], { pool: 'pooled scrypt should use one core per connection' });
+  const idle = renderComparison(cmp, 'expected-output/pool.txt', false, { ...MACHINE, busyCoresDuringRun: 0.03 });
+  assert.match(idle, /likely cause: pooled scrypt should use one core per connection/);
+  assert.doesNotMatch(idle, /other programs/);
+  const busy = renderComparison(cmp, 'expected-output/pool.txt', false, { ...MACHINE, busyCoresDuringRun: 1.1 });
+  assert.match(busy, /likely cause: other programs kept about 1\.1 of the 2 cores busy while the run went on/);
+  assert.doesNotMatch(busy, /pooled scrypt/);
+});
