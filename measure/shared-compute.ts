@@ -22,8 +22,9 @@ import { measures, predictions } from '../results/shared-compute-predictions.ts'
 /** Mean think time, ms: the autoscale experiment's (10 users keep a 0.25-core worker about half to 60 % busy). */
 const THINK_MS = 2200;
 const USERS = 10;
-/** Load per scenario, s (full run / --quick). */
+/** Load per scenario, s (full run / --quick); --load-s sets another, from LOAD_S_RANGE. */
 const DURATIONS = { full: 20, quick: 12 };
+const LOAD_S_RANGE = [4, 120] as const;
 
 const command = defineCommand({
   usage: 'npx tsx measure/shared-compute.ts [flags]',
@@ -36,6 +37,11 @@ const command = defineCommand({
     'cpu-quota': { type: 'string', valueName: 'cores', description: 'CPU quota of the shared rows', default: '0.25' },
     'quota-mode': { type: 'string', valueName: 'mode', description: 'auto (cgroup if allowed, else the in-process throttle), cgroup or throttle', default: 'auto' },
     'think-ms': { type: 'string', valueName: 'ms', description: 'mean think time after each user iteration', default: String(THINK_MS) },
+    'load-s': {
+      type: 'string',
+      valueName: 's',
+      description: `seconds of load per scenario, ${LOAD_S_RANGE[0]} to ${LOAD_S_RANGE[1]} (default ${DURATIONS.full}; ${DURATIONS.quick} with --quick); the shape needs ${DURATIONS.quick} or more`,
+    },
   },
   epilogue: 'By hand: npx tsx servers/cluster.ts --workers 1 --cpu-quota 0.25 --quota-period-ms 100, then load it (measure/autoscale.ts shows how).',
 });
@@ -44,10 +50,12 @@ interface Options {
   quota: string;
   quotaMode: string;
   thinkMs: number;
+  /** --load-s, when given. */
+  loadS?: number;
 }
 
 async function run({ lab, progress, options, quick, port, machine }: RunContext<Options>): Promise<SharedComputeResult> {
-  const loadS = quick ? DURATIONS.quick : DURATIONS.full;
+  const loadS = options.loadS ?? (quick ? DURATIONS.quick : DURATIONS.full);
   const scenarios: ComputeScenarioResult[] = [];
   for (const s of COMPUTE_SCENARIOS) {
     const quota = s.periodMs === undefined ? ['--cpu-quota', 'none'] : ['--cpu-quota', options.quota, '--quota-period-ms', String(s.periodMs), '--quota-mode', options.quotaMode];
@@ -71,7 +79,8 @@ export const experiment = defineExperiment({
   command,
   options: (flags): Options => {
     const { quota, quotaMode } = quotaOptions(flags, 0.5);
-    return { quota, quotaMode, thinkMs: intFlag('think-ms', flags['think-ms'], 100, 10_000, THINK_MS) };
+    const loadS = flags['load-s'] === undefined ? undefined : intFlag('load-s', flags['load-s'], ...LOAD_S_RANGE, DURATIONS.full);
+    return { quota, quotaMode, thinkMs: intFlag('think-ms', flags['think-ms'], 100, 10_000, THINK_MS), ...(loadS !== undefined ? { loadS } : {}) };
   },
   run,
   report: { render, shape, hints, measures, predictions },
