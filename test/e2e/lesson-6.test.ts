@@ -1,7 +1,8 @@
 // Proves lesson 6 end to end on real processes: autoscale in --quick mode prints exactly its
 // expected shape and answers --predict; Ctrl-C while a throttled worker is paused (SIGSTOP) leaves no
-// process behind, stopped or not, and no cgroup. shared-compute's run is in the fast tier
-// (test/smoke/lessons-4-7.test.ts); the flags are checked in test/unit/experiment-flags.test.ts.
+// process behind, stopped or not, and no cgroup; shared-compute in --quick mode prints exactly its
+// expected shape. The fast tier runs shared-compute with a shorter load (test/smoke/lessons-4-7.test.ts);
+// the flags are checked in test/unit/experiment-flags.test.ts.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
@@ -21,6 +22,14 @@ test('autoscale --quick --shape --predict prints exactly expected-output/autosca
   assertPredicted(r.stderr, predict.questions);
   // 40 users think at once, each sleep listening on one stop signal: no leak warning for that.
   assert.doesNotMatch(r.stderr, /MaxListenersExceededWarning/);
+  assert.deepEqual(kitCgroups().filter((d) => !before.includes(d)), [], 'no cgroup left behind');
+});
+
+test('shared-compute --quick --shape prints exactly expected-output/shared-compute.txt', async () => {
+  const before = kitCgroups();
+  const r = await runScript('measure/shared-compute.ts', ['--quick', '--shape', ...classSave('lb-builtin')], {}, 180_000);
+  assertShapeOutput(r.stdout, 'shared-compute', r.stderr);
+  assert.equal(r.code, 0);
   assert.deepEqual(kitCgroups().filter((d) => !before.includes(d)), [], 'no cgroup left behind');
 });
 

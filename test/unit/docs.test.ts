@@ -69,6 +69,20 @@ test('the README puts the two commands first', () => {
   assert.match(firstBlock, /make test/);
 });
 
+test('the README lists the three test commands with their times, make test first, and each is a Makefile target', () => {
+  const firstBlock = readme.split('```')[1] ?? '';
+  const lines = ['test', 'test-e2e', 'test-all'].map((target) => {
+    assert.match(makefile, new RegExp(`^${target}: `, 'm'), `make ${target} is a target`);
+    const line = firstBlock.split('\n').find((l) => l.startsWith(`make ${target} `));
+    assert.ok(line, `make ${target} is in the README's first block`);
+    assert.match(line, /about \d+(½|¼|¾)? min/, `make ${target} gives its time`);
+    return firstBlock.indexOf(line);
+  });
+  assert.deepEqual([...lines].sort((a, b) => a - b), lines, 'make test, then test-e2e, then test-all');
+  assert.match(firstBlock, /make test .*run it first/);
+  for (const tier of ['unit', 'integration', 'smoke', 'e2e']) assert.match(makefile, new RegExp(`test/${tier}/`), `the Makefile runs test/${tier}/`);
+});
+
 test('every error code is in the README\'s table with the exit code lib/errors.ts keeps next to it, and no other', () => {
   const rows = new Map([...readme.matchAll(/^\| `(KIT_ERR_[A-Z_]+)` \| (\d+) \|/gm)].map((m) => [m[1]!, Number(m[2])]));
   for (const [code, { exit }] of Object.entries(ERROR_CODES)) assert.equal(rows.get(code), exit, `README row for ${code}`);

@@ -83,8 +83,8 @@ test('without redis-server: a coded error saying how to install it, and that SQL
 
 test('shared-compute: its own flags are listed and checked (usage errors exit 2)', async () => {
   const help = await usageInProcess('shared-compute', ['--help']);
-  for (const flag of ['--cpu-quota', '--quota-mode', '--think-ms']) assert.match(help.stdout, new RegExp(flag));
-  for (const args of [['--cpu-quota', '1'], ['--quota-mode', 'fast'], ['--think-ms', '50']]) {
+  for (const flag of ['--cpu-quota', '--quota-mode', '--think-ms', '--load-s']) assert.match(help.stdout, new RegExp(flag));
+  for (const args of [['--cpu-quota', '1'], ['--quota-mode', 'fast'], ['--think-ms', '50'], ['--load-s', '3'], ['--load-s', '121'], ['--load-s', 'long']]) {
     const bad = await usageInProcess('shared-compute', args);
     assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stderr}`);
     assert.match(bad.stderr, /^error KIT_ERR_USAGE: /);
