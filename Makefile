@@ -108,7 +108,7 @@ typecheck: ready
 # The timing tests and the experiments must not share the two cores, so only unit/ runs in parallel.
 CORES = $(shell node -p "require('os').availableParallelism()" 2>/dev/null || echo 2)
 # NSL_TEST_TIMES=<file> (set by .ci/run) also appends each test file's wall time to that file.
-NODE_TEST = node --import tsx --test --test-reporter=spec --test-reporter-destination=stdout $(if $(NSL_TEST_TIMES),--test-reporter=./test/file-times.mjs --test-reporter-destination=/dev/null)
+NODE_TEST = node --import tsx --test --test-reporter=spec --test-reporter-destination=stdout $(if $(NSL_TEST_TIMES),--test-reporter=./test/file-times.mjs --test-reporter-destination=stdout)
 E2E_LAST := test/e2e/class-rollup.test.ts
 
 # The fast tier: the type check, every unit test, the servers and browsers, and one run per lesson

@@ -1,7 +1,8 @@
 /**
  * A node:test reporter that appends each test file's wall time, in seconds, to the file named by
  * NSL_TEST_TIMES, one `<seconds>\t<file>` line per test file (.ci/run prints the ten slowest).
- * It prints nothing itself: the Makefile sends it to /dev/null beside the spec reporter.
+ * It prints nothing itself, so the Makefile gives it stdout beside the spec reporter (a destination
+ * file such as /dev/null is fsynced when it closes, which fails there from Node 22 on: EINVAL).
  *
  * The runner queues every file at the start ('test:enqueue') and takes each off the queue when it
  * starts that file's process ('test:dequeue'); a file's time runs from then to its last event, so
