@@ -114,7 +114,7 @@ E2E_LAST := test/e2e/class-rollup.test.ts
 # The fast tier: the type check, every unit test, the servers and browsers, and one run per lesson
 # (about 4½ minutes). The type check runs beside the unit tests: neither times anything.
 test: ready
-	@$(MAKE) --no-print-directory -j2 -Otarget typecheck test-unit
+	@$(MAKE) --no-print-directory -j2 typecheck test-unit
 	$(NODE_TEST) --test-concurrency=1 test/integration/*.test.ts test/smoke/*.test.ts
 
 # The unit tests alone: they start no process, so they run side by side, one file per core.
