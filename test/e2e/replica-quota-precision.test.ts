@@ -6,24 +6,17 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Lab } from '../../measure/lib/lab.ts';
 import type { ServerProcess } from '../../measure/lib/launch.ts';
 import { runLoad } from '../../measure/lib/load.ts';
 import { probeOk } from '../../measure/lib/probe.ts';
-import { probeCgroup, releaseCgroup } from '../../servers/lib/cpu-quota.ts';
+import { cgroupDir, noCgroup, QUOTA, startCapped } from '../fixtures/capped-replica.ts';
 import { failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();
 const lab = new Lab();
 after(() => lab.close());
-
-const QUOTA = 0.2;
-const support = probeCgroup(`nsl-test-${process.pid}`);
-releaseCgroup(support);
-const noCgroup = support.ok ? false : `no cgroup can be made here (${support.reason})`;
-const cgroupDir = (pid: number) => (support.ok ? path.join(path.dirname(support.base), `nsl-${pid}`) : '');
 
 /** Cores' worth of CPU `replica` used under 4 connections of /work?ms=5 for 2 s, and its stats after. */
 async function coresUnderLoad(replica: ServerProcess & { url: string }): Promise<{ cores: number; stats: any }> {
@@ -34,7 +27,7 @@ async function coresUnderLoad(replica: ServerProcess & { url: string }): Promise
   return { cores: (stats.cpuUs - before.cpuUs) / 1000 / (performance.now() - started), stats };
 }
 
-const start = (args: string[]) => lab.start({ server: 'replica', args: ['--name', 'capped', '--port', '0', ...args] });
+const start = (args: string[]) => startCapped(lab, args);
 
 test('without a quota the CPU-bound load takes far more than 0.2 core (so the checks below can fail)', async () => {
   const { cores } = await coresUnderLoad(await start([]));

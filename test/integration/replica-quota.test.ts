@@ -9,20 +9,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { Lab } from '../../measure/lib/lab.ts';
 import { probe, probeOk } from '../../measure/lib/probe.ts';
-import { probeCgroup, releaseCgroup } from '../../servers/lib/cpu-quota.ts';
+import { cgroupDir, noCgroup, QUOTA, startCapped } from '../fixtures/capped-replica.ts';
 import { failOnWarnings, runScript } from '../helpers.ts';
 
 failOnWarnings();
 const lab = new Lab();
 after(() => lab.close());
 
-const QUOTA = 0.2;
-const support = probeCgroup(`nsl-test-${process.pid}`);
-releaseCgroup(support);
-const noCgroup = support.ok ? false : `no cgroup can be made here (${support.reason})`;
-const cgroupDir = (pid: number) => (support.ok ? path.join(path.dirname(support.base), `nsl-${pid}`) : '');
-
-const start = (args: string[]) => lab.start({ server: 'replica', args: ['--name', 'capped', '--port', '0', ...args] });
+const start = (args: string[]) => startCapped(lab, args);
 
 test('a cgroup left by a SIGKILLed replica is swept by the next one', { skip: noCgroup }, async () => {
   const killed = await start(['--cpu-quota', String(QUOTA)]);
