@@ -1,30 +1,20 @@
 // Proves the cluster server on real processes: connections spread round robin, per-worker
-// counters, one replacement per killed worker (also one stuck in scryptSync), no fork loop for a
-// worker that crashes at start-up, and no worker left alive after the primary is stopped or
-// SIGKILLed.
-import { isEvent, type PrimaryEvent } from '../../servers/lib/cluster-messages.ts';
+// counters, one replacement per killed worker, no fork loop for a worker that crashes at start-up,
+// and no worker left alive after the primary is stopped or SIGKILLed. The checks that take seconds
+// by design (a worker stuck in scryptSync, rolling restarts under load) are in
+// test/e2e/cluster-timing.test.ts.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { performance } from 'node:perf_hooks';
 import { Lab } from '../../measure/lib/lab.ts';
-import type { ServerProcess } from '../../measure/lib/launch.ts';
 import { probe } from '../../measure/lib/probe.ts';
+import { replacedMsg, startCluster as startIn, workerPids } from '../fixtures/cluster.ts';
 import { pidAlive } from '../../measure/lib/terminate.ts';
-import { pollUntil } from '../../measure/lib/wait.ts';
-import { assertAllGone, childrenOf, cpuTicks, failOnWarnings, holdPort, runScript } from '../helpers.ts';
+import { assertAllGone, childrenOf, failOnWarnings, holdPort, runScript } from '../helpers.ts';
 
 failOnWarnings();
 const lab = new Lab();
 after(() => lab.close());
-
-const startCluster = (args: string[] = []) => lab.start({ server: 'cluster', args: ['--port', '0', ...args], ipc: true });
-const replacedMsg = (old: number) => (m: unknown): m is Extract<PrimaryEvent, { event: 'worker-replaced' }> => isEvent('worker-replaced')(m) && m.old === old;
-
-async function workerPids(s: ServerProcess, workers: number): Promise<number[]> {
-  const pids = new Set<number>();
-  for (let i = 0; i < workers * 3 && pids.size < workers; i++) pids.add((await probe(`${s.url}/status`)).body.pid);
-  return [...pids];
-}
+const startCluster = (args: string[] = []) => startIn(lab, args);
 
 test('with --port 0, a replacement for the only worker listens on the same port', async () => {
   const s = await startCluster(['--workers', '1']);
@@ -75,31 +65,6 @@ test('a worker killed over IPC is replaced once, by a new pid; SIGUSR2 kills one
   await lab.stop(s);
 });
 
-test('a worker stuck in scryptSync is killed at once (SIGKILL), not after its work', async () => {
-  // About 5 s of scrypt on the event loop; killing must not wait for it.
-  const s = await startCluster(['--workers', '1', '--cost', 'N=2^16,r=8,p=32']);
-  const [stuck] = await workerPids(s, 1);
-  const cpuBefore = cpuTicks(stuck!);
-  const pending = probe(`${s.url}/member/verify-blocking`, { timeoutMs: 60_000 }).then(() => 'answered', () => 'cut');
-  // It is stuck once it has burnt 200 ms of CPU on the request (clock ticks are 10 ms).
-  await pollUntil('the worker to be busy in scryptSync', () => (cpuTicks(stuck!) - cpuBefore >= 20 ? true : undefined), 20_000);
-  const from = s.messageCount;
-  const started = performance.now();
-  s.send({ cmd: 'kill-worker', pid: stuck });
-  const msg = await s.waitForMessage(replacedMsg(stuck!), 20_000, from);
-  const killToReplaced = performance.now() - started;
-  assert.equal(await pending, 'cut');
-  assert.equal(pidAlive(stuck!), false);
-  assert.notEqual(msg.pid, stuck);
-  // Compare with the stuck work itself: a fresh worker's blocking check, timed.
-  const t0 = performance.now();
-  const r = await probe(`${s.url}/member/verify-blocking`, { timeoutMs: 60_000 });
-  const workMs = performance.now() - t0;
-  assert.equal(r.status, 200);
-  assert.ok(killToReplaced < workMs / 2, `replacement took ${Math.round(killToReplaced)} ms; the stuck work takes ${Math.round(workMs)} ms`);
-  await lab.stop(s);
-});
-
 test('workers that crash at start-up do not fork-loop: the primary gives up within its budget', async () => {
   const r = await runScript('servers/cluster.ts', ['--port', '0', '--workers', '2', '--restart-budget', '3', '--crash-at-start']);
   assert.equal(r.code, 3);
@@ -109,40 +74,6 @@ test('workers that crash at start-up do not fork-loop: the primary gives up with
   assert.equal(replacements.length, 3, r.stdout);
   // The backoff grows: 100, 200, 400 ms.
   assert.deepEqual(replacements.map((l) => Number(/in (\d+) ms/.exec(l)![1])), [100, 200, 400]);
-});
-
-test('workers retired under a stream of new connections leave none unanswered (rolling restarts)', async () => {
-  // A connection the primary hands over just as a worker closes its server must reach another
-  // worker; before the worker waited for its primary (exitAfterPrimary), about one per rolling
-  // restart of 2 workers hung here until its client gave up.
-  const s = await startCluster(['--workers', '2']);
-  let stop = false;
-  let ok = 0;
-  const failures: string[] = [];
-  const client = async () => {
-    for (let n = 0; n < 20_000 && !stop; n++) {
-      try {
-        const r = await probe(`${s.url}/status`, { timeoutMs: 2000 }); // agent false: a new connection each
-        if (r.status === 200) ok++;
-        else failures.push(`HTTP ${r.status}`);
-      } catch (err) {
-        failures.push((err as Error).message);
-      }
-    }
-  };
-  const clients = Array.from({ length: 8 }, client);
-  try {
-    for (let i = 0; i < 6; i++) {
-      const from = s.messageCount;
-      s.send({ cmd: 'rolling-restart' });
-      await s.waitForMessage(isEvent('rolling-restart-done'), 30_000, from);
-    }
-  } finally {
-    stop = true;
-    await Promise.all(clients);
-  }
-  assert.ok(ok > 1000, `only ${ok} answers`);
-  assert.deepEqual(failures, []);
 });
 
 test('SIGKILL of the primary leaves no worker alive', async () => {
