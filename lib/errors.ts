@@ -25,7 +25,7 @@ export const ERROR_CODES = {
   KIT_ERR_WAIT_TIMEOUT: { exit: EXIT.failed, what: 'waiting for a condition (a line, a pid to be gone) ran past its deadline' },
   KIT_ERR_RESTART_BUDGET: { exit: EXIT.failed, what: 'cluster workers kept dying; the primary gave up replacing them' },
   KIT_ERR_NGINX_MISSING: { exit: EXIT.failed, what: '--lb nginx, but no nginx binary was found' },
-  KIT_ERR_NGINX_FAILED: { exit: EXIT.failed, what: 'nginx did not start (its error log says why)' },
+  KIT_ERR_NGINX_FAILED: { exit: EXIT.failed, what: 'nginx did not start (the message quotes what nginx said)' },
   KIT_ERR_REDIS_MISSING: { exit: EXIT.failed, what: 'a Redis run, but no redis-server binary was found' },
   KIT_ERR_POSTGRES_MISSING: { exit: EXIT.failed, what: 'a PostgreSQL run, but no initdb and postgres binaries were found' },
   KIT_ERR_STORE: { exit: EXIT.failed, what: 'the state store (SQLite file, Redis server) cannot be used' },

@@ -18,7 +18,7 @@ import { formatReady, HOST } from '../lib/ready.ts';
 import { exitWithLauncher } from './lib/lifeline.ts';
 import { failStartup, serverFlags } from './lib/main.ts';
 import { freePort, portInUse } from './lib/http.ts';
-import { findNginx, nginxRetryLine, renderNginxConfig } from './lib/nginx-config.ts';
+import { acceptsErrorLogSwitch, findNginx, nginxErrorLines, nginxRetryLine, nginxVersion, renderNginxConfig } from './lib/nginx-config.ts';
 import { balancerFlags, balancerOptions } from './lib/upstreams.ts';
 
 const DEFAULT_PORT = 3021;
@@ -91,16 +91,33 @@ async function main(): Promise<void> {
   }
 }
 
+/** nginx's own last lines for an error message, or that it printed none. */
+const said = (lines: string): string => (lines ? `nginx said: ${lines}` : 'nginx printed nothing on stderr or in its error log');
+
+/** Keeps the last `bytes` of what `stream` writes; the returned function reads them. */
+function keepTail(stream: NodeJS.ReadableStream, bytes: number): () => string {
+  let text = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (d: string) => (text = (text + d).slice(-bytes)));
+  return () => text;
+}
+
 /** Starts nginx in `prefix`, wires its shutdown, and prints the ready line once it accepts connections. */
 async function start(binary: string, prefix: string, port: number, token: string, cleanup: () => void, names: Map<string, string>): Promise<void> {
-  // -e sets the error log before the config is read (nginx >= 1.19.5), so nothing touches /var/log.
-  const nginx = spawn(binary, ['-p', prefix, '-c', path.join(prefix, 'nginx.conf'), '-e', path.join(prefix, 'error.log')], { stdio: 'ignore' }); // its messages are in the error log
+  // -e sets the error log before the config is read, so nothing touches /var/log. nginx 1.18
+  // (Ubuntu 22.04, Debian 11) has no -e: it opens its compiled-in error log first, and as an
+  // ordinary user says on stderr that it cannot, then goes on with the config's error_log.
+  const errorSwitch = acceptsErrorLogSwitch(nginxVersion(binary)) ? ['-e', path.join(prefix, 'error.log')] : [];
+  const nginx = spawn(binary, ['-p', prefix, '-c', path.join(prefix, 'nginx.conf'), ...errorSwitch], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const stderr = keepTail(nginx.stderr!, 4096);
   const errorLog = () => {
+    let log = '';
     try {
-      return readFileSync(path.join(prefix, 'error.log'), 'utf8').trim().split('\n').slice(-3).join(' | ');
+      log = readFileSync(path.join(prefix, 'error.log'), 'utf8');
     } catch {
-      return '';
+      // not written yet: nginx failed before it read its config
     }
+    return nginxErrorLines(stderr(), log);
   };
   let stopping = false;
   const stop = () => {
@@ -119,7 +136,7 @@ async function start(binary: string, prefix: string, port: number, token: string
     if (stopping) process.exit(0);
     const err = /Address already in use/.test(log)
       ? portInUse(port)
-      : new KitError('KIT_ERR_NGINX_FAILED', `nginx exited (${signal ?? `code ${code}`}); its error log: ${log}`);
+      : new KitError('KIT_ERR_NGINX_FAILED', `nginx exited (${signal ?? `code ${code}`}); ${said(log)}`);
     failStartup(err);
   });
   process.on('SIGTERM', stop);
@@ -130,7 +147,7 @@ async function start(binary: string, prefix: string, port: number, token: string
   } catch (err) {
     if (nginx.exitCode === null) {
       stop();
-      throw new KitError('KIT_ERR_NGINX_FAILED', `nginx did not start: ${(err as Error).message}; its error log: ${errorLog()}`);
+      throw new KitError('KIT_ERR_NGINX_FAILED', `nginx did not start: ${(err as Error).message}; ${said(errorLog())}`);
     }
     return; // the 'exit' handler reports it
   }

@@ -1,6 +1,7 @@
 /**
  * Renders servers/nginx/nginx.conf.template for a policy and a set of upstreams (pure: returns
- * the config text), and finds the nginx binary; servers/nginx.ts writes the config and starts nginx.
+ * the config text), finds the nginx binary and asks its version; servers/nginx.ts writes the
+ * config and starts nginx.
  *
  * Policy → nginx balancing method (nginx 1.22, ngx_http_upstream_module):
  *   round-robin           (none: nginx's default is weighted round robin)
@@ -8,6 +9,7 @@
  *   random                random
  *   power-of-two-choices  random two least_conn  (two random servers, the one with fewer connections)
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { KitError } from '../../lib/errors.ts';
@@ -107,9 +109,42 @@ export function findNginx(env: NodeJS.ProcessEnv = process.env, extraDirs: reado
   }
   throw new KitError(
     'KIT_ERR_NGINX_MISSING',
-    'nginx was not found (looked on PATH and in /usr/sbin, /usr/local/sbin, /opt/homebrew/bin)',
-    'install it (Debian/Ubuntu: sudo apt-get install nginx; macOS: brew install nginx) or leave out --lb nginx: the kit\'s balancer is the default',
+    'nginx was not found (looked on PATH and in /usr/sbin, /usr/local/sbin, /opt/homebrew/bin, /opt/local/sbin)',
+    'install it (Debian/Ubuntu: sudo apt-get install nginx; macOS: brew install nginx, or sudo port install nginx) or leave out --lb nginx: the kit\'s balancer is the default',
   );
+}
+
+/**
+ * The version nginx prints for `nginx -v` (on stderr: `nginx version: nginx/1.18.0`), or
+ * undefined when it prints none within 2 s.
+ */
+export function nginxVersion(binary: string): string | undefined {
+  const r = spawnSync(binary, ['-v'], { timeout: 2000, killSignal: 'SIGKILL', stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  const text = `${r.stdout ?? ''}${r.stderr ?? ''}`;
+  return /nginx\/(\d+\.\d+\.\d+)/.exec(text)?.[1];
+}
+
+/**
+ * Whether nginx of `version` takes `-e <file>`, which sets the error log before the config is
+ * read: the switch came in nginx 1.19.5 (nginx CHANGES, 24 Nov 2020). Ubuntu 20.04 and 22.04 and
+ * Debian 11 ship 1.18, which answers `invalid option: "e"` and exits. Unknown version: no.
+ */
+export function acceptsErrorLogSwitch(version: string | undefined): boolean {
+  const [major = 0, minor = 0, patch = 0] = (version ?? '').split('.').map(Number);
+  return major > 1 || (major === 1 && (minor > 19 || (minor === 19 && patch >= 5)));
+}
+
+/** nginx 1.18's complaint, without -e, that it cannot open its compiled-in error log as an ordinary user: harmless. */
+const DEFAULT_LOG_ALERT = /could not open error log file/;
+
+/**
+ * What to show of nginx's own words when it fails: its last 3 lines on stderr and in the error
+ * log, joined with ' | ', leaving out nginx 1.18's harmless alert about its default error log
+ * (see acceptsErrorLogSwitch). Pure.
+ */
+export function nginxErrorLines(stderr: string, errorLog: string): string {
+  const lines = `${stderr}\n${errorLog}`.split('\n').map((l) => l.trim()).filter((l) => l && !DEFAULT_LOG_ALERT.test(l));
+  return [...new Set(lines)].slice(-3).join(' | ');
 }
 
 /** Turns one line of the template's nsl_retries log format into a `retry:` line (undefined if malformed). */

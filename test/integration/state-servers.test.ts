@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Lab } from '../../measure/lib/lab.ts';
 import { probe } from '../../measure/lib/probe.ts';
 import { startBalancer, type Replica } from '../../measure/lib/topology.ts';
-import { findNginx, renderNginxConfig } from '../../servers/lib/nginx-config.ts';
+import { acceptsErrorLogSwitch, findNginx, nginxVersion, renderNginxConfig } from '../../servers/lib/nginx-config.ts';
 import { hashKey, ipHashKey, pickByKey } from '../../servers/lib/policies.ts';
 import { createToken } from '../../servers/lib/session-token.ts';
 import { FAILOVER_DEFAULTS } from '../../servers/lib/upstreams.ts';
@@ -184,6 +184,7 @@ test('nginx config for ip-hash and sticky-cookie: the right directives, and `ngi
     }
     const file = path.join(dir, `${policy}.conf`);
     writeFileSync(file, text);
-    execFileSync(findNginx(), ['-t', '-q', '-p', dir, '-c', file, '-e', path.join(dir, 'error.log')], { stdio: 'pipe' });
+    const errorSwitch = acceptsErrorLogSwitch(nginxVersion(findNginx())) ? ['-e', path.join(dir, 'error.log')] : [];
+    execFileSync(findNginx(), ['-t', '-q', '-p', dir, '-c', file, ...errorSwitch], { stdio: 'pipe' });
   }
 });
