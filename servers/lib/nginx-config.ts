@@ -97,11 +97,17 @@ export function renderNginxConfig(template: string, input: NginxConfigInput): st
   return text;
 }
 
-/** Where nginx lives when it is not on PATH (Debian puts it in /usr/sbin, often not on a user's PATH). */
-const EXTRA_DIRS = ['/usr/sbin', '/usr/local/sbin', '/usr/local/bin', '/opt/homebrew/bin', '/usr/local/nginx/sbin'];
+/**
+ * Where nginx lives when it is not on PATH, below `root` (a test passes a folder of its own):
+ * Debian's /usr/sbin (often not on a user's PATH), Homebrew's (Apple silicon and Intel), MacPorts'
+ * /opt/local/sbin, and a build from source's /usr/local/nginx/sbin.
+ */
+export function nginxDirs(root = '/'): string[] {
+  return ['/usr/sbin', '/usr/local/sbin', '/usr/local/bin', '/opt/homebrew/bin', '/opt/local/sbin', '/usr/local/nginx/sbin'].map((d) => path.join(root, d));
+}
 
 /** The nginx binary's path, or throws KIT_ERR_NGINX_MISSING with how to install it. */
-export function findNginx(env: NodeJS.ProcessEnv = process.env, extraDirs: readonly string[] = EXTRA_DIRS): string {
+export function findNginx(env: NodeJS.ProcessEnv = process.env, extraDirs: readonly string[] = nginxDirs()): string {
   const dirs = [...(env.PATH ?? '').split(path.delimiter).filter(Boolean), ...extraDirs];
   for (const dir of dirs) {
     const candidate = path.join(dir, 'nginx');

@@ -1,7 +1,8 @@
 /**
  * Finds PostgreSQL's `initdb` and `postgres` for servers/postgres.ts (and for tests deciding
  * whether to skip). Debian and Ubuntu install them under /usr/lib/postgresql/<major>/bin, off the
- * PATH; Homebrew under its prefix, versioned formulae in opt/postgresql@<major>/bin.
+ * PATH; Homebrew under its prefix, versioned formulae in opt/postgresql@<major>/bin; MacPorts in
+ * /opt/local/lib/postgresql<major>/bin.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -25,14 +26,19 @@ function versioned(parent: string, pattern: RegExp, tail: string): string[] {
   }
 }
 
-/** Where to look after the PATH: Debian's versioned folders, Homebrew's. */
-export function postgresDirs(): string[] {
+/**
+ * Where to look after the PATH, below `root` (a test passes a folder of its own): Debian's
+ * versioned folders, Homebrew's, and MacPorts' /opt/local/lib/postgresql<major>/bin.
+ */
+export function postgresDirs(root = '/'): string[] {
+  const at = (d: string) => path.join(root, d);
   return [
-    ...versioned('/usr/lib/postgresql', /^(\d+)$/, 'bin'),
-    '/opt/homebrew/bin',
-    '/usr/local/bin',
-    ...versioned('/opt/homebrew/opt', /^postgresql@(\d+)$/, 'bin'),
-    ...versioned('/usr/local/opt', /^postgresql@(\d+)$/, 'bin'),
+    ...versioned(at('/usr/lib/postgresql'), /^(\d+)$/, 'bin'),
+    at('/opt/homebrew/bin'),
+    at('/usr/local/bin'),
+    ...versioned(at('/opt/homebrew/opt'), /^postgresql@(\d+)$/, 'bin'),
+    ...versioned(at('/usr/local/opt'), /^postgresql@(\d+)$/, 'bin'),
+    ...versioned(at('/opt/local/lib'), /^postgresql(\d+)$/, 'bin'),
   ];
 }
 
@@ -45,7 +51,7 @@ export function findPostgres(env: NodeJS.ProcessEnv = process.env, extraDirs: re
   }
   throw new KitError(
     'KIT_ERR_POSTGRES_MISSING',
-    'PostgreSQL\'s initdb and postgres were not found (looked on PATH, in /usr/lib/postgresql/*/bin and in Homebrew\'s folders)',
-    'install it (Debian/Ubuntu: sudo apt-get install postgresql; macOS: brew install postgresql@16), or leave out --db postgres: SQLite, the default, needs no server',
+    'PostgreSQL\'s initdb and postgres were not found (looked on PATH, in /usr/lib/postgresql/*/bin, Homebrew\'s and MacPorts\' folders)',
+    'install it (Debian/Ubuntu: sudo apt-get install postgresql; macOS: brew install postgresql@16, or sudo port install postgresql16-server), or leave out --db postgres: SQLite, the default, needs no server',
   );
 }
