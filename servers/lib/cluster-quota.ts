@@ -28,6 +28,8 @@ export class QuotaDelivery {
   readonly cgroup: CgroupSupport;
   readonly cpu = new Map<number, WorkerCpu>();
   private readonly groups = new Map<number, string>(); // worker id -> its cgroup directory
+  /** A pause has failed and the primary said so (once). */
+  private pauseFailed = false;
 
   /**
    * `quota`: cores per worker, or undefined for none; `keepMs`: how long CPU reports are kept;
@@ -82,13 +84,20 @@ export class QuotaDelivery {
     while (m.samples.length > 0 && sample.at - m.samples[0]!.at > this.keepMs) m.samples.shift();
   }
 
-  /** The throttle asks for a pause of `ms`: stop the worker, continue it after (unless `mayPause` says no). */
-  pause(worker: Worker, ms: number, mayPause: boolean): void {
+  /**
+   * The throttle asks for a pause of `ms`: stop the worker, continue it after (unless `mayPause`
+   * says no). Where a worker cannot be stopped (native Windows has no SIGSTOP), `say` is told once:
+   * the throttle then holds no worker to its quota, and a student must not read its numbers as a
+   * capped worker's.
+   */
+  pause(worker: Worker, ms: number, mayPause: boolean, say: (line: string) => void = () => {}): void {
     const m = this.cpu.get(worker.id);
     if (!m || m.pausedTimer || !mayPause) return;
     try {
       worker.process.kill('SIGSTOP');
-    } catch {
+    } catch (err) {
+      if (!this.pauseFailed) say(`cpu quota: the throttle could not pause worker ${worker.process.pid} (SIGSTOP: ${(err as Error).message}); no worker is held to its quota, so this run's numbers are an uncapped cluster's`);
+      this.pauseFailed = true;
       return;
     }
     const pauseMs = Math.min(MAX_PAUSE_MS, Math.max(1, ms));

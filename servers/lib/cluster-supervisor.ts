@@ -50,6 +50,10 @@ export class Supervisor {
   private boundPort: number | undefined;
 
   constructor(private readonly o: SupervisorOptions) {
+    // Round robin on every platform: Node's default is SCHED_RR everywhere but Windows, where it
+    // is SCHED_NONE (the OS hands connections out, unevenly), and NODE_CLUSTER_SCHED_POLICY=none
+    // would choose it too. Lesson 3's 4/4/4 split is round robin's.
+    cluster.schedulingPolicy = cluster.SCHED_RR;
     cluster.setupPrimary({ stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     cluster.on('listening', (worker, address) => this.onListening(worker, address.port));
     cluster.on('message', (worker, msg: WorkerMessage) => this.onMessage(worker, msg));
@@ -141,7 +145,7 @@ export class Supervisor {
 
   private onMessage(worker: Worker, msg: WorkerMessage): void {
     if (msg?.type === 'cpu') this.o.quota.report(worker.id, msg);
-    else if (msg?.type === 'pause') this.o.quota.pause(worker, msg.ms, !this.shuttingDown && !this.retiring.has(worker.id));
+    else if (msg?.type === 'pause') this.o.quota.pause(worker, msg.ms, !this.shuttingDown && !this.retiring.has(worker.id), (l) => this.say(l));
     else if (msg?.type === 'port-in-use' && !this.shuttingDown) {
       const err = portInUse(msg.port);
       process.stderr.write(describeError(err) + '\n');

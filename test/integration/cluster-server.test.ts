@@ -46,6 +46,17 @@ test('ready only when every worker listens; fresh connections spread 4/4/4; coun
   await lab.stop(s);
 });
 
+test('round robin even where the platform\'s default is SCHED_NONE (native Windows; played by NODE_CLUSTER_SCHED_POLICY=none)', async () => {
+  const s = await lab.start({ server: 'cluster', args: ['--port', '0', '--workers', '3'], ipc: true, env: { NODE_CLUSTER_SCHED_POLICY: 'none' } });
+  const counts = new Map<number, number>();
+  for (let i = 0; i < 12; i++) {
+    const r = await probe(`${s.url}/loan`, { method: 'POST' });
+    counts.set(r.body.pid, r.body.loanCounter);
+  }
+  assert.deepEqual([...counts.values()], [4, 4, 4]);
+  await lab.stop(s);
+});
+
 test('a worker killed over IPC is replaced once, by a new pid; SIGUSR2 kills one too', async () => {
   const s = await startCluster(['--workers', '2']);
   const [victim] = await workerPids(s, 2);
