@@ -32,6 +32,7 @@ export const ERROR_CODES = {
   KIT_ERR_NATIVE_BUILD: { exit: EXIT.failed, what: 'better-sqlite3 was compiled for another Node.js and could not be rebuilt' },
   KIT_ERR_PAGE_BUILD: { exit: EXIT.failed, what: 'the Traffic Lab page could not be bundled (esbuild missing or failed)' },
   KIT_ERR_BROWSER_MISSING: { exit: EXIT.failed, what: 'the Traffic Lab benchmark needs Chromium, and none was found' },
+  KIT_ERR_NEEDS_WSL: { exit: EXIT.failed, what: 'on native Windows, a run that starts servers: it needs POSIX signals, so run it inside WSL2' },
 } as const satisfies Record<string, { exit: number; what: string }>;
 
 export type KitErrorCode = keyof typeof ERROR_CODES;

@@ -23,6 +23,7 @@ import { Progress } from './lib/progress.ts';
 import { SignalRelay } from './lib/relay.ts';
 import { readExpected } from './lib/expected.ts';
 import { newTally, setupError, tallyRun, type Outcome, type Tally } from './lib/fidelity.ts';
+import { assertSignals } from '../lib/platform.ts';
 
 const ALL = LESSONS.flatMap((l) => l.experiments);
 
@@ -73,6 +74,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     return EXIT.holds;
   }
   const { full, only, lb, out } = parsed.flags;
+  assertSignals('fidelity');
   const runs = intFlag('runs', parsed.flags.runs, 1, 1000, 20);
   const names = only === undefined ? ALL : only.split(',').map((s) => s.trim()).filter(Boolean);
   for (const n of names) {

@@ -16,6 +16,7 @@ import { BALANCED_EXPERIMENTS, LESSONS } from './lib/lessons.ts';
 import { savePath } from './lib/save.ts';
 import { colorEnabled, makeChalk } from '../results/format.ts';
 import { findNginx } from '../servers/lib/nginx-config.ts';
+import { assertSignals } from '../lib/platform.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/lesson.ts <lesson number | all> [--quick] [--shape] [--port <n>] [--lb builtin|nginx] [--save <folder>]',
@@ -53,6 +54,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     return EXIT.holds;
   }
   const { quick, shape, lb, save } = parsed.flags;
+  assertSignals(id === 'all' ? 'every lesson' : `lesson ${id}`);
   if (typeof save === 'string' && /\.json$/i.test(save)) throw new KitError('KIT_ERR_USAGE', `--save takes a folder for a lesson (one file per experiment); got '${save}'`, 'e.g. --save runs/ann');
   // Checked (and made) now, so that a folder it cannot make stops the lesson before its first run.
   if (typeof save === 'string') savePath(save, 'lesson');

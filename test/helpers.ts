@@ -140,6 +140,25 @@ export async function usageInProcess(name: string, args: string[]): Promise<Scri
 }
 
 /**
+ * Runs experiment `name` in this process as native Windows would (NSL_PLATFORM=win32, for the
+ * call only), with `args` that must hold a usage mistake checked after the platform: the run
+ * must stop at the platform check (exit 3, KIT_ERR_NEEDS_WSL), and without that check it stops at
+ * the mistake (exit 2) and the caller's assertions fail; either way nothing is started.
+ */
+export async function onWindowsInProcess(name: string, args: string[]): Promise<ScriptRun> {
+  const saved = process.env.NSL_PLATFORM;
+  process.env.NSL_PLATFORM = 'win32';
+  try {
+    const r = await runInProcess(name, args);
+    assert.ok((r.code === 2 || r.code === 3) && !/^started /m.test(r.stderr), `${name} ${args.join(' ')} ran (exit ${r.code}); a unit test may not start an experiment:\n${r.stderr}`);
+    return r;
+  } finally {
+    if (saved === undefined) delete process.env.NSL_PLATFORM;
+    else process.env.NSL_PLATFORM = saved;
+  }
+}
+
+/**
  * For an end-to-end run of experiment `name`: `--predict <file>` choosing the first choice of every
  * question (a temporary file, removed when test `t` ends), and how many questions there are; no
  * arguments when the experiment has no questions.

@@ -30,9 +30,9 @@ export interface TrafficLab {
   send(pathAndQuery: string, opts?: { headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string }): Promise<{ status: number; headers: Record<string, unknown>; body: string }>;
 }
 
-/** Starts `web/traffic-lab.ts --port 0` and resolves once it has printed its URL. */
-export async function startTrafficLab(): Promise<TrafficLab> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'web/traffic-lab.ts'), '--port', '0'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, LAB_LIFELINE: 'stdin' } });
+/** Starts `web/traffic-lab.ts --port 0` (with `env` added to this process's) and resolves once it has printed its URL. */
+export async function startTrafficLab(env: Record<string, string> = {}): Promise<TrafficLab> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'web/traffic-lab.ts'), '--port', '0'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env, LAB_LIFELINE: 'stdin' } });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   const lines: string[] = [];
@@ -88,13 +88,13 @@ export async function openPage(url: string) {
 }
 
 /**
- * One Traffic Lab server for the test file: started before its first test and handed to `use`,
- * SIGKILLed after its last if a test has not ended it.
+ * One Traffic Lab server for the test file (with `env` added to its environment): started before
+ * its first test and handed to `use`, SIGKILLed after its last if a test has not ended it.
  */
-export function trafficLabForFile(use: (lab: TrafficLab) => void): void {
+export function trafficLabForFile(use: (lab: TrafficLab) => void, env: Record<string, string> = {}): void {
   let lab: TrafficLab | undefined;
   before(async () => {
-    lab = await startTrafficLab();
+    lab = await startTrafficLab(env);
     use(lab);
   });
   after(() => {

@@ -29,6 +29,7 @@ import { launchChromium } from './browser.ts';
 import { bundlePage, TOKEN_HEADER } from './lab-server.ts';
 import { readStats } from './live-run.ts';
 import type { EngineSpeed } from './page/bench-engine.ts';
+import { assertSignals } from '../lib/platform.ts';
 
 const PARTS = ['engine', 'fps', 'stream', 'memory'] as const;
 
@@ -52,6 +53,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     io.stdout.write(helpText(command));
     return 0;
   }
+  assertSignals('the Traffic Lab benchmark');
   const parts = String(parsed.flags.part).split(',').map((p) => p.trim());
   const bad = parts.find((p) => !(PARTS as readonly string[]).includes(p));
   if (bad !== undefined) throw new KitError('KIT_ERR_USAGE', `--part takes ${PARTS.join(', ')}; got '${bad}'`);

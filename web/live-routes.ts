@@ -16,6 +16,7 @@ import type http from 'node:http';
 import { HttpError, readJsonBody, sendJson } from '../servers/lib/http.ts';
 import { LiveConflict, LiveRun } from './live-run.ts';
 import { parseLiveAction, parseLiveSettings, type LiveSecond } from './page/live-settings.ts';
+import { kitPlatform, needsWslMessage, WSL_HINT } from '../lib/platform.ts';
 
 /** A live run with no page streaming it for this long is stopped, ms. */
 export const HEARTBEAT_MS = 3000;
@@ -74,6 +75,8 @@ export class LiveHost {
   private async start(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const parsed = parseLiveSettings(await this.body(req));
     if (!parsed.ok) return sendJson(res, 400, { error: parsed.message, field: parsed.field });
+    // Native Windows: no live run (lib/platform.ts); the simulation mode works there.
+    if (kitPlatform() === 'win32') return sendJson(res, 501, { error: `${needsWslMessage('a live run')}; ${WSL_HINT}` });
     if (this.run || this.starting) {
       const why = this.endReason && this.run ? 'the last live run is still ending; try again in a moment' : 'a live run is already going: stop it first (another tab may have started it)';
       return sendJson(res, 409, { error: why });

@@ -25,6 +25,7 @@ import type { Measure } from '../../results/measures.ts';
 import { grade, renderPredictions, type Answers, type Question } from '../../results/predictions.ts';
 import { ASK, askAnswers, normalizePredictFlag, readAnswersFile } from './predict.ts';
 import { readExpected } from './expected.ts';
+import { assertSignals } from '../../lib/platform.ts';
 
 /** Flags every experiment has, besides --help. Spread into each experiment's own flags. */
 export const COMMON_FLAGS = {
@@ -219,6 +220,8 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
       io.stdout.write(helpText(exp.command));
       return 0;
     }
+    // Before any other check: on native Windows, nothing a student could fix in the flags helps.
+    assertSignals(exp.name);
     const flags = parsed.flags as Record<string, string | boolean | undefined>;
     if (flags.shape && flags.json) throw new KitError('KIT_ERR_USAGE', '--shape and --json are two different outputs; pick one');
     const port = intFlag('port', flags.port as string | undefined, 0, 65535, 0);
