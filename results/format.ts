@@ -52,6 +52,10 @@ export interface MachineInfo {
   busiestSecondDuringRun?: number;
   /** Of busyCoresDuringRun, the time a hypervisor gave other virtual machines on the same host (steal). */
   stealCoresDuringRun?: number;
+  /** Where the CPU during the run was read: 'proc' (Linux) or 'ps' (os.cpus() and ps: macOS). */
+  cpuSource?: 'proc' | 'ps';
+  /** The three other programs that took the most CPU during the run, with cores' worth: `chrome 0.40, code 0.12`. */
+  busiestPrograms?: string;
   node: string;
   platform: string;
   /** nginx's version (`nginx -v`), null when it is not installed; undefined in results saved before it was recorded. */
@@ -64,7 +68,8 @@ export interface MachineInfo {
 export function machineCaption(m: MachineInfo): string {
   const peak = m.busiestSecondDuringRun !== undefined && m.busiestSecondDuringRun >= BUSY_BURST_CORES ? `, up to ${m.busiestSecondDuringRun.toFixed(2)}` : '';
   const steal = (m.stealCoresDuringRun ?? 0) >= 0.1 ? `, ${m.stealCoresDuringRun!.toFixed(2)} of it taken by other virtual machines` : '';
-  const during = m.busyCoresDuringRun === undefined ? '' : `, ${m.busyCoresDuringRun.toFixed(2)} during it${peak}${steal}`;
+  const source = m.cpuSource === 'ps' ? ' (from os.cpus() and ps: no /proc here)' : m.cpuSource === 'proc' ? ' (from /proc)' : '';
+  const during = m.busyCoresDuringRun === undefined ? '' : `, ${m.busyCoresDuringRun.toFixed(2)} during it${peak}${steal}${source}`;
   return `${m.cores} core${m.cores === 1 ? '' : 's'} (${m.busyCoresAtStart.toFixed(2)} busy before the run${during}), load average ${m.loadavg1.toFixed(2)}, Node ${m.node}`;
 }
 
@@ -108,7 +113,8 @@ export function busyMachineCaveat(m: MachineInfo): string | undefined {
       : peak >= BUSY_BURST_CORES
         ? `up to ${peak.toFixed(1)} of the ${m.cores} cores busy for a second or more while the run went on (${during.toFixed(2)} on average; measured: every process but the kit's own)`
         : `about ${m.busyCoresAtStart.toFixed(1)} of the ${m.cores} cores busy when the run began`;
-  return `other programs kept ${when}; the findings assume idle cores, so a line that does not hold may be their doing. Close them and run again.`;
+  const who = m.busiestPrograms ? ` (the busiest, in cores: ${m.busiestPrograms})` : '';
+  return `other programs${who} kept ${when}; the findings assume idle cores, so a line that does not hold may be their doing. Close them and run again.`;
 }
 
 /** A duration in ms for a table cell: `1,532 ms`, `12.4 ms`, `0.31 ms`. */

@@ -14,7 +14,7 @@ export { EXIT };
 import { isEntry, TERMINAL, type Io } from '../../lib/entry.ts';
 import { helpText, intFlag, parseFlags, type CommandSpec, type FlagSpecs, type ParsedFlags } from '../../lib/cli.ts';
 import { Lab } from './lab.ts';
-import { ContentionMonitor } from './contention.ts';
+import { ContentionMonitor, formatPrograms } from './contention.ts';
 import { busyMachineCaveat, colorEnabled, machineWasBusy, makeChalk, type MachineInfo } from '../../results/format.ts';
 import { machineInfo } from './machine.ts';
 import { savePath, writeSaved } from './save.ts';
@@ -150,6 +150,9 @@ async function runWatched<R>(machine: MachineInfo, run: () => Promise<R>): Promi
       machine.busyCoresDuringRun = other.averageCores;
       machine.busiestSecondDuringRun = other.peakCores;
       machine.stealCoresDuringRun = other.stealCores;
+      machine.cpuSource = other.source;
+      // Named only when they made the run busy: a class's saved runs need not list its programs.
+      if (other.programs.length && machineWasBusy(machine)) machine.busiestPrograms = formatPrograms(other.programs);
     }
   }
 }

@@ -5,9 +5,9 @@
  * proxy into a 2 ms one and stopped the I/O-bound route's throughput from growing with
  * connections. The step is repeated a bounded number of times and the least disturbed try is
  * kept; each repeat is said in the progress output, so a student sees the noise and its cause.
- * Without /proc (not Linux) a step runs once.
+ * Without /proc (macOS) the CPU comes from os.cpus() and ps (measure/lib/contention.ts), with no steal.
  */
-import { otherCpu, takeSnapshot } from './contention.ts';
+import { busiestPrograms, formatPrograms, otherCpu, takeSnapshot, type BusyProgram } from './contention.ts';
 import type { Progress } from './progress.ts';
 
 /**
@@ -42,6 +42,8 @@ export interface SteadyResult<T> {
 export interface Disturbance {
   otherCores: number;
   stealCores: number;
+  /** The busiest other programs during the try, when known. */
+  programs?: BusyProgram[];
 }
 
 /** Starts watching other programs' CPU; the returned function gives what they took since then. */
@@ -49,7 +51,7 @@ function watchOthers(): () => Disturbance | undefined {
   const before = takeSnapshot();
   return () => {
     const after = takeSnapshot();
-    return before && after ? otherCpu(before, after, { reaped: false }) : undefined;
+    return before && after ? { ...otherCpu(before, after, { reaped: false }), programs: busiestPrograms(before, after) } : undefined;
   };
 }
 
@@ -70,7 +72,8 @@ export async function measureSteadily<T>(label: string, step: () => Promise<T>, 
     best.tries = attempt;
     if (!seen || busy! < limit) break;
     const next = attempt < tries ? `measuring it again (try ${attempt + 1} of ${tries})` : `keeping the least disturbed of ${tries} tries (${best.busyCores!.toFixed(2)} cores)`;
-    o.progress?.note(`${label}: other programs took ${seen.otherCores.toFixed(2)} of the cores during it and other virtual machines ${seen.stealCores.toFixed(2)} (steal); ${next}`);
+    const who = seen.programs?.length ? ` (the busiest: ${formatPrograms(seen.programs)})` : '';
+    o.progress?.note(`${label}: other programs took ${seen.otherCores.toFixed(2)} of the cores during it${who} and other virtual machines ${seen.stealCores.toFixed(2)} (steal); ${next}`);
   }
   return best!;
 }

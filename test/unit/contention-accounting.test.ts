@@ -1,11 +1,13 @@
 // The accounting behind "how busy other programs kept the cores during a run", on made-up /proc
 // snapshots: growth outside the kit in cores, reaped and reused pids, the kit's own processes under
-// other ancestors; the caption and the caveat; a line that did not hold blames the machine only when
-// it was busy. The measurement on real processes is in test/e2e/contention.test.ts.
+// other ancestors; without /proc, the machine's busy time less the kit's, and ps's lines parsed;
+// the busiest programs named; the caption and the caveat; a line that did not hold blames the
+// machine only when it was busy. The measurement on real processes is in
+// test/e2e/contention.test.ts and test/integration/cpu-source.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { otherCpu, type CpuSnapshot } from '../../measure/lib/contention.ts';
-import type { ProcStat } from '../../measure/lib/proc.ts';
+import { busiestPrograms, otherCpu, type CpuSnapshot } from '../../measure/lib/contention.ts';
+import { parsePs, parsePsTime, type ProcStat } from '../../measure/lib/proc.ts';
 import { busyMachineCaveat, machineCaption } from '../../results/format.ts';
 import { renderComparison } from '../../measure/lib/experiment.ts';
 import { compareShape } from '../../results/shape.ts';
@@ -14,13 +16,14 @@ import { failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();
 
-const st = (pid: number, ppid: number, own: number, reaped = 0): ProcStat => ({ pid, ppid, pgid: pid, state: 'S', ownTicks: own, reapedChildrenTicks: reaped });
-const snap = (atMs: number, stats: ProcStat[], kit: number[], steal = 0, ancestors: number[] = []): CpuSnapshot => ({
+const st = (pid: number, ppid: number, own: number, reaped = 0, name = `p${pid}`): ProcStat => ({ pid, ppid, pgid: pid, state: 'S', ownTicks: own, reapedChildrenTicks: reaped, name });
+const snap = (atMs: number, stats: ProcStat[], kit: number[], steal = 0, ancestors: number[] = [], busy = 0): CpuSnapshot => ({
   atMs,
   stats: new Map(stats.map((s) => [s.pid, s])),
   kit: new Set(kit),
   ancestors: new Set(ancestors),
-  machine: { busy: 0, idle: 0, steal },
+  machine: { busy, idle: 0, steal },
+  source: 'proc',
 });
 
 test('otherCpu: growth outside the kit, in ticks per second, without the kit or the kernel', () => {
@@ -47,6 +50,35 @@ test('otherCpu: a kit process reaped by init or another ancestor is not someone 
   assert.deepEqual(otherCpu(a, b), { otherCores: 0.02, stealCores: 0 }, 'only init\'s and the shell\'s own ticks');
 });
 
+test('without /proc: the machine\'s busy time less the kit\'s processes\' growth, no steal', () => {
+  // 2 s; the machine was busy 300 ticks; the kit (200 and its worker 300) grew by 100 + 60; pid 100 by 120.
+  const a = { ...snap(0, [st(100, 1, 500), st(200, 1, 20), st(300, 200, 1)], [200, 300], 0, [], 1000), source: 'ps' as const };
+  const b = { ...snap(2000, [st(100, 1, 620), st(200, 1, 120), st(300, 200, 61)], [200, 300], 0, [], 1300), source: 'ps' as const };
+  assert.deepEqual(otherCpu(a, b), { otherCores: 0.7, stealCores: 0 });
+  // A kit that used more than the machine says (ps rounding): never below 0.
+  const c = { ...b, machine: { busy: 1100, idle: 0, steal: 0 } };
+  assert.deepEqual(otherCpu(a, c), { otherCores: 0, stealCores: 0 });
+});
+
+test('ps\'s CPU times and lines, from procps (Linux) and macOS', () => {
+  assert.equal(parsePsTime('00:00:02'), 2);
+  assert.equal(parsePsTime('01:02:03'), 3723);
+  assert.equal(parsePsTime('2-00:00:01'), 172_801);
+  assert.equal(parsePsTime('0:00.05'), 0.05);
+  assert.equal(parsePsTime('12:34.56'), 754.56);
+  assert.ok(Number.isNaN(parsePsTime('-')));
+  const stats = parsePs(['    1     0     1 Ss   00:00:52 systemd', '  812     1   812 S    0:01.25 /Applications/Google Chrome.app/Contents/MacOS/Google Chrome', 'garbage', ''].join('\n'));
+  assert.deepEqual([...stats.keys()], [1, 812]);
+  assert.deepEqual(stats.get(812), { pid: 812, ppid: 1, pgid: 812, state: 'S', ownTicks: 125, reapedChildrenTicks: 0, name: 'Google Chrome' });
+  assert.equal(stats.get(1)!.ownTicks, 5200);
+});
+
+test('the busiest other programs: by name, the kit and the kernel left out, the top three', () => {
+  const a = snap(0, [st(2, 0, 0), st(50, 2, 0), st(100, 1, 0, 0, 'chrome'), st(101, 1, 0, 0, 'chrome'), st(102, 1, 0, 0, 'code'), st(103, 1, 0, 0, 'zoom'), st(104, 1, 0, 0, 'slack'), st(200, 1, 0, 0, 'node')], [200]);
+  const b = snap(1000, [st(2, 0, 0), st(50, 2, 90), st(100, 1, 30, 0, 'chrome'), st(101, 1, 15, 0, 'chrome'), st(102, 1, 20, 0, 'code'), st(103, 1, 5, 0, 'zoom'), st(104, 1, 0, 0, 'slack'), st(200, 1, 99, 0, 'node'), st(105, 1, 3, 0, 'git')], [200]);
+  assert.deepEqual(busiestPrograms(a, b), [{ name: 'chrome', cores: 0.45 }, { name: 'code', cores: 0.2 }, { name: 'zoom', cores: 0.05 }]);
+});
+
 test('the caption and the caveat say how busy other programs were during the run', () => {
   assert.match(machineCaption({ ...MACHINE, busyCoresDuringRun: 0.02 }), /0\.05 busy before the run, 0\.02 during it/);
   assert.equal(busyMachineCaveat({ ...MACHINE, busyCoresDuringRun: 0.1 }), undefined);
@@ -59,6 +91,9 @@ test('the caption and the caveat say how busy other programs were during the run
   const host = { ...MACHINE, busyCoresDuringRun: 0.6, busiestSecondDuringRun: 0.9, stealCoresDuringRun: 0.5 };
   assert.match(busyMachineCaveat(host) ?? '', /other virtual machines on this host took about 0\.5 of this machine's 2 cores .*steal time/);
   assert.match(machineCaption(host), /0\.60 during it, up to 0\.90, 0\.50 of it taken by other virtual machines/);
+  assert.match(machineCaption({ ...MACHINE, busyCoresDuringRun: 0.02, cpuSource: 'ps' }), /0\.02 during it \(from os\.cpus\(\) and ps: no \/proc here\)/);
+  assert.match(machineCaption({ ...MACHINE, busyCoresDuringRun: 0.02, cpuSource: 'proc' }), /0\.02 during it \(from \/proc\)/);
+  assert.match(busyMachineCaveat({ ...MACHINE, busyCoresDuringRun: 0.9, busiestPrograms: 'chrome 0.60, code 0.20' }) ?? '', /^other programs \(the busiest, in cores: chrome 0\.60, code 0\.20\) kept about 0\.9/);
 });
 
 test('a line that did not hold blames the machine only when other programs kept it busy', () => {
