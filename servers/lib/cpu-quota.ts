@@ -6,8 +6,8 @@
  *   cgroup    the kernel's CFS bandwidth control: a cgroup per worker whose quota is
  *             `quota × period` µs of CPU per `period` (QUOTA_PERIOD_MS). cgroup v2 writes
  *             `cpu.max`, v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us` (kernel docs,
- *             Documentation/scheduler/sched-bwc.rst). Needs permission to create cgroups: root, or
- *             a delegated cgroup v2 subtree. Every thread of the worker is covered.
+ *             Documentation/scheduler/sched-bwc.rst). Made at the top of /sys/fs/cgroup, which
+ *             needs root. Every thread of the worker is covered.
  *   throttle  in-process accounting (cpu-throttle.ts): the worker reads its own CPU time and
  *             asks the primary to stop it (SIGSTOP, then SIGCONT) while it is in debt. Like CFS,
  *             every thread stops, and the long-run share is the quota.
@@ -121,7 +121,7 @@ export function probeCgroup(label: string, root = '/sys/fs/cgroup'): CgroupSuppo
       rmdirSync(base);
     } catch {}
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'EACCES' || code === 'EPERM' || code === 'EROFS' ? 'no permission to create cgroups (run as root, or with a delegated cgroup v2 subtree)' : (err as Error).message;
+    const why = code === 'EACCES' || code === 'EPERM' || code === 'EROFS' ? `no permission to create cgroups under ${root} (run as root)` : (err as Error).message;
     return { ok: false, reason: `cgroup v${version}: ${why}` };
   }
 }

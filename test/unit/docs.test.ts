@@ -179,3 +179,23 @@ test('every exercise of every lesson has its answer in instructors/, in order, n
   assert.ok(answerProblems(4, one.replaceAll('make check-exercise LESSON=4 N=6', 'make check')).includes("exercise 6's answer does not name make check-exercise LESSON=4 N=6"));
   assert.ok(answerProblems(4, `## 2. Medians hide\n\n## 1. Sampling with replacement\n`).includes('the answers are not in exercise order'));
 });
+
+test('the README says how to set up each OS, and what the cgroup quota needs as the code does', () => {
+  const setup = readme.slice(readme.indexOf('## Setting up your machine'), readme.indexOf('\n## ', readme.indexOf('## Setting up your machine') + 1));
+  assert.ok(setup.length > 500, 'the README has a "Setting up your machine" section');
+  for (const [os, command] of [['macOS', 'xcode-select --install'], ['macOS', 'brew install node nginx redis postgresql@16'], ['MacPorts', 'sudo port install'], ['WSL2', 'wsl --install'], ['WSL2', 'sudo apt-get install -y make'], ['Fedora', 'sudo dnf install']] as const) {
+    assert.ok(setup.includes(os) && setup.includes(command), `${os}: ${command}`);
+  }
+  assert.match(setup, /not under `\/mnt\/c`/, 'WSL2: clone inside the Linux home');
+  assert.match(setup, /KIT_ERR_NEEDS_WSL/, 'native Windows: what happens there');
+  for (const tool of ['nginx', 'redis-server', 'PostgreSQL', 'Chromium']) assert.match(setup, new RegExp(`^\\| ${tool}`, 'm'), `which lessons need ${tool}`);
+  // servers/lib/cpu-quota.ts probes the top of /sys/fs/cgroup only, which needs root.
+  for (const text of [readme, read('lessons/06-autoscaling.md')]) assert.doesNotMatch(text, /delegated/);
+  assert.match(readme, /cgroup when it may create one at the top of `\/sys\/fs\/cgroup`\s+\(Linux, run as root/);
+});
+
+test('lesson 2 gives macOS, which has no ss, a command to count TIME_WAIT sockets', () => {
+  const text = read('lessons/02-proxy.md');
+  assert.match(text, /`ss -tan \| grep -c TIME-WAIT` on Linux/);
+  assert.match(text, /`netstat -an -p tcp \| grep -c TIME_WAIT` on macOS/);
+});
