@@ -1,5 +1,6 @@
 // Proves the shape comparison: held, failed (with its hint), missing, unexpected and not-shown
-// lines, the diff, and that every expected-output file is well formed.
+// lines, the diff, and that every expected-output file is well formed; and measure/compare.ts's
+// routing of a lesson's file (a key two experiments share) and of a run's busy note.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -8,6 +9,7 @@ import { CANNOT_SHOW, compareShape, line, parseExpected } from '../../results/sh
 import { readExpected } from '../../measure/lib/expected.ts';
 import { renderComparison } from '../../measure/lib/experiment.ts';
 import { ROOT } from '../../measure/lib/paths.ts';
+import { compareText, loadExpected, renderVerdict } from '../../measure/lib/compare.ts';
 import { failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();
@@ -70,4 +72,30 @@ test('every expected-output file has lines of at least two tokens, unique keys, 
     }
     assert.equal(new Set(keys).size, keys.length, `${f}: duplicate keys`);
   }
+});
+
+test('compare: a key two experiments share goes to the one whose lines came just before', () => {
+  const all = loadExpected();
+  // Lesson 4's file: scale-out's lines, then capped-scale-out's; both have `cpu-bound  failed-checks`.
+  const text = [...all.get('scale-out')!, ...all.get('capped-scale-out')!].join('\n') + '\n';
+  const v = compareText('lesson-4.txt', text, all);
+  assert.deepEqual([...v.experiments.keys()], ['scale-out', 'capped-scale-out']);
+  assert.equal(v.holds, true, renderVerdict(v, false));
+  // The other order, too.
+  assert.equal(compareText('f', [...all.get('capped-scale-out')!, ...all.get('scale-out')!].join('\n'), all).holds, true);
+});
+
+test('compare: a run that noted a busy machine has its lines that did not hold marked ~, not judged', () => {
+  const all = loadExpected();
+  const pool = all.get('pool')!.map((l) => (l.startsWith('throughput  up-to-core-count') ? 'throughput  up-to-core-count  does-not-grow' : l));
+  const busy = compareText('ann.txt', [...all.get('blocking')!, ...pool, '# note: other programs (the busiest, in cores: node 0.97) kept about 1.0 of the 2 cores busy'].join('\n'), all);
+  assert.deepEqual([...busy.busy], ['pool']);
+  const text = renderVerdict(busy, false);
+  assert.match(text, /~ pool: 5 held, 1 not judged: the machine was busy/);
+  assert.match(text, /~ throughput {2}up-to-core-count {2}grows {3}\(the file has: throughput {2}up-to-core-count {2}does-not-grow\)/);
+  assert.doesNotMatch(text, /✗/);
+  // Without the note the same line is a ✗; a note after another experiment's lines does not excuse it.
+  const quiet = compareText('bob.txt', [...pool, ...all.get('blocking')!, '# note: other programs kept about 1.0 of the 2 cores busy'].join('\n'), all);
+  assert.deepEqual([...quiet.busy], ['blocking']);
+  assert.match(renderVerdict(quiet, false), /✗ pool: 5 held, 1 did not hold/);
 });
