@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { measureSteadily, STEP_BUSY_CORES, STEP_TRIES } from '../../measure/lib/steady.ts';
+import { DisturbanceHistory, measureSteadily, STEP_BUSY_CORES, STEP_TRIES } from '../../measure/lib/steady.ts';
 
 /** A fake reading of other programs' CPU: each try sees the next of `cores`. */
 function fake(cores: (number | undefined)[]) {
@@ -45,6 +45,19 @@ test(`bounded: after ${STEP_TRIES} disturbed tries the least disturbed is kept`,
   assert.deepEqual(r, { value: 2, tries: 3, busyCores: 0.3 });
   assert.equal(runs, STEP_TRIES);
   assert.match(n.lines.at(-1)!, /keeping the least disturbed of 3 tries \(0\.30 cores\)$/);
+});
+
+test('a steady load (a browser tab) is not waited out: past two tries it is the floor, and only a burst above it is taken again', async () => {
+  const history = new DisturbanceHistory();
+  let runs = 0;
+  const step = (seen: number[]) => measureSteadily('s', async () => ++runs, { disturbance: fake(seen), history });
+  assert.equal((await step([0.26, 0.24, 0.25])).tries, 3, 'the first step: no floor yet');
+  assert.equal((await step([0.27])).tries, 1, 'steady 0.25: once');
+  assert.equal((await step([0.3])).tries, 1);
+  assert.equal((await step([0.7, 0.26])).tries, 2, 'a burst above the floor is taken again');
+  const idle = new DisturbanceHistory();
+  for (const busy of [0.03, 0.05]) idle.add(busy);
+  assert.equal(idle.floor(), 0, 'an idle machine\'s noise is no floor');
 });
 
 test('the threshold: just under it is quiet, at it is disturbed', async () => {
