@@ -110,27 +110,37 @@ export async function runIfEntry<S extends FlagSpecs, O, R>(meta: ImportMeta, ex
 }
 
 /**
- * Formats the comparison for people. When other programs kept the cores busy (`machine`), that is
- * the likely cause of every line that did not hold; otherwise each line's own hint is, and no
- * hint blames the machine.
+ * Formats the comparison for people. When other programs kept the cores busy (`machine`), a line
+ * that did not hold is not judged: it reads "busy" (~) rather than ✗, and the caveat names the
+ * busiest programs once; otherwise each line's own hint is its likely cause, and no hint blames
+ * the machine. The verdict and the exit code stay "does not hold" either way: the run did not
+ * show the finding.
  */
 export function renderComparison(cmp: Comparison, file: string, color: boolean, machine?: MachineInfo): string {
   const c = makeChalk(color);
   const out = [c.bold(`Shape, compared with ${file}:`)];
+  const busy = machine && machineWasBusy(machine) ? busyMachineCaveat(machine) : undefined;
+  let notJudged = 0;
   for (const l of cmp.lines) {
     if (l.status === 'held') out.push(`  ${c.green('✓')} ${l.expected}`);
     else if (l.status === 'not-shown') out.push(`  ${c.yellow('-')} ${l.expected}   ${c.yellow('(not shown on this machine)')}`);
     else if (l.status === 'unexpected') out.push(`  ${c.red('✗')} ${l.actual}   ${c.red('(not in the expected file)')}`);
     else {
       const saw = l.status === 'missing' ? 'this run has no such line' : `this run: ${l.actual}`;
+      if (busy) {
+        notJudged++;
+        out.push(`  ${c.yellow('~')} ${l.expected}   ${c.yellow(`(busy: ${saw})`)}`);
+        continue;
+      }
       out.push(`  ${c.red('✗')} ${l.expected}   ${c.red(`(${saw})`)}`);
-      const busy = machine && machineWasBusy(machine) ? busyMachineCaveat(machine) : undefined;
-      if (busy) out.push(`      ${c.dim('likely cause:')} ${busy}`);
-      else if (l.hint) out.push(`      ${c.dim('likely cause:')} ${l.hint}`);
+      if (l.hint) out.push(`      ${c.dim('likely cause:')} ${l.hint}`);
     }
   }
+  if (busy && notJudged) out.push(`  ${c.yellow('~')} busy: ${notJudged} line(s) not judged, because ${busy}`);
   if (cmp.holds) out.push(c.green.bold('The shape holds.'));
-  else out.push(c.red.bold('The shape does not hold.') + ' The diff below shows where; the likely causes are above.', '', cmp.diff.trimEnd());
+  else if (busy && notJudged === cmp.lines.filter((l) => l.status !== 'held' && l.status !== 'not-shown').length) {
+    out.push(c.yellow.bold('The shape was not shown: the machine was busy.') + ' Every line it judged held; the diff below shows the rest.', '', cmp.diff.trimEnd());
+  } else out.push(c.red.bold('The shape does not hold.') + ' The diff below shows where; the likely causes are above.', '', cmp.diff.trimEnd());
   return out.join('\n') + '\n';
 }
 
@@ -176,7 +186,7 @@ function writeOutcome<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, resul
     // A busy machine goes with the lines too: an instructor comparing files should see it.
     io.stdout.write([...shape, ...notShown.map((why) => NOT_SHOWN_PREFIX + why), ...(busy ? [NOTE_PREFIX + busy] : [])].join('\n') + '\n');
     for (const c of caveats) io.stderr.write(`Note: ${c}\n`);
-    if (!cmp.holds) io.stderr.write(`The shape does not hold: diff it with expected-output/${exp.name}.txt\n`);
+    if (!cmp.holds) io.stderr.write(`${busy ? 'The shape was not shown (the machine was busy)' : 'The shape does not hold'}: diff it with expected-output/${exp.name}.txt\n`);
   } else {
     const color = colorEnabled(io.stdout);
     io.stdout.write(exp.report.render(result, color) + '\n');

@@ -101,7 +101,13 @@ test('a line that did not hold blames the machine only when other programs kept 
   const idle = renderComparison(cmp, 'expected-output/pool.txt', false, { ...MACHINE, busyCoresDuringRun: 0.03 });
   assert.match(idle, /likely cause: pooled scrypt should use one core per connection/);
   assert.doesNotMatch(idle, /other programs/);
-  const busy = renderComparison(cmp, 'expected-output/pool.txt', false, { ...MACHINE, busyCoresDuringRun: 1.1 });
-  assert.match(busy, /likely cause: other programs kept about 1\.1 of the 2 cores busy while the run went on/);
+  assert.match(idle, /✗ pool {2}throughput {2}grows/);
+  assert.match(idle, /The shape does not hold\./);
+  const busy = renderComparison(cmp, 'expected-output/pool.txt', false, { ...MACHINE, busyCoresDuringRun: 1.1, busiestPrograms: 'chrome 0.90' });
+  // Not judged: "busy" (~) rather than ✗, the busiest programs named once.
+  assert.match(busy, /~ pool {2}throughput {2}grows {3}\(busy: this run: pool {2}throughput {2}does-not-grow\)/);
+  assert.doesNotMatch(busy, /✗/);
+  assert.match(busy, /~ busy: 1 line\(s\) not judged, because other programs \(the busiest, in cores: chrome 0\.90\) kept about 1\.1 of the 2 cores busy/);
+  assert.match(busy, /The shape was not shown: the machine was busy\./);
   assert.doesNotMatch(busy, /pooled scrypt/);
 });
