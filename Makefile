@@ -121,12 +121,12 @@ test: ready
 test-unit: ready
 	$(NODE_TEST) --test-concurrency=$(CORES) test/unit/*.test.ts
 
-# The end-to-end tier: every experiment run that make test leaves out (about 12½ minutes).
+# The end-to-end tier: every experiment run that make test leaves out (about 13 minutes).
 test-e2e: ready
 	$(NODE_TEST) --test-concurrency=1 $(filter-out $(E2E_LAST),$(wildcard test/e2e/*.test.ts))
 	$(NODE_TEST) $(E2E_LAST)
 
-# Both tiers, sharing one class folder that the last test rolls up (about 17 minutes).
+# Both tiers, sharing one class folder that the last test rolls up (about 17½ minutes).
 test-all: ready
 	@class=$$(mktemp -d "$${TMPDIR:-/tmp}/nsl-class-XXXXXX") || exit 1; trap 'rm -rf "$$class"' EXIT INT TERM; \
 	NSL_CLASS_DIR=$$class $(MAKE) --no-print-directory test test-e2e

@@ -3,11 +3,11 @@
 // other ancestors; without /proc, the machine's busy time less the kit's, and ps's lines parsed;
 // the busiest programs named; the caption and the caveat; a line that did not hold blames the
 // machine only when it was busy. The measurement on real processes is in
-// test/e2e/contention.test.ts and test/integration/cpu-source.test.ts.
+// test/e2e/contention.test.ts and test/e2e/cpu-source.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { busiestPrograms, otherCpu, type CpuSnapshot } from '../../measure/lib/contention.ts';
-import { parsePs, parsePsTime, type ProcStat } from '../../measure/lib/proc.ts';
+import { cpuSource, parsePs, parsePsTime, type ProcStat } from '../../measure/lib/proc.ts';
 import { busyMachineCaveat, machineCaption } from '../../results/format.ts';
 import { renderComparison } from '../../measure/lib/experiment.ts';
 import { compareShape } from '../../results/shape.ts';
@@ -58,6 +58,11 @@ test('without /proc: the machine\'s busy time less the kit\'s processes\' growth
   // A kit that used more than the machine says (ps rounding): never below 0.
   const c = { ...b, machine: { busy: 1100, idle: 0, steal: 0 } };
   assert.deepEqual(otherCpu(a, c), { otherCores: 0, stealCores: 0 });
+});
+
+test('the source: /proc where it exists, ps without it; NSL_CPU_SOURCE=ps forces the fallback', () => {
+  assert.equal(cpuSource({}), process.platform === 'linux' ? 'proc' : 'ps');
+  assert.equal(cpuSource({ NSL_CPU_SOURCE: 'ps' }), 'ps');
 });
 
 test('ps\'s CPU times and lines, from procps (Linux) and macOS', () => {
