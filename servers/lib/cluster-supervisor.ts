@@ -71,8 +71,14 @@ export class Supervisor {
     process.send?.(e);
   }
 
+  /**
+   * Workers that have not exited. node:cluster keeps a worker in cluster.workers until both its
+   * 'exit' and its IPC 'disconnect' have happened, and 'exit' may come first: counted then, the last
+   * worker of a shutdown was still "living" at its own 'exit', and the primary never exited on
+   * purpose (its event loop ran dry and it ended with 0).
+   */
   living(): Worker[] {
-    return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+    return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
   }
 
   /** Forks a worker (`replacing`: the pid of the one it stands in for). */
