@@ -17,6 +17,7 @@ import { allStats, readStat } from '../measure/lib/proc.ts';
 import { findNginx } from '../servers/lib/nginx-config.ts';
 import { findRedis } from '../servers/lib/redis-binary.ts';
 import { runMain, type Main } from '../lib/entry.ts';
+import type { BalancerKind } from '../measure/lib/topology.ts';
 
 export { ROOT };
 
@@ -262,4 +263,12 @@ export function skipUnless(binary: 'nginx' | 'redis-server' | 'postgresql'): str
   } catch {
     return toolSkip(binary, `${binary} is not installed (Debian/Ubuntu: apt-get install ${binary}); .ci/run installs it`);
   }
+}
+
+/** Both balancers, each with why its tests skip here (nginx where it is not installed), for tests that run once per balancer. */
+export function balancersToTest(): { kind: BalancerKind; skip: string | false }[] {
+  return [
+    { kind: 'builtin', skip: false },
+    { kind: 'nginx', skip: skipUnless('nginx') },
+  ];
 }

@@ -7,17 +7,14 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { Lab } from '../../measure/lib/lab.ts';
-import { retriesOf, startBalancer, startReplicas, type BalancerKind } from '../../measure/lib/topology.ts';
-import { failOnWarnings, skipUnless } from '../helpers.ts';
+import { retriesOf, startBalancer, startReplicas } from '../../measure/lib/topology.ts';
+import { failOnWarnings, balancersToTest } from '../helpers.ts';
 
 failOnWarnings();
 const lab = new Lab();
 after(() => lab.close());
 
-const BALANCERS: { kind: BalancerKind; skip: string | false }[] = [
-  { kind: 'builtin', skip: false },
-  { kind: 'nginx', skip: skipUnless('nginx') },
-];
+const BALANCERS = balancersToTest();
 
 /** The status of a GET on a connection of its own (the client side never reuses one). */
 function statusOf(url: string): Promise<number> {

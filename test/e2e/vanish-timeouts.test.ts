@@ -10,18 +10,15 @@ import { performance } from 'node:perf_hooks';
 import { parseAccessLine } from '../../servers/lib/access-log.ts';
 import { Lab } from '../../measure/lib/lab.ts';
 import { probe } from '../../measure/lib/probe.ts';
-import { retriesOf, startBalancer, startReplicas, type BalancerKind } from '../../measure/lib/topology.ts';
-import { failOnWarnings, skipUnless } from '../helpers.ts';
+import { retriesOf, startBalancer, startReplicas } from '../../measure/lib/topology.ts';
+import { failOnWarnings, balancersToTest } from '../helpers.ts';
 import { vanish } from '../fixtures/vanish.ts';
 
 failOnWarnings();
 const lab = new Lab();
 after(() => lab.close());
 
-const BALANCERS: { kind: BalancerKind; skip: string | false }[] = [
-  { kind: 'builtin', skip: false },
-  { kind: 'nginx', skip: skipUnless('nginx') },
-];
+const BALANCERS = balancersToTest();
 
 for (const { kind, skip } of BALANCERS) {
   test(`${kind}: a try on a vanished address ends at the connect timeout (504), not the response timeout, and is retried`, { skip, timeout: 30_000 }, async () => {

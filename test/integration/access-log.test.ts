@@ -11,8 +11,8 @@ import { accessLogPath } from '../../servers/lib/upstreams.ts';
 import { formatAccessLine, parseAccessLine, summarizeAccessLog, type AccessEntry } from '../../servers/lib/access-log.ts';
 import { Lab } from '../../measure/lib/lab.ts';
 import { probe } from '../../measure/lib/probe.ts';
-import { retriesOf, startBalancer, startReplicas, type BalancerKind } from '../../measure/lib/topology.ts';
-import { failOnWarnings, skipUnless } from '../helpers.ts';
+import { retriesOf, startBalancer, startReplicas } from '../../measure/lib/topology.ts';
+import { failOnWarnings, balancersToTest } from '../helpers.ts';
 
 failOnWarnings();
 const lab = new Lab();
@@ -75,10 +75,7 @@ test('--access-log takes a plain path, made absolute; one that could end nginx\'
   }
 });
 
-const BALANCERS: { kind: BalancerKind; skip: string | false }[] = [
-  { kind: 'builtin', skip: false },
-  { kind: 'nginx', skip: skipUnless('nginx') },
-];
+const BALANCERS = balancersToTest();
 
 for (const { kind, skip } of BALANCERS) {
   test(`${kind}: a request held by a frozen replica is logged as two tries, 504 then 200, and x-upstream-addr names both`, { skip, timeout: 30_000 }, async () => {

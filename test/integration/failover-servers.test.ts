@@ -12,20 +12,16 @@ import { performance } from 'node:perf_hooks';
 import { Lab } from '../../measure/lib/lab.ts';
 import type { ServerProcess } from '../../measure/lib/launch.ts';
 import { probe } from '../../measure/lib/probe.ts';
-import { retriesOf, startBalancer, startReplicas, type BalancerKind, type Replica } from '../../measure/lib/topology.ts';
+import { retriesOf, startBalancer, startReplicas, type Replica } from '../../measure/lib/topology.ts';
 import { pollUntil } from '../../measure/lib/wait.ts';
 import { STOP_LINE, stopFields } from '../../servers/lib/main.ts';
-import { failOnWarnings, skipUnless, holdPort } from '../helpers.ts';
+import { failOnWarnings, holdPort, balancersToTest } from '../helpers.ts';
 
 failOnWarnings();
 const lab = new Lab();
 after(() => lab.close());
 
-const nginxSkip = skipUnless('nginx');
-const BALANCERS: { kind: BalancerKind; skip: string | false }[] = [
-  { kind: 'builtin', skip: false },
-  { kind: 'nginx', skip: nginxSkip },
-];
+const BALANCERS = balancersToTest();
 
 /** A loopback port nothing listens on (taken, then released). */
 async function closedPort(): Promise<number> {
