@@ -36,8 +36,25 @@ export interface ProcStat {
   ownTicks: number;
   /** CPU its children used that it has waited for (cutime + cstime), ticks; 0 from ps, which has no such column. */
   reapedChildrenTicks: number;
-  /** The program's name (/proc's comm, ps's command without its folder), for "which programs were busy". */
+  /** The program's name (/proc's comm, ps's command without its folder; see programName), for "which programs were busy". */
   name: string;
+}
+
+/**
+ * What a process's name means to a reader: its comm, except where comm is the name a program gave
+ * its main thread rather than the program's own. Node 24 and newer name theirs "MainThread", and
+ * on Linux comm is the main thread's name, so /proc and procps's ps both say "MainThread" for
+ * every Node process; then the executable's name is read from argv[0] in /proc/<pid>/cmdline.
+ * macOS's ps prints the executable's path as comm, so it never needs this.
+ */
+export function programName(comm: string, pid: number): string {
+  if (comm !== 'MainThread') return comm;
+  try {
+    const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
+    return argv0 ? path.basename(argv0) : comm;
+  } catch {
+    return comm;
+  }
 }
 
 /** /proc/<pid>/stat, or undefined when there is no such process (or no /proc). */
@@ -53,7 +70,7 @@ export function readStat(pid: number | 'self'): ProcStat | undefined {
   const n = (i: number) => Number(f[i]);
   return {
     pid: pid === 'self' ? Number(text.slice(0, text.indexOf(' '))) : pid,
-    name: text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')),
+    name: programName(text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')), pid === 'self' ? process.pid : pid),
     state: f[0]!,
     ppid: n(1),
     pgid: n(2),
@@ -99,7 +116,9 @@ export function parsePs(text: string): Map<number, ProcStat> {
 /** Every process from ps (about 20 ms with 300 processes), or an empty map where ps cannot run. */
 function psStats(): Map<number, ProcStat> {
   try {
-    return parsePs(execFileSync('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat=,time=,comm='], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 16 * 1024 * 1024 }));
+    const stats = parsePs(execFileSync('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat=,time=,comm='], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 16 * 1024 * 1024 }));
+    for (const st of stats.values()) st.name = programName(st.name, st.pid);
+    return stats;
   } catch {
     return new Map();
   }

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { busiestPrograms, otherCpu, type CpuSnapshot } from '../../measure/lib/contention.ts';
-import { cpuSource, parsePs, parsePsTime, type ProcStat } from '../../measure/lib/proc.ts';
+import { cpuSource, parsePs, parsePsTime, programName, readStat, type ProcStat } from '../../measure/lib/proc.ts';
 import { busyMachineCaveat, machineCaption } from '../../results/format.ts';
 import { renderComparison } from '../../measure/lib/experiment.ts';
 import { compareShape } from '../../results/shape.ts';
@@ -115,4 +115,12 @@ test('a line that did not hold blames the machine only when other programs kept 
   assert.match(busy, /~ busy: 1 line\(s\) not judged, because other programs \(the busiest, in cores: chrome 0\.90\) kept about 1\.1 of the 2 cores busy/);
   assert.match(busy, /The shape was not shown: the machine was busy\./);
   assert.doesNotMatch(busy, /pooled scrypt/);
+});
+
+test('programName: Node 24\'s "MainThread" is read back to the program from argv[0]; other names stay', { skip: process.platform === 'linux' ? false : 'needs /proc' }, () => {
+  // This process is node: whatever its Node names the main thread, the reader sees "node".
+  assert.equal(programName('MainThread', process.pid), 'node');
+  assert.equal(readStat(process.pid)?.name, 'node');
+  assert.equal(programName('nginx', process.pid), 'nginx');
+  assert.equal(programName('MainThread', 2 ** 22 + 1), 'MainThread', 'no such process: the name stays');
 });
