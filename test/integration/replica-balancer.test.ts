@@ -163,10 +163,12 @@ test('a replica\'s stats show its event loop delay: a 300 ms block within a seco
 });
 
 test('balancer flags: bad policy, non-loopback upstream, missing upstream → exit 2', async () => {
-  for (const args of [['--policy', 'fastest', '--upstream', '127.0.0.1:1'], ['--upstream', '10.0.0.1:80'], [], ['--upstream', '127.0.0.1:99999'], ['--upstream', '127.0.0.1:1', '--keepalive', 'maybe'], ['--upstream', '127.0.0.1:1', '--two-choices', 'twice']]) {
-    const r = await runScript('servers/balancer.ts', args);
-    assert.equal(r.code, 2, args.join(' '));
-    assert.match(r.stderr, /^error KIT_ERR_USAGE: /);
+  const cases = [['--policy', 'fastest', '--upstream', '127.0.0.1:1'], ['--upstream', '10.0.0.1:80'], [], ['--upstream', '127.0.0.1:99999'], ['--upstream', '127.0.0.1:1', '--keepalive', 'maybe'], ['--upstream', '127.0.0.1:1', '--two-choices', 'twice']];
+  // Usage errors start nothing, so the scripts are started side by side.
+  const runs = await Promise.all(cases.map((args) => runScript('servers/balancer.ts', args)));
+  for (const [i, args] of cases.entries()) {
+    assert.equal(runs[i]!.code, 2, args.join(' '));
+    assert.match(runs[i]!.stderr, /^error KIT_ERR_USAGE: /);
   }
 });
 
