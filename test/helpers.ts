@@ -22,14 +22,22 @@ import type { BalancerKind } from '../measure/lib/topology.ts';
 
 export { ROOT };
 
-/** Fails the file (in an after hook) if the process emitted any warning while its tests ran. */
+/** Every warning this process has emitted, from one listener however many files share the process. */
+let warnings: string[] | undefined;
+
+/**
+ * Fails the file (in an after hook) if the process emitted any warning while its tests ran. The
+ * unit tests share one process (test/unit-shard.ts), so one listener serves every file there, and
+ * a warning fails the file whose after hook comes next.
+ */
 export function failOnWarnings(): void {
-  const seen: string[] = [];
-  const onWarning = (w: Error) => seen.push(`${w.name}: ${w.message}`);
-  process.on('warning', onWarning);
+  if (!warnings) {
+    const seen: string[] = (warnings = []);
+    process.on('warning', (w: Error) => seen.push(`${w.name}: ${w.message}`));
+  }
+  const seen = warnings;
   after(() => {
-    process.off('warning', onWarning);
-    assert.deepEqual(seen, [], 'process warnings were emitted');
+    assert.deepEqual(seen.splice(0), [], 'process warnings were emitted');
   });
 }
 

@@ -5,7 +5,7 @@
 // that is checked later: were the Windows check gone, the call would stop there (exit 2) and the
 // test fail, rather than run an experiment in the unit tier. The Traffic Lab's live mode is
 // checked on its server in test/integration/native-windows.test.ts.
-import { after, before, test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -25,14 +25,22 @@ import { failOnWarnings, onWindowsInProcess, runMainInProcess, usageInProcess, t
 
 failOnWarnings();
 
-const saved = process.env.NSL_PLATFORM;
-before(() => {
-  process.env.NSL_PLATFORM = 'win32';
-});
-after(() => {
-  if (saved === undefined) delete process.env.NSL_PLATFORM;
-  else process.env.NSL_PLATFORM = saved;
-});
+/**
+ * A test body run with NSL_PLATFORM=win32, restored after it: a test's own setting, not the file's
+ * (in hooks), because the unit tests share one process (test/run-unit.ts).
+ */
+function onWindows(body: (t: TestContext) => void | Promise<void>): (t: TestContext) => Promise<void> {
+  return async (t) => {
+    const saved = process.env.NSL_PLATFORM;
+    process.env.NSL_PLATFORM = 'win32';
+    try {
+      await body(t);
+    } finally {
+      if (saved === undefined) delete process.env.NSL_PLATFORM;
+      else process.env.NSL_PLATFORM = saved;
+    }
+  };
+}
 
 /** One line, exit 3 (the registry's), naming WSL2; nothing started. */
 function assertRefused(r: ScriptRun, what: string): void {
@@ -43,30 +51,30 @@ function assertRefused(r: ScriptRun, what: string): void {
   assert.doesNotMatch(r.stderr + r.stdout, /^started /m, what);
 }
 
-test('the platform is injected for these tests only through NSL_PLATFORM', () => {
+test('the platform is injected for these tests only through NSL_PLATFORM', onWindows(() => {
   assert.equal(kitPlatform(), 'win32');
   assert.equal(kitPlatform({}), process.platform);
-});
+}));
 
-test('every experiment stops at once on native Windows, with one line saying to use WSL2', async () => {
+test('every experiment stops at once on native Windows, with one line saying to use WSL2', onWindows(async () => {
   const names = [...new Set(LESSONS.flatMap((l) => l.experiments))];
   assert.ok(names.length >= 19, `${names.length} experiments`);
   for (const name of names) assertRefused(await onWindowsInProcess(name, ['--port', '99999']), name);
-});
+}));
 
-test('--help still works there', async () => {
+test('--help still works there', onWindows(async () => {
   const r = await usageInProcess('ceiling', ['--help']);
   assert.match(r.stdout, /Usage/i);
-});
+}));
 
-test('the lesson runner, fidelity and the Traffic Lab benchmark stop the same way', async () => {
+test('the lesson runner, fidelity and the Traffic Lab benchmark stop the same way', onWindows(async () => {
   assertRefused(await runMainInProcess(lessonMain, ['3', '--port', '99999']), 'lesson 3');
   assertRefused(await runMainInProcess(lessonMain, ['all', '--port', '99999']), 'every lesson');
   assertRefused(await runMainInProcess(fidelityMain, ['--runs', '0']), 'fidelity');
   assertRefused(await runMainInProcess(benchMain, ['--part', 'nope']), 'bench');
-});
+}));
 
-test('the simulator, compare and the roll-up start no server and work there', async (t) => {
+test('the simulator, compare and the roll-up start no server and work there', onWindows(async (t) => {
   const sim = await runMainInProcess(simMain, ['--scenario', 'degraded', '--requests', '20000']);
   assert.equal(sim.code, 0, sim.stderr);
   assert.match(sim.stdout, /round-robin/);
@@ -83,4 +91,4 @@ test('the simulator, compare and the roll-up start no server and work there', as
   const rolled = await runMainInProcess(rollupMain, [dir]);
   assert.equal(rolled.code, 0, rolled.stdout + rolled.stderr);
   assert.match(rolled.stdout, /1 student\(s\), 1 run\(s\)/);
-});
+}));
