@@ -99,14 +99,13 @@ typecheck: ready
 
 # The tests, in two tiers; where a test file lives decides its tier (test/unit/code-layout.test.ts
 # checks that every test file is in one of these folders):
-#   test/unit/         start no process: they run side by side, one file per core
+#   test/unit/         start no process: all in one process (test/run-unit.ts), beside the type check
 #   test/integration/  real servers, scripts and browsers on loopback, one file at a time
 #   test/smoke/        one short end-to-end run per lesson, one file at a time
 #   test/e2e/          every other experiment run, on both balancers; --predict, --save, timings
 #                      measured over seconds, and the class roll-up of the runs (class-rollup.test.ts,
 #                      run last: make test-all points both tiers at one class folder)
-# The timing tests and the experiments must not share the two cores, so only unit/ runs in parallel.
-CORES = $(shell node -p "require('os').availableParallelism()" 2>/dev/null || echo 2)
+# The timing tests and the experiments must not share the two cores, so they run one file at a time.
 # NSL_TEST_TIMES=<file> (set by .ci/run) also appends each test file's wall time to that file.
 NODE_TEST = node --import tsx --test --test-reporter=spec --test-reporter-destination=stdout $(if $(NSL_TEST_TIMES),--test-reporter=./test/file-times.mjs --test-reporter-destination=stdout)
 E2E_LAST := test/e2e/class-rollup.test.ts
@@ -117,9 +116,10 @@ test: ready
 	@$(MAKE) --no-print-directory -j2 typecheck test-unit
 	$(NODE_TEST) --test-concurrency=1 test/integration/*.test.ts test/smoke/*.test.ts
 
-# The unit tests alone: they start no process, so they run side by side, one file per core.
+# The unit tests alone, every file in one process (test/run-unit.ts says why); a file alone:
+# node --import tsx --test test/unit/<file>.test.ts
 test-unit: ready
-	$(NODE_TEST) --test-concurrency=$(CORES) test/unit/*.test.ts
+	$(NODE_TEST) test/run-unit.ts
 
 # The end-to-end tier: every experiment run that make test leaves out (about 13 minutes).
 test-e2e: ready

@@ -1,8 +1,8 @@
 // Keeps the code easy to change: no source file over 300 lines, no function over 80, and each
 // layer imports only the layers below it (lib ← servers ← results ← sim ← measure ← web), so the
 // simulator and the reports never depend on the lab's process handling. Keeps the tests in their
-// tiers: every test file is in one of the tier folders the Makefile runs, and a unit test (they run
-// side by side) imports nothing that starts a process.
+// tiers: every test file is in one of the tier folders the Makefile runs, and a unit test (they all
+// share one process, test/run-unit.ts) imports nothing that starts a process and no file-level hook.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -74,12 +74,18 @@ const STARTS_PROCESSES = ['node:child_process', 'measure/lib/lab.ts', 'measure/l
 /** test/helpers.ts's functions that start a process or run an experiment. */
 const STARTING_HELPERS = ['runScript', 'runInProcess', 'spawnOwned', 'spawnScript'];
 
+/** node:test's file-level hooks: in the unit tests' shared process one would reach every file's tests. */
+const FILE_HOOKS = ['before', 'after', 'beforeEach', 'afterEach'];
+
 /** Test files (paths from the project root) that are in no tier's folder. */
 export function untieredTests(files: string[]): string[] {
   return files.filter((f) => f.endsWith('.test.ts') && !TEST_TIERS.some((tier) => f.startsWith(`test/${tier}/`) && !f.slice(`test/${tier}/`.length).includes('/')));
 }
 
-/** What unit test `file` imports that starts a process (a module, or one of the helpers' starters). */
+/**
+ * What unit test `file` imports that starts a process (a module, or one of the helpers' starters),
+ * and any file-level hook it imports from node:test (a test's own t.after is fine).
+ */
 export function unitProblems(file: string, text: string): string[] {
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const problems: string[] = [];
@@ -89,6 +95,9 @@ export function unitProblems(file: string, text: string): string[] {
     const target = spec.startsWith('.') ? path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)) : spec;
     if (STARTS_PROCESSES.includes(target)) problems.push(`${file} imports ${spec}, which starts processes`);
     const named = st.importClause?.namedBindings;
+    if (target === 'node:test' && named && ts.isNamedImports(named)) {
+      for (const el of named.elements) if (FILE_HOOKS.includes(el.name.text)) problems.push(`${file} imports ${el.name.text} from node:test, a file-level hook that would reach every unit test in the shared process`);
+    }
     if (target === 'test/helpers.ts' && named && ts.isNamedImports(named)) {
       for (const el of named.elements) if (STARTING_HELPERS.includes(el.name.text)) problems.push(`${file} imports ${el.name.text}, which starts a process or runs an experiment`);
     }
@@ -104,7 +113,7 @@ function testFiles(dir = 'test'): string[] {
   });
 }
 
-test('every test file is in a tier\'s folder, and no unit test starts a process', () => {
+test('every test file is in a tier\'s folder; no unit test starts a process or has a file-level hook', () => {
   const files = testFiles();
   assert.deepEqual(untieredTests(files), []);
   for (const tier of TEST_TIERS) assert.ok(files.some((f) => f.startsWith(`test/${tier}/`) && f.endsWith('.test.ts')), `test/${tier}/ has tests`);
@@ -112,7 +121,7 @@ test('every test file is in a tier\'s folder, and no unit test starts a process'
   assert.deepEqual(problems, []);
 });
 
-test('the tier checks find a test outside the tiers and a unit test that starts a process', () => {
+test('the tier checks find a test outside the tiers, and a unit test that starts a process or imports a file-level hook', () => {
   assert.deepEqual(untieredTests(['test/a.test.ts', 'test/unit/b.test.ts', 'test/unit/deep/c.test.ts', 'test/slow/d.test.ts', 'test/helpers.ts']), ['test/a.test.ts', 'test/unit/deep/c.test.ts', 'test/slow/d.test.ts']);
   const text = "import { spawn } from 'node:child_process';\nimport { Lab } from '../../measure/lib/lab.ts';\nimport { failOnWarnings, runScript } from '../helpers.ts';\nimport { LESSONS } from '../../measure/lib/lessons.ts';\n";
   assert.deepEqual(unitProblems('test/unit/x.test.ts', text), [
@@ -121,6 +130,10 @@ test('the tier checks find a test outside the tiers and a unit test that starts 
     'test/unit/x.test.ts imports runScript, which starts a process or runs an experiment',
   ]);
   assert.deepEqual(unitProblems('test/unit/x.test.ts', "import { failOnWarnings, usageInProcess } from '../helpers.ts';\n"), []);
+  assert.deepEqual(unitProblems('test/unit/x.test.ts', "import { before, test } from 'node:test';\n"), [
+    'test/unit/x.test.ts imports before from node:test, a file-level hook that would reach every unit test in the shared process',
+  ]);
+  assert.deepEqual(unitProblems('test/unit/x.test.ts', "import { test, type TestContext } from 'node:test';\n"), []);
 });
 
 test(`no source file over ${MAX_FILE_LINES} lines, no function over ${MAX_FUNCTION_LINES}`, () => {
