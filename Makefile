@@ -8,7 +8,7 @@ STAMP := node_modules/.package-lock.json
 NODEDIR = $(shell node -p "const p = require('path'), d = p.dirname(p.dirname(process.execPath)); require('fs').existsSync(p.join(d, 'include/node/node_version.h')) ? d : ''" 2>/dev/null)
 NPM_ENV = $(if $(NODEDIR),npm_config_nodedir=$(NODEDIR))
 
-.PHONY: test test-unit test-e2e test-all typecheck traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 lesson-7 sim sim-bench fidelity compare rollup check-exercise check-node ready clean
+.PHONY: test test-unit test-e2e test-all typecheck traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 lesson-7 lesson-8 lesson-9 sim sim-bench fidelity compare rollup check-exercise check-node ready clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
@@ -38,21 +38,29 @@ lesson-2: ready
 lesson-3: ready
 	@$(NODE_RUN) measure/lesson.ts 3 $(ARGS)
 
-# LB=nginx make lesson-4 runs it through real nginx (the experiments read LB themselves).
+# LB=nginx make lesson-4 (or 5, 6, 7) runs it through real nginx (the experiments read LB themselves).
 lesson-4: ready
 	@$(NODE_RUN) measure/lesson.ts 4 $(ARGS)
 
-# Lesson 5 keeps state in memory, SQLite and Redis; the Redis rows need redis-server (or REDIS_URL).
+# Lesson 5's capped replicas write to SQLite; --db postgres needs PostgreSQL.
 lesson-5: ready
 	@$(NODE_RUN) measure/lesson.ts 5 $(ARGS)
 
-# Lesson 6 gives each cluster worker a CPU quota: a cgroup when run as root, else an in-process throttle.
+# Lesson 6 stops, kills, freezes and drains replicas while load runs.
 lesson-6: ready
 	@$(NODE_RUN) measure/lesson.ts 6 $(ARGS)
 
-# Lesson 7 stamps each stage of a request on both sides; its proxy part uses nginx too when installed.
+# Lesson 7 keeps state in memory, SQLite and Redis; the Redis rows need redis-server (or REDIS_URL).
 lesson-7: ready
 	@$(NODE_RUN) measure/lesson.ts 7 $(ARGS)
+
+# Lesson 8 gives each cluster worker a CPU quota: a cgroup when run as root, else an in-process throttle.
+lesson-8: ready
+	@$(NODE_RUN) measure/lesson.ts 8 $(ARGS)
+
+# Lesson 9 stamps each stage of a request on both sides; its proxy part uses nginx too when installed.
+lesson-9: ready
+	@$(NODE_RUN) measure/lesson.ts 9 $(ARGS)
 
 # Every lesson in order, then which shapes held.
 lessons: ready

@@ -55,7 +55,7 @@ export function nativeBuildError(mismatch: { built: string; needed: string }): K
   return new KitError(
     'KIT_ERR_NATIVE_BUILD',
     `better-sqlite3 was compiled for ${built} (module version ${mismatch.built}), but this is Node.js ${process.versions.node} (${mismatch.needed}): Node.js was switched after the install`,
-    `run any make target (make lesson-5) and it rebuilds it, or: ${rebuildCommand()}`,
+    `run any make target (make lesson-7) and it rebuilds it, or: ${rebuildCommand()}`,
   );
 }
 

@@ -1,5 +1,5 @@
 /**
- * Lesson 6 · autoscaling: a fixed closed-loop workload against a cluster whose workers each get a
+ * Lesson 8 · autoscaling: a fixed closed-loop workload against a cluster whose workers each get a
  * CPU quota (0.25 core by default), first with a fixed single worker, then with the HPA-style
  * autoscaler in the cluster primary (servers/lib/hpa.ts) adding and removing workers.
  *
@@ -51,7 +51,7 @@ const command = defineCommand({
       description: `mean think time after each user iteration (default: ${THINK_MS}, recalibrated once so that 40 users ask about ${DEMAND_VS_CAPACITY}× what one worker serves)`,
     },
     'window-s': { type: 'string', valueName: 's', description: 'the autoscaler\'s scale-down stabilization window', default: String(DEFAULT_HPA.windowMs / 1000) },
-    'keep-alive': { type: 'boolean', description: 'each user keeps one connection for the whole run instead of opening one per iteration (lesson 6, exercise 3)' },
+    'keep-alive': { type: 'boolean', description: 'each user keeps one connection for the whole run instead of opening one per iteration (lesson 8, exercise 3)' },
   },
   epilogue:
     'By hand: npx tsx servers/cluster.ts --workers 1 --autoscale, and watch its "autoscale:" lines while you load it.\n' +

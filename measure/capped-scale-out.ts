@@ -1,5 +1,5 @@
 /**
- * Lesson 4 · capped-scale-out: with each replica held to a fifth of a core, as containers given a
+ * Lesson 5 · capped-scale-out: with each replica held to a fifth of a core, as containers given a
  * CPU limit are, does throughput grow from 1 to 5 replicas, and where does the shared database
  * stop it?
  *

@@ -1,5 +1,5 @@
 /**
- * Lesson 5 · counter: does a loan counter survive several processes and a crash?
+ * Lesson 7 · counter: does a loan counter survive several processes and a crash?
  *
  * For each store (memory, SQLite, Redis), starts servers/cluster.ts with 3 workers on that store
  * and sends 6000 POST /loan (2000 with --quick) over 6 connections; halfway through, the primary

@@ -1,5 +1,5 @@
 /**
- * Lesson 4 · failover: what clients see when a replica goes away under load.
+ * Lesson 6 · failover: what clients see when a replica goes away under load.
  *
  * For each fault, a fresh set of 3 replicas behind the balancer; /fast with 8 connections; at
  * second 5 (2 with --quick) replica app3 gets SIGTERM (it drains), SIGKILL (it crashes), SIGSTOP

@@ -1,5 +1,5 @@
 /**
- * Lesson 4 · graceful: does draining a replica matter?
+ * Lesson 6 · graceful: does draining a replica matter?
  *
  * 3 replicas behind the balancer. Load on /fast (8 connections) or /slow-async?ms=500
  * (24 connections: about 8 requests in flight per replica); a second into the measured load, app3

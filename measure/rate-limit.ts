@@ -1,5 +1,5 @@
 /**
- * Lesson 5 · rate-limit: a per-member limit, 10 loans per minute, on a 4-worker cluster.
+ * Lesson 7 · rate-limit: a per-member limit, 10 loans per minute, on a 4-worker cluster.
  *
  * For each store (memory, SQLite, Redis), one member makes 60 loan attempts (POST /loan with its
  * name), each on a fresh connection so that the cluster spreads them over the workers, and the

@@ -1,5 +1,5 @@
 /**
- * Lesson 4 · rolling restart: replacing every worker of a cluster while it serves.
+ * Lesson 6 · rolling restart: replacing every worker of a cluster while it serves.
  *
  * Starts servers/cluster.ts with N workers (3 by default), puts 8 keep-alive connections of load on
  * GET /status, and a second later asks the primary for a rolling restart over IPC. The primary

@@ -1,5 +1,5 @@
 /**
- * Lesson 4 · scale-out: does adding replicas add throughput?
+ * Lesson 5 · scale-out: does adding replicas add throughput?
  *
  * Starts 5 replicas sharing one SQLite file, and for 1, 2, 3 and 5 of them a balancer in front
  * (round robin); runs the same closed-loop load for two workloads: (a) a user scenario — create a

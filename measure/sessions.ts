@@ -1,5 +1,5 @@
 /**
- * Lesson 5 · sessions: where does a login live?
+ * Lesson 7 · sessions: where does a login live?
  *
  * For each configuration, 3 replicas behind the balancer. N members (31; 11 with --quick) each log
  * in (POST /login), then read GET /me 10 times, each with its own cookies, one request at a time

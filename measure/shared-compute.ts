@@ -1,10 +1,10 @@
 /**
- * Lesson 6 · shared compute versus dedicated, before any autoscaling: the same 10 virtual users
+ * Lesson 8 · shared compute versus dedicated, before any autoscaling: the same 10 virtual users
  * (measure/lib/users.ts: sign up, then refreshes and searches, with think time) against one
  * cluster worker, three times, each on a fresh cluster:
  *   shared-100ms   a quota of 0.25 core with CFS's default 100 ms period, as Kubernetes sets a
  *                  CPU limit: 25 ms of CPU per 100 ms; a worker that spent it waits for the next period
- *   shared-20ms    the same quota with the 20 ms period the rest of lesson 6 uses
+ *   shared-20ms    the same quota with the 20 ms period the rest of lesson 8 uses
  *   dedicated      no quota: the worker may use a whole core
  * The users ask the same work of each, so the shared rows use about the same CPU; what differs is
  * how long a request waits when it arrives after its period's CPU is spent. Per scenario: the

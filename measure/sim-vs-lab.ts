@@ -14,7 +14,7 @@
  * Always through the kit's own balancer, whose code the model runs, even under
  * `LB=nginx make lesson-4`: nginx balances and handles upstream connections with its own code,
  * which the model does not run (with half-second slices its round robin p95 was 460-570 ms here,
- * against the model's 155 ms; lessons/04-scaling-out.md, experiment 7).
+ * against the model's 155 ms; lessons/04-where-requests-go.md, experiment 3).
  */
 import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';

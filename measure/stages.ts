@@ -1,5 +1,5 @@
 /**
- * Lesson 7 · stages: the life of one request, stage by stage, on one clock.
+ * Lesson 9 · stages: the life of one request, stage by stage, on one clock.
  *
  * Starts the stage-stamping loan service (servers/stages.ts) and, in five parts, sends requests
  * whose stages both sides timestamp: fresh against kept-alive connections; directly, through the

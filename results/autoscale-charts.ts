@@ -1,5 +1,5 @@
 /**
- * The per-second charts of one autoscale scenario (lesson 6): req/s, p95 and workers as asciichart
+ * The per-second charts of one autoscale scenario (lesson 8): req/s, p95 and workers as asciichart
  * line charts, and a strip per worker of its CPU share of the quota, one column per sync. Pure.
  */
 import asciichart from 'asciichart';

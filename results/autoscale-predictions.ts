@@ -12,7 +12,7 @@ export const predictions: Question[] = [
       { label: '10× or more', from: 10 },
     ],
     explain: 'With 10 users the typical request finds the worker idle (about 1 ms); with 40 it waits in the worker\'s queue. A closed loop turns overload into waiting, not errors.',
-    lesson: 'lessons/06-autoscaling.md, "The experiment: autoscale", "What to look for"',
+    lesson: 'lessons/08-autoscaling.md, "The experiment: autoscale", "What to look for"',
   },
   {
     id: 'throughput-auto-vs-1-worker',
@@ -24,7 +24,7 @@ export const predictions: Question[] = [
       { label: '3× or more', from: 3 },
     ],
     explain: 'A closed loop cannot be served more than its users ask: they ask about twice what one saturated worker serves, so more workers help up to about 2×, not 8×.',
-    lesson: 'lessons/06-autoscaling.md, "The workload: virtual users in a closed loop"',
+    lesson: 'lessons/08-autoscaling.md, "The workload: virtual users in a closed loop"',
   },
   {
     id: 'recommendation-80-users',
@@ -36,6 +36,6 @@ export const predictions: Question[] = [
       { label: '7 or 8', from: 6.5 },
     ],
     explain: 'ceil(workers × utilization / 60 %): 80 users ask about four saturated workers\' CPU, which at a 60 % target is 7 workers, 8 with a 2-core machine\'s noise.',
-    lesson: 'lessons/06-autoscaling.md, "The HPA rule"',
+    lesson: 'lessons/08-autoscaling.md, "The HPA rule"',
   },
 ];

@@ -1,5 +1,5 @@
 /**
- * Lesson 6's think time, calibrated to the machine (pure): measure/autoscale.ts runs 40 users on
+ * Lesson 8's think time, calibrated to the machine (pure): measure/autoscale.ts runs 40 users on
  * one worker first, and when that worker's throughput says the default think time would make 40
  * users ask much more or less than DEMAND_VS_CAPACITY times it, it picks the think time that does.
  */

@@ -1,5 +1,5 @@
 /**
- * Result, tables, charts and shape of the `autoscale` experiment (lesson 6). Pure.
+ * Result, tables, charts and shape of the `autoscale` experiment (lesson 8). Pure.
  *
  * "Steady" numbers come from the end of each load, when the closed loop and the autoscaler have
  * settled: the second half of a fixed scenario's load, the last third of an autoscaled one's.
@@ -255,7 +255,7 @@ export function render(r: AutoscaleResult, color: boolean, caption = machineCapt
     ]);
   }
   const out = [
-    c.bold('Lesson 6 · autoscaling cluster workers with an HPA-style controller'),
+    c.bold('Lesson 8 · autoscaling cluster workers with an HPA-style controller'),
     c.dim(
       `${r.quotaLine || `cpu quota: ${r.quota} core per worker`} · users: sign up (scrypt ${r.signupCost}), then 3 × (refresh + 10 queries), think ${r.thinkMs} ms${r.keepAlive ? ', one connection per user for the whole run (--keep-alive)' : ''} · ${caption}`,
     ),

@@ -16,7 +16,7 @@ export function measures(r: CappedScaleOutResult): Measure[] {
   ];
 }
 
-const WHERE = 'lessons/04-scaling-out.md, Experiment 3b';
+const WHERE = 'lessons/05-capacity.md, Experiment 2';
 
 export const predictions: Question[] = [
   {

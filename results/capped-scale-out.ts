@@ -1,5 +1,5 @@
 /**
- * Result, table and shape of the `capped-scale-out` experiment (lesson 4): replicas each held to a
+ * Result, table and shape of the `capped-scale-out` experiment (lesson 5): replicas each held to a
  * fifth of a core, 1, 2, 3 and 5 of them behind the balancer; the CPU-bound route grows with every
  * replica, and the create-then-read scenario stops growing where the shared SQLite file's one
  * writer lock is busy all the time. Pure functions only.
@@ -212,7 +212,7 @@ export function render(r: CappedScaleOutResult, color: boolean, caption = machin
   const d = r.database;
   const store = d.kind === 'sqlite' ? `SQLite: every commit waits ${d.commitMs} ms for a modelled disk flush` : 'PostgreSQL (a throwaway server, durable commits)';
   const parts = [
-    c.bold(`Lesson 4 · capped-scale-out: each replica held to ${r.cap.cores} core, 1, 2, 3 and 5 of them behind ${r.balancer}`),
+    c.bold(`Lesson 5 · capped-scale-out: each replica held to ${r.cap.cores} core, 1, 2, 3 and 5 of them behind ${r.balancer}`),
     c.dim(`${r.load.connections} connections, ${r.load.durationS} s per step · quota period ${r.cap.periodMs} ms (${r.cap.mode}) · ${store} · ${caption}`),
   ];
   const dbCols = dbColumns(r, c);

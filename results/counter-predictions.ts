@@ -15,7 +15,7 @@ export function measures(r: CounterResult): Measure[] {
   ];
 }
 
-const WHERE = 'lessons/05-shared-state.md, Experiment 2';
+const WHERE = 'lessons/07-shared-state.md, Experiment 2';
 
 export const predictions: Question[] = [
   {

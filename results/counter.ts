@@ -1,5 +1,5 @@
 /**
- * Result, table and shape of the `counter` experiment (lesson 5): loans counted by a 3-worker
+ * Result, table and shape of the `counter` experiment (lesson 7): loans counted by a 3-worker
  * cluster while one worker is SIGKILLed, with the counter in memory, SQLite or Redis. Pure.
  */
 import { machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
@@ -96,7 +96,7 @@ export function render(r: CounterResult, color: boolean, caption = machineCaptio
     ]);
   }
   return [
-    c.bold(`Lesson 5 · counter: loans counted by ${r.workers} cluster workers, then ${r.workers} replicas, while one process is SIGKILLed`),
+    c.bold(`Lesson 7 · counter: loans counted by ${r.workers} cluster workers, then ${r.workers} replicas, while one process is SIGKILLed`),
     c.dim(
       `${r.load.loans} POST /loan over ${r.load.connections} connections; a process killed halfway (the cluster replaces its worker; the replica stays dead) · ${caption}`,
     ),

@@ -21,7 +21,7 @@ export function measures(r: DegradedResult): Measure[] {
   return out;
 }
 
-const WHERE = 'lessons/04-scaling-out.md, Experiment 2';
+const WHERE = 'lessons/04-where-requests-go.md, Experiment 2';
 const BLOCKED_SHARE = [
   { label: 'almost none (under 5 %)', to: 5 },
   { label: 'less than its turn (5 % to 20 %)', from: 5, to: 20 },

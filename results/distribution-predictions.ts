@@ -12,7 +12,7 @@ export function measures(r: DistributionResult): Measure[] {
   );
 }
 
-const WHERE = 'lessons/04-scaling-out.md, Experiment 1';
+const WHERE = 'lessons/04-where-requests-go.md, Experiment 1';
 const SHARE_OF_30: Question['choices'] = [
   { label: 'none', to: 0.5 },
   { label: 'a few (1 to 5)', from: 0.5, to: 5.5 },

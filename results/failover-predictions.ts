@@ -20,7 +20,7 @@ export function measures(r: FailoverResult): Measure[] {
   ];
 }
 
-const WHERE = 'lessons/04-scaling-out.md, Experiment 4';
+const WHERE = 'lessons/06-failure.md, Experiment 1';
 
 export const predictions: Question[] = [
   {

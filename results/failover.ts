@@ -1,5 +1,5 @@
 /**
- * Result, tables and shape of the `failover` experiment (lesson 4): one of three replicas is
+ * Result, tables and shape of the `failover` experiment (lesson 6): one of three replicas is
  * stopped (SIGTERM), killed (SIGKILL) or frozen (SIGSTOP) while /fast runs through the balancer;
  * then the kill again without retries, and a kill during POST /users. Pure functions only.
  */
@@ -158,7 +158,7 @@ export function render(r: FailoverResult, color: boolean, caption = machineCapti
   const c = makeChalk(color);
   const s = r.settings;
   const out = [
-    c.bold(`Lesson 4 · failover: one of three replicas (${r.victim}) stopped, killed or frozen under load, through ${r.balancer} (${r.policy})`),
+    c.bold(`Lesson 6 · failover: one of three replicas (${r.victim}) stopped, killed or frozen under load, through ${r.balancer} (${r.policy})`),
     c.dim(
       `${r.load.connections} connections on ${r.load.route} for ${r.load.durationS} s; balancer: connect timeout ${s.connectTimeoutMs} ms, response timeout ${s.responseTimeoutMs} ms, ` +
         `max_fails ${s.maxFails} within fail_timeout ${s.failTimeoutS} s, ${s.retries} retries · ${caption}`,

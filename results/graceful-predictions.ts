@@ -17,7 +17,7 @@ export function measures(r: GracefulResult): Measure[] {
   ];
 }
 
-const WHERE = 'lessons/04-scaling-out.md, Experiment 5';
+const WHERE = 'lessons/06-failure.md, Experiment 2';
 
 export const predictions: Question[] = [
   {

@@ -1,5 +1,5 @@
 /**
- * Result, table and shape of the `graceful` experiment (lesson 4): the same replica stop under
+ * Result, table and shape of the `graceful` experiment (lesson 6): the same replica stop under
  * load done gracefully (SIGTERM: drain) and abruptly (--abrupt: exit at once), for short (/fast)
  * and long (/slow-async?ms=500) requests, repeated. Pure functions only.
  */
@@ -132,7 +132,7 @@ export function render(r: GracefulResult, color: boolean, caption = machineCapti
   }
   const runs = r.cases[0]?.runs.length ?? 0;
   return [
-    c.bold(`Lesson 4 · graceful vs abrupt stop of ${r.victim} under load, through ${r.balancer}`),
+    c.bold(`Lesson 6 · graceful vs abrupt stop of ${r.victim} under load, through ${r.balancer}`),
     c.dim(
       `SIGTERM at second ${r.stopAtS} of a ${r.durationS} s load; ${runs} run(s) each: in flight, cut, retried and errors are totals, mean, p99 and max medians · ${caption}`,
     ),

@@ -13,7 +13,7 @@ export function measures(r: RateLimitResult): Measure[] {
   );
 }
 
-const WHERE = 'lessons/05-shared-state.md, Experiment 3';
+const WHERE = 'lessons/07-shared-state.md, Experiment 3';
 
 export const predictions: Question[] = [
   {

@@ -1,5 +1,5 @@
 /**
- * Result, table and shape of the `rate-limit` experiment (lesson 5): one member's 60 loan attempts
+ * Result, table and shape of the `rate-limit` experiment (lesson 7): one member's 60 loan attempts
  * spread over 4 cluster workers, limit 10 per minute, the limit kept in memory, SQLite or Redis. Pure.
  */
 import { machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
@@ -70,7 +70,7 @@ export function render(r: RateLimitResult, color: boolean, caption = machineCapt
     ]);
   }
   return [
-    c.bold(`Lesson 5 · rate limit: one member, ${r.limit} loans per ${r.windowS} s, ${r.workers} cluster workers`),
+    c.bold(`Lesson 7 · rate limit: one member, ${r.limit} loans per ${r.windowS} s, ${r.workers} cluster workers`),
     c.dim(`every attempt on a fresh connection, so the cluster spreads them over the workers · ${caption}`),
     table.toString(),
     `A limit kept in each process's memory is really a limit per process: ${r.workers} workers let through up to ${r.workers} × ${r.limit}.`,

@@ -11,7 +11,7 @@ export function measures(r: RollingRestartResult): Measure[] {
   ];
 }
 
-const WHERE = 'lessons/04-scaling-out.md, Experiment 6';
+const WHERE = 'lessons/06-failure.md, Experiment 3';
 
 export const predictions: Question[] = [
   {

@@ -1,5 +1,5 @@
 /**
- * Result, tables and shape of the `rolling-restart` experiment (lesson 4): a cluster's workers are
+ * Result, tables and shape of the `rolling-restart` experiment (lesson 6): a cluster's workers are
  * replaced one at a time while load runs; nothing may fail and every worker must be new. Pure.
  */
 import type { TimelineSecond } from './timeline.ts';
@@ -48,7 +48,7 @@ export function render(r: RollingRestartResult, color: boolean, caption = machin
   marks[Math.floor(r.doneAtS)] = (marks[Math.floor(r.doneAtS)] ? marks[Math.floor(r.doneAtS)] + ', ' : '← ') + 'all workers replaced';
   const errors = r.totals.non2xx + r.totals.errors;
   return [
-    c.bold(`Lesson 4 · rolling restart of a ${r.workers}-worker cluster under load`),
+    c.bold(`Lesson 6 · rolling restart of a ${r.workers}-worker cluster under load`),
     c.dim(`${r.load.connections} keep-alive connections on ${r.load.route} · ${caption}`),
     renderTimeline(r.timeline, marks, color),
     ...r.steps.map((s, i) => `  step ${i + 1}: worker ${s.pid} listening, then ${s.old} drained and exited (${fmtMs(s.ms)})`),

@@ -15,7 +15,7 @@ export function measures(r: ScaleOutResult): Measure[] {
   ];
 }
 
-const WHERE = 'lessons/04-scaling-out.md, Experiment 3';
+const WHERE = 'lessons/05-capacity.md, Experiment 1';
 
 export const predictions: Question[] = [
   {

@@ -1,5 +1,5 @@
 /**
- * Result, table and shape of the `scale-out` experiment (lesson 4): the same closed-loop load
+ * Result, table and shape of the `scale-out` experiment (lesson 5): the same closed-loop load
  * through the balancer to 1, 2, 3 and 5 replicas, for a create-then-read user scenario and for a
  * CPU-bound route. Pure functions only.
  */
@@ -117,7 +117,7 @@ export const hints: Record<string, string> = {
 export function render(r: ScaleOutResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const parts = [
-    c.bold(`Lesson 4 · scale-out: the same load through ${r.balancer} to 1, 2, 3 and 5 replicas`),
+    c.bold(`Lesson 5 · scale-out: the same load through ${r.balancer} to 1, 2, 3 and 5 replicas`),
     c.dim(`${r.load.connections} connections, ${r.load.durationS} s per step · ${caption}`),
   ];
   for (const w of r.workloads) {

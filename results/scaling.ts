@@ -1,6 +1,6 @@
 /**
  * Shape rules for "throughput by parallelism" sweeps (connections in lesson 3, replicas in
- * lesson 4): it should grow up to the core count and stay flat past it. Pure.
+ * lesson 5): it should grow up to the core count and stay flat past it. Pure.
  */
 import { CANNOT_SHOW } from './shape.ts';
 

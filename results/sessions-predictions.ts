@@ -21,7 +21,7 @@ export function measures(r: SessionsResult): Measure[] {
   ];
 }
 
-const WHERE = 'lessons/05-shared-state.md, Experiment 1';
+const WHERE = 'lessons/07-shared-state.md, Experiment 1';
 
 export const predictions: Question[] = [
   {

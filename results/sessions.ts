@@ -1,5 +1,5 @@
 /**
- * Result, table and shape of the `sessions` experiment (lesson 5): members log in through the
+ * Result, table and shape of the `sessions` experiment (lesson 7): members log in through the
  * balancer and read /me, before and after one replica is killed, with sessions in replica memory
  * (round robin, ip-hash, sticky cookie), in SQLite, in Redis, or in a signed token. Pure.
  */
@@ -107,7 +107,7 @@ export function render(r: SessionsResult, color: boolean, caption = machineCapti
     ]);
   }
   return [
-    c.bold(`Lesson 5 · sessions: ${r.members} members log in and read /me ${r.reads} times, through ${r.balancer}; then one replica is killed`),
+    c.bold(`Lesson 7 · sessions: ${r.members} members log in and read /me ${r.reads} times, through ${r.balancer}; then one replica is killed`),
     c.dim(`401 = the replica that answered did not know the session · replica columns: share of requests before the kill; † = the replica killed (the busiest) · ${caption}`),
     table.toString(),
     'In memory a session is only where it was created. A sticky balancer keeps it findable until that replica dies; a shared store or a signed token does not care which replica answers.',

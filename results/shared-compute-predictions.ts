@@ -15,7 +15,7 @@ export function measures(r: SharedComputeResult): Measure[] {
   });
 }
 
-const WHERE = 'lessons/06-autoscaling.md, "Before autoscaling: a shared quota or a core of its own"';
+const WHERE = 'lessons/08-autoscaling.md, "Before autoscaling: a shared quota or a core of its own"';
 
 export const predictions: Question[] = [
   {

@@ -1,5 +1,5 @@
 /**
- * Result, table, chart and shape of the `shared-compute` experiment (lesson 6). Pure.
+ * Result, table, chart and shape of the `shared-compute` experiment (lesson 8). Pure.
  *
  * The same 10 users against one worker held to a CPU quota with a 100 ms period (a Kubernetes CPU
  * limit), with a 20 ms period, and with a core of its own. Steady numbers come from the second half
@@ -141,7 +141,7 @@ export function render(r: SharedComputeResult, color: boolean, caption = machine
   }
   const quotaLine = r.scenarios.find((s) => s.quotaLine)?.quotaLine ?? `cpu quota: ${r.quota} core per worker`;
   return [
-    c.bold('Lesson 6 · shared compute (a CPU quota and its period) versus a dedicated core'),
+    c.bold('Lesson 8 · shared compute (a CPU quota and its period) versus a dedicated core'),
     c.dim(`${quotaLine.replace(/, period \d+ ms/, '')} (shared rows) · 10 users, think ${r.thinkMs} ms · ${caption}`),
     table.toString(),
     c.dim('steady = the second half of each load; throttled periods = periods in which the quota stopped the worker (cpu.stat, or the throttle\'s pauses)'),

@@ -8,7 +8,7 @@ export function measures(r: SimVsLabResult): Measure[] {
   return measure('round-robin-p95-sim-vs-lab', 'round robin\'s p95 with one replica blocked: the model\'s over the lab\'s', '×', ratio(find(r.sim, 'round-robin')?.p95, find(r.lab, 'round-robin')?.p95), { line: 'round-robin-p95  lab-vs-sim' });
 }
 
-const WHERE = 'lessons/04-scaling-out.md, Experiment 7';
+const WHERE = 'lessons/04-where-requests-go.md, Experiment 3';
 
 export const predictions: Question[] = [
   {

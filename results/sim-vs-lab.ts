@@ -151,7 +151,7 @@ export function render(r: SimVsLabResult, color: boolean, caption = machineCapti
       ? `The model gives each replica a core of its own, and the path outside the replicas (balancer, load generator, kernel, sharing the cores) one queue: ` +
         `${fmtMs(cal.pathQueue.meanMs)} a request on average, plus a stall of ${fmtMs(cal.pathQueue.stallMs)} for ${(cal.pathQueue.stallShare * 100).toFixed(1)} % of them (a process waiting for a core), ` +
         `fitted so that its healthy path shows the measured one's (model: p50 ${fmtMs(cal.pathQueue.fitted.p50)}, p95 ${fmtMs(cal.pathQueue.fitted.p95)}, ${fmtRate(cal.pathQueue.fitted.throughput)}; ` +
-        `lessons/04-scaling-out.md, experiment 7, says where else they differ).`
+        `lessons/04-where-requests-go.md, experiment 3, says where else they differ).`
       : `The model gives each replica a core of its own; its replicas alone carried no more than the measured path's ${fmtRate(cal.path.throughput)}, so it has no path queue (the replicas were the bottleneck).`,
   ].join('\n');
 }

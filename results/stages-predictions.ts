@@ -7,7 +7,7 @@ import { SHARE_OF_HEAVY, type Question } from './predictions.ts';
 import { DRAIN_SHARE, FEW_CHUNKS, groupHopsUs, HOP_FACTOR, LATE_FACTOR, MOST_SHARE, PROXIES, CHUNK_BYTES, serverAnswerUs, AT_FINISH_SHARE, uploads } from './stages-shape.ts';
 import { at, between, connected, group, medianOf, part, PARTS, timeToFirstByteUs, type StagedRequest, type StagesGroup, type StagesResult } from './stages.ts';
 
-const LESSON = 'lessons/07-request-stages.md';
+const LESSON = 'lessons/09-request-stages.md';
 
 function only(g: StagesGroup | undefined, label: string): StagedRequest | undefined {
   return g?.requests.find((q) => q.label === label);

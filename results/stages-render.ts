@@ -129,7 +129,7 @@ function partNotes(r: StagesResult, p: StagesPart): string[] {
 
 export function render(r: StagesResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
-  const out = [c.bold('Lesson 7 · stages: the life of one request, stage by stage'), c.dim(`µs on one clock for client and server · heavy cost ${r.heavyCost} · ${caption}`)];
+  const out = [c.bold('Lesson 9 · stages: the life of one request, stage by stage'), c.dim(`µs on one clock for client and server · heavy cost ${r.heavyCost} · ${caption}`)];
   for (const p of r.parts) {
     out.push('', c.bold(`${p.part}: ${TITLES[p.part](r)}`));
     if (p.groups.some((g) => g.requests.length > 0)) out.push(stageTable(p, color));

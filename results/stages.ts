@@ -1,5 +1,5 @@
 /**
- * Result of the `stages` experiment (lesson 7): requests timestamped stage by stage on both sides
+ * Result of the `stages` experiment (lesson 9): requests timestamped stage by stage on both sides
  * of one connection, on one clock (µs on the machine's monotonic clock), in five parts. Pure
  * functions only: the timeline of one request, and the numbers the shape and tables read from it.
  */

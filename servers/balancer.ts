@@ -7,7 +7,7 @@
  *   GET /__lb/stats     requests, in flight, failures and health per replica; requests retried
  *   POST /__lb/down?upstream=NAME, /__lb/up?upstream=NAME   take a replica out of rotation, or back
  *   POST /__lb/add?upstream=NAME=HOST:PORT   put one more replica (on loopback) into rotation
- *   GET /__lb/stages/ID   with --stages: the balancer's own stages of the request sent with ?sid=ID (lesson 7)
+ *   GET /__lb/stages/ID   with --stages: the balancer's own stages of the request sent with ?sid=ID (lesson 9)
  *   POST /__lb/policy?name=POLICY   switch the policy for the requests that follow (the round-robin
  *                       cursor, the requests in flight and the replicas' health carry over)
  *
@@ -42,7 +42,7 @@ const spec = defineCommand({
   flags: {
     ...balancerFlags(DEFAULT_PORT),
     'two-choices': { type: 'string', valueName: 'distinct|with-replacement', description: 'power of two choices: sample two distinct replicas, or with replacement (both may be the same one; lesson 4, exercise 1)', default: 'distinct' },
-    stages: { type: 'boolean', description: 'stamp the stages of each request sent with ?sid=<id> and answer GET /__lb/stages/<id> with them (lesson 7)' },
+    stages: { type: 'boolean', description: 'stamp the stages of each request sent with ?sid=<id> and answer GET /__lb/stages/<id> with them (lesson 9)' },
   },
   epilogue:
     'Stats: curl -s 127.0.0.1:3020/__lb/stats\n' +

@@ -2,15 +2,15 @@
  * Cluster loan server (node:cluster): the lesson 3 server for several processes on one port.
  * This file reads the flags and wires the primary's parts together: lib/cluster-supervisor.ts
  * (forking, replacing, stopping workers), cluster-rolling.ts, cluster-autoscaler.ts,
- * cluster-quota.ts (lesson 6's CPU quota), cluster-worker.ts (a worker), and the messages they
+ * cluster-quota.ts (lesson 8's CPU quota), cluster-worker.ts (a worker), and the messages they
  * exchange with the launcher, cluster-messages.ts.
  *
- * Every worker keeps its own loan counter in memory (with --state sqlite or redis, lesson 5, they
+ * Every worker keeps its own loan counter in memory (with --state sqlite or redis, lesson 7, they
  * share one). These paths answer `{ pid, loanCounter }`:
  *   POST /loan                    increments the counter (with {"member": ...}, rate-limited per member)
  *   GET  /status                  reads it (no increment)
  *   GET  /member/verify-blocking  heavy scrypt on this worker's event loop, then reads it
- * and lesson 5's POST /login, GET /me, GET /loans (lib/state-routes.ts).
+ * and lesson 7's POST /login, GET /me, GET /loans (lib/state-routes.ts).
  *
  * The primary prints its ready line only when every worker is listening. A worker that dies is
  * replaced (once per death, keyed on 'exit'), within a restart budget and with a backoff for
@@ -29,7 +29,7 @@
  * being replaced again. Messages to the launcher: `rolling-restart-step { old, pid }` per worker,
  * then `rolling-restart-done { replaced: [{ old, pid }] }` or `rolling-restart-failed { reason }`.
  *
- * Lesson 6. `--cpu-quota <cores>` holds every worker to a share of a core from the moment it
+ * Lesson 8. `--cpu-quota <cores>` holds every worker to a share of a core from the moment it
  * listens (a cgroup, or the in-process throttle whose pauses the primary delivers with SIGSTOP and
  * SIGCONT; lib/cpu-quota.ts), and workers report their CPU time over IPC. `--autoscale` runs the
  * HPA rule (lib/hpa.ts) every `--sync-ms`: the primary forks workers, or retires the newest ones
@@ -59,7 +59,7 @@ const spec = defineCommand({
   usage: 'npx tsx servers/cluster.ts [--port <n>] [--workers <n>] [--state memory|sqlite|redis] [--autoscale [--min <n>] [--max <n>] [--target <%>]] [--cpu-quota <cores>] [flags]',
   summary:
     'The cluster loan server of lesson 3: a node:cluster primary and N workers sharing one port, each ' +
-    'with its own in-memory loan counter (or, with --state sqlite|redis, one shared counter: lesson 5). Killed workers are ' +
+    'with its own in-memory loan counter (or, with --state sqlite|redis, one shared counter: lesson 7). Killed workers are ' +
     'replaced; SIGHUP replaces them all, one at a time. Listens on 127.0.0.1 and prints one ready line once every worker is listening.',
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3001' },
@@ -72,7 +72,7 @@ const spec = defineCommand({
       default: '10',
     },
     'crash-at-start': { type: 'boolean', description: 'workers throw before listening (to see the restart budget work)' },
-    autoscale: { type: 'boolean', description: 'lesson 6: the primary adds and removes workers by CPU utilization (HPA rule)' },
+    autoscale: { type: 'boolean', description: 'lesson 8: the primary adds and removes workers by CPU utilization (HPA rule)' },
     min: { type: 'string', valueName: 'n', description: `with --autoscale: fewest workers (default ${DEFAULT_HPA.min})` },
     max: { type: 'string', valueName: 'n', description: `with --autoscale: most workers (default ${DEFAULT_HPA.max})` },
     target: { type: 'string', valueName: '%', description: `with --autoscale: target CPU utilization, % of the quota (default ${DEFAULT_HPA.target * 100})` },
@@ -90,15 +90,15 @@ const spec = defineCommand({
   },
   epilogue:
     'Routes: POST /loan, GET /status, GET /member/verify-blocking (answer { pid, loanCounter });\n' +
-    '        POST /login, GET /me, GET /loans (lesson 5)\n' +
-    '        POST /signup, POST /token/refresh, GET /books?q=, GET /work?ms= (lesson 6)\n' +
+    '        POST /login, GET /me, GET /loans (lesson 7)\n' +
+    '        POST /signup, POST /token/refresh, GET /books?q=, GET /work?ms= (lesson 8)\n' +
     'Try: curl -s -X POST 127.0.0.1:3001/loan   (run it a few times: the pid changes)\n' +
     '     kill -USR2 <primary pid>              (kills the oldest worker; watch its replacement)\n' +
     '     kill -HUP <primary pid>               (rolling restart: every worker replaced, one at a time)\n' +
     '     npx tsx servers/cluster.ts --workers 1 --autoscale   (then load it: measure/autoscale.ts does)',
 });
 
-/** Lesson 6's flags, checked: the autoscaler's config (undefined without --autoscale) and the quota. */
+/** Lesson 8's flags, checked: the autoscaler's config (undefined without --autoscale) and the quota. */
 function scalingOptions(flags: ReturnType<typeof serverFlags<typeof spec.flags>>) {
   const autoscale = Boolean(flags.autoscale);
   for (const f of ['min', 'max', 'target', 'sync-ms', 'window-s'] as const) {

@@ -1,5 +1,5 @@
 /**
- * A throwaway PostgreSQL for lesson 4, under the kit's process contract: `initdb` makes a cluster
+ * A throwaway PostgreSQL for lesson 5, under the kit's process contract: `initdb` makes a cluster
  * in a temporary folder (user `nsl`, trust authentication on loopback only), `postgres` serves it
  * on 127.0.0.1 with durable commits (fsync on: a commit waits for its WAL flush, as in
  * production), and the wrapper prints the kit's ready line once PostgreSQL says it accepts
@@ -7,7 +7,7 @@
  * postmaster: clients are disconnected, nothing is kept) and removes the folder.
  *
  * initdb and postgres run as the `postgres` user when started as root, since PostgreSQL refuses
- * to run as root. The server is not held to a CPU quota: lesson 4 tried 0.1 core, and the
+ * to run as root. The server is not held to a CPU quota: lesson 5 tried 0.1 core, and the
  * throttle's stalls, not its capacity, then set the write times.
  * Run alone: `npx tsx servers/postgres.ts --port 0`, then `psql -h 127.0.0.1 -p <port> -U nsl postgres`.
  */

@@ -1,5 +1,5 @@
 /**
- * A real Redis server for lesson 5, under the kit's process contract: starts `redis-server` on a
+ * A real Redis server for lesson 7, under the kit's process contract: starts `redis-server` on a
  * loopback port with a temporary working directory and no persistence (no RDB snapshots, no AOF:
  * nothing is written to your home or to /var), prints the kit's ready line once Redis answers (and is the one it started),
  * and on SIGTERM, SIGINT or a lost launcher stops it (SIGTERM: Redis's own clean shutdown) and
@@ -25,7 +25,7 @@ const spec = defineCommand({
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port for Redis, 0 for any free port', default: '0' },
   },
-  epilogue: 'Needs redis-server: Debian/Ubuntu `sudo apt-get install redis-server`, macOS `brew install redis`. Lesson 5 uses SQLite by default and needs no server.',
+  epilogue: 'Needs redis-server: Debian/Ubuntu `sudo apt-get install redis-server`, macOS `brew install redis`. Lesson 7 uses SQLite by default and needs no server.',
 });
 
 /**

@@ -23,7 +23,7 @@
  *                           over the last whole second (loopDelayMs: p99 and max, ms), the
  *                           database's writes and writer-lock times (db), and with --cpu-quota
  *                           how often the quota stopped it (throttle)
- *   POST /login, GET /me, POST /loan, GET /loans   lesson 5's state routes (lib/state-routes.ts),
+ *   POST /login, GET /me, POST /loan, GET /loans   lesson 7's state routes (lib/state-routes.ts),
  *                           over the store --state names (memory by default)
  *
  * `--cpu-quota <cores>` holds the replica to a share of a core, as a container's CPU limit would
@@ -219,7 +219,7 @@ async function main(): Promise<void> {
 }
 
 /**
- * Holds this process to --cpu-quota, if given. Like lesson 6's workers, it begins once the code is
+ * Holds this process to --cpu-quota, if given. Like lesson 8's workers, it begins once the code is
  * loaded (loading tsx and the modules at a fifth of a core would take seconds and measure nothing),
  * just before the server listens and takes over SIGTERM and SIGINT, whose clean exit removes the cgroup.
  */

@@ -1,5 +1,5 @@
 /**
- * The lesson 7 server: the loan service with every stage of a request's life timestamped
+ * The lesson 9 server: the loan service with every stage of a request's life timestamped
  * (servers/lib/stage-stamps.ts) and sent as a Server-Timing header.
  *
  *   POST /loans                    a loan: body read, one SQLite read, one small pooled scrypt
@@ -27,7 +27,7 @@ import { badStageId, STAGE_ID_RULE, StageRecorder, stageNetServer } from './lib/
 const spec = defineCommand({
   usage: 'npx tsx servers/stages.ts [--port <n>] [--cost N=2^16,r=8,p=4] [--body-limit <bytes>]',
   summary:
-    'The loan service of lesson 7: it timestamps every stage of each request (accept, first bytes read, ' +
+    'The loan service of lesson 9: it timestamps every stage of each request (accept, first bytes read, ' +
     'headers parsed, handler, finish, close), sends them as a Server-Timing header, and answers ' +
     'GET /stages/<id> with those of the request sent with ?sid=<id>. Listens on 127.0.0.1 and prints one ready line.',
   flags: {

@@ -4,7 +4,7 @@
  * The model, in the lab's terms:
  *   - clients: open loop (Poisson arrivals at `ratePerS`: a new request whatever happened to the
  *     last) or closed loop (`count` clients, each sending its next request a think time after its
- *     last answer, like autocannon's connections or lesson 6's users);
+ *     last answer, like autocannon's connections or lesson 8's users);
  *   - the balancer picks a replica for each try with the balancer's own code (policies.ts pickers
  *     through choose.ts, failover.ts health and retry rules), optionally from stale load counts
  *     (`staleMs`: it sees each replica's requests in flight as they were at the last refresh);

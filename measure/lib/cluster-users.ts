@@ -1,5 +1,5 @@
 /**
- * One lesson-6 scenario: a fresh cluster (servers/cluster.ts, started with `clusterArgs`), virtual
+ * One lesson-8 scenario: a fresh cluster (servers/cluster.ts, started with `clusterArgs`), virtual
  * users against it for `loadS` seconds (users.ts), and every sync the primary reported
  * (`autoscale` events: workers, their utilization and throttling). An autoscaled scenario then
  * waits for the workers to return to min, up to the scale-down window plus COOL_DOWN_SLACK_S.
@@ -18,7 +18,7 @@ import { startUsers } from './users.ts';
 const COOL_DOWN_SLACK_S = 10;
 /**
  * The users' per-request timeout, ms. In a closed loop a short CPU makes requests wait, not fail
- * (lesson 6), and at the start of auto-80u, before the autoscaler has caught up, a request can wait
+ * (lesson 8), and at the start of auto-80u, before the autoscaler has caught up, a request can wait
  * for the whole backlog on the first worker: the slowest took 3.6-10.2 s over 13 --quick runs on a
  * slow 2-core virtual machine (Node 20), and users.ts's 10 s default failed 3 sign-ups in one of
  * them. With 30 s such a wait shows in the latencies, and a hung request is still an error.
@@ -44,7 +44,7 @@ export interface ClusterUsersOptions {
 }
 
 /**
- * The lesson-6 experiments' --cpu-quota (cores, from 0.05 to `maxCores`; default 0.25) and
+ * The lesson-8 experiments' --cpu-quota (cores, from 0.05 to `maxCores`; default 0.25) and
  * --quota-mode (auto, cgroup or throttle) flags, checked; KIT_ERR_USAGE otherwise.
  */
 export function quotaOptions(flags: { 'cpu-quota'?: string; 'quota-mode'?: string }, maxCores: number): { quota: string; quotaMode: string } {

@@ -12,9 +12,10 @@ import { LESSON_1 } from './exercise-checks/lesson-1.ts';
 import { LESSON_2 } from './exercise-checks/lesson-2.ts';
 import { LESSON_3 } from './exercise-checks/lesson-3.ts';
 import { LESSON_4 } from './exercise-checks/lesson-4.ts';
-import { LESSON_4_CAPACITY } from './exercise-checks/lesson-4-capacity.ts';
 import { LESSON_5 } from './exercise-checks/lesson-5.ts';
 import { LESSON_6 } from './exercise-checks/lesson-6.ts';
+import { LESSON_7 } from './exercise-checks/lesson-7.ts';
+import { LESSON_8 } from './exercise-checks/lesson-8.ts';
 
 export interface CheckOutcome {
   /** True when the run shows what the exercise is about. */
@@ -47,7 +48,7 @@ export interface ExerciseCheck {
 }
 
 /** Every exercise a run can check, lesson by lesson. */
-export const EXERCISES: readonly ExerciseCheck[] = [...LESSON_1, ...LESSON_2, ...LESSON_3, ...LESSON_4, ...LESSON_4_CAPACITY, ...LESSON_5, ...LESSON_6];
+export const EXERCISES: readonly ExerciseCheck[] = [...LESSON_1, ...LESSON_2, ...LESSON_3, ...LESSON_4, ...LESSON_5, ...LESSON_6, ...LESSON_7, ...LESSON_8];
 
 /** `npx tsx measure/degraded.ts --two-choices with-replacement`, as a student would type it. */
 export function commandLine(run: ExerciseRun, extra: readonly string[] = []): string {

@@ -1,5 +1,5 @@
 /**
- * The routine of lesson 4's fault experiments (failover, graceful, counter's replicas): start N
+ * The routine of the fault experiments (lesson 6's failover and graceful, lesson 7's counter): start N
  * replicas and a balancer in front of them, warm the path up, run one bounded load through it,
  * send the last replica a signal at a set second or after a set number of answers, collect the
  * requests the balancer retried, let the experiment look at what it needs (`inspect`), and stop

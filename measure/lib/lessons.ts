@@ -16,16 +16,12 @@ export const LESSONS: Lesson[] = [
   { id: 1, slug: 'ceiling', title: 'The ceiling of one process', text: 'lessons/01-ceiling.md', experiments: ['ceiling'] },
   { id: 2, slug: 'proxy', title: 'What a proxy in front of a process costs', text: 'lessons/02-proxy.md', experiments: ['proxy-overhead'] },
   { id: 3, slug: 'runtime', title: 'The application runtime: event loop, thread pool, cluster', text: 'lessons/03-runtime.md', experiments: ['blocking', 'pool', 'cluster'] },
-  {
-    id: 4,
-    slug: 'scaling-out',
-    title: 'Scaling out: replicas behind a load balancer',
-    text: 'lessons/04-scaling-out.md',
-    experiments: ['distribution', 'degraded', 'scale-out', 'capped-scale-out', 'failover', 'graceful', 'rolling-restart', 'sim-vs-lab'],
-  },
-  { id: 5, slug: 'shared-state', title: 'Shared state: sessions, counters and rate limits', text: 'lessons/05-shared-state.md', experiments: ['sessions', 'counter', 'rate-limit'] },
-  { id: 6, slug: 'autoscaling', title: 'Autoscaling: workers added and removed by CPU utilization', text: 'lessons/06-autoscaling.md', experiments: ['shared-compute', 'autoscale'] },
-  { id: 7, slug: 'request-stages', title: 'The life of one request, stage by stage', text: 'lessons/07-request-stages.md', experiments: ['stages'] },
+  { id: 4, slug: 'where-requests-go', title: 'Where requests go: balancing policies and one slow replica', text: 'lessons/04-where-requests-go.md', experiments: ['distribution', 'degraded', 'sim-vs-lab'] },
+  { id: 5, slug: 'capacity', title: 'Capacity: more replicas, capped replicas, and the database', text: 'lessons/05-capacity.md', experiments: ['scale-out', 'capped-scale-out'] },
+  { id: 6, slug: 'failure', title: 'When a replica fails: failover, draining and rolling restarts', text: 'lessons/06-failure.md', experiments: ['failover', 'graceful', 'rolling-restart'] },
+  { id: 7, slug: 'shared-state', title: 'Shared state: sessions, counters and rate limits', text: 'lessons/07-shared-state.md', experiments: ['sessions', 'counter', 'rate-limit'] },
+  { id: 8, slug: 'autoscaling', title: 'Autoscaling: workers added and removed by CPU utilization', text: 'lessons/08-autoscaling.md', experiments: ['shared-compute', 'autoscale'] },
+  { id: 9, slug: 'request-stages', title: 'The life of one request, stage by stage', text: 'lessons/09-request-stages.md', experiments: ['stages'] },
 ];
 
 /** Experiments that put a load balancer in front of replicas: they take --lb builtin|nginx. */

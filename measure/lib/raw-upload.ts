@@ -1,5 +1,5 @@
 /**
- * An upload the way curl sends a large body (lesson 7): the headers with `Expect: 100-continue`,
+ * An upload the way curl sends a large body (lesson 9): the headers with `Expect: 100-continue`,
  * then the body only once the server answers 100 Continue; a final answer instead (413) means
  * the body is never sent. Written on a plain socket because undici supports Expect only over
  * HTTP/2. Stamps the client's stages (µs, the shared clock): request-start, connect,

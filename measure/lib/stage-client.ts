@@ -1,5 +1,5 @@
 /**
- * The client's stages of a request (lesson 7), from undici's diagnostics channels:
+ * The client's stages of a request (lesson 9), from undici's diagnostics channels:
  *
  *   request-start         undici:request:create
  *   connect               undici:client:connected, when the request's socket was connected for it

@@ -1,5 +1,5 @@
 /**
- * The five parts of lesson 7's `stages` experiment. Each sends its requests with a stage id
+ * The five parts of lesson 9's `stages` experiment. Each sends its requests with a stage id
  * (?sid=), then asks the server for its side (GET /stages/<id>) and merges both sides into one
  * time-ordered request (results/stages.ts).
  */

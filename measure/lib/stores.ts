@@ -1,5 +1,5 @@
 /**
- * Lesson 5's stores for an experiment: where each one lives, started as needed. SQLite is a file in
+ * Lesson 7's stores for an experiment: where each one lives, started as needed. SQLite is a file in
  * the run's temp dir; Redis is a throwaway redis-server (servers/redis.ts), or REDIS_URL when set.
  * Without redis-server the Redis rows are not shown, and the run says how to install it.
  */

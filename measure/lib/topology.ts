@@ -54,7 +54,7 @@ export async function startReplicas(lab: Lab, count: number, extraArgs: string[]
 /**
  * Starts a balancer of `kind` with `policy` in front of `replicas`, and checks it forwards.
  * `extraArgs` are more balancer flags (e.g. ['--retries', '0']); `probePath` null skips the check
- * (lesson 7 wants the first request to open the upstream connection).
+ * (lesson 9 wants the first request to open the upstream connection).
  */
 export async function startBalancer(lab: Lab, kind: BalancerKind, policy: BalancerPolicy, replicas: Replica[], port = 0, keepAlive = true, extraArgs: string[] = [], probePath: string | null = '/fast'): Promise<ServerProcess> {
   const upstream = replicas.map((r) => `${r.name}=${r.addr}`).join(',');

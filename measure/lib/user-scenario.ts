@@ -1,5 +1,5 @@
 /**
- * Lesson 4's user scenario, as autocannon's request sequence: create a user, then read it back,
+ * Lesson 5's user scenario, as autocannon's request sequence: create a user, then read it back,
  * with a check on each answer's status (201, then 200) counted in `checks.failed`, as a k6 check
  * would. `query` (e.g. 'work=3') is added to both requests.
  */

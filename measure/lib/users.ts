@@ -1,5 +1,5 @@
 /**
- * A closed-loop workload of virtual users, like a k6 script with a fixed number of VUs (lesson 6).
+ * A closed-loop workload of virtual users, like a k6 script with a fixed number of VUs (lesson 8).
  * Each user loops until the run's time is up: one expensive sign-up (`POST /signup`, scrypt on the
  * worker's thread pool), then three rounds of a token refresh (`POST /token/refresh`) and 10 light
  * queries (`GET /books?q=`), then a think time. A user sends its next request only after the
@@ -65,7 +65,7 @@ export interface UsersOptions {
    * after a pause longer than about 3 s: Node's http.Server announces its 5 s keepAliveTimeout
    * (`Keep-Alive: timeout=5`), and undici closes an idle connection 2 s before that
    * (keepAliveTimeoutThreshold), so that no request races the server's close. node:cluster can
-   * give a new worker only those users (lesson 6, exercise 3).
+   * give a new worker only those users (lesson 8, exercise 3).
    */
   keepAlive?: boolean;
 }

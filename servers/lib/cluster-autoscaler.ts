@@ -1,5 +1,5 @@
 /**
- * Lesson 6's autoscaler in the cluster primary: every sync period, the HPA rule (lib/hpa.ts) on
+ * Lesson 8's autoscaler in the cluster primary: every sync period, the HPA rule (lib/hpa.ts) on
  * the workers' utilization (each one's CPU over the last METRIC_WINDOW_SYNCS periods, a share of
  * its quota), then forks or retires workers to match. A retired worker drains and is not replaced.
  * Each sync goes to the launcher as an `autoscale` event (cluster-messages.ts).

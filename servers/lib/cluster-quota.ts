@@ -1,5 +1,5 @@
 /**
- * Lesson 6's CPU quota, delivered by the cluster primary (lib/cpu-quota.ts has the mechanisms):
+ * Lesson 8's CPU quota, delivered by the cluster primary (lib/cpu-quota.ts has the mechanisms):
  * each worker joins a cgroup of its own once it listens, or, without cgroups, the in-process
  * throttle in the worker asks the primary to pause it (SIGSTOP, then SIGCONT after the pause);
  * the primary also keeps each worker's CPU reports for the autoscaler.

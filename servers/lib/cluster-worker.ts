@@ -1,6 +1,6 @@
 /**
  * A worker of the cluster server (servers/cluster.ts): the loan routes (`{ pid, loanCounter }`),
- * lesson 5's state routes and lesson 6's workload routes, on the port the primary shares. Its
+ * lesson 7's state routes and lesson 8's workload routes, on the port the primary shares. Its
  * settings come from the primary in the environment (LAB_*); it reports its CPU time when the
  * primary measures it, and runs the in-process throttle when no cgroup holds it to its quota.
  */
@@ -16,7 +16,7 @@ import { formatCost, hashOnEventLoop, heavyCostFrom, parseCost } from './scrypt-
 import { openStateStore, stateRoutes, type StateOptions } from './state-routes.ts';
 import { SIGNUP_COST, workloadRoutes } from './workload-routes.ts';
 
-/** A worker: the loan routes, lesson 5's state routes and lesson 6's workload, on the primary's shared port. */
+/** A worker: the loan routes, lesson 7's state routes and lesson 8's workload, on the primary's shared port. */
 export async function runWorker(): Promise<void> {
   if (process.env.LAB_CRASH_AT_START) throw new Error('crashing at start-up, as asked by --crash-at-start');
   const port = Number(process.env.LAB_WORKER_PORT);

@@ -1,5 +1,5 @@
 /**
- * A CPU quota per cluster worker (lesson 6), like a container given 0.25 of a core, so that a
+ * A CPU quota per cluster worker (lesson 8), like a container given 0.25 of a core, so that a
  * 2-core laptop can hold eight workers' worth of scaling.
  *
  * Two ways to enforce it, chosen by `--quota-mode`:
@@ -32,7 +32,7 @@ export const QUOTA_MODES: readonly QuotaMode[] = ['auto', 'cgroup', 'throttle'];
  * request may then wait up to 75 ms at a 0.25 quota even when the worker is half idle on average,
  * and at 10 users that wait alone set the p95 in about half of the runs measured here. 20 ms keeps
  * the wait (up to 15 ms) small next to the queueing the lesson is about. `--quota-period-ms` sets
- * another (lesson 6's shared-compute experiment uses 100); the throttle then keeps periods too.
+ * another (lesson 8's shared-compute experiment uses 100); the throttle then keeps periods too.
  */
 export const QUOTA_PERIOD_MS = 20;
 /** The quotas the kit accepts, cores: below 0.05 a period's share is under the 1 ms CFS allows at 20 ms. */

@@ -1,5 +1,5 @@
 /**
- * The in-process throttle (lesson 6): holds a worker to its CPU quota where no cgroup can (macOS,
+ * The in-process throttle (lesson 8): holds a worker to its CPU quota where no cgroup can (macOS,
  * Windows, a Linux user without permission). The worker reads its own CPU time
  * (`process.cpuUsage()`, every thread, libuv's thread pool included) every CHECK_MS and asks the
  * primary to pause it when it is in debt; the primary stops the whole process (SIGSTOP) and

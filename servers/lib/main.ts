@@ -82,7 +82,7 @@ export const DRAIN_IDLE_CLOSE_MS = 250;
  * connection to a worker over IPC and lets go of it only on the worker's answer, so a connection
  * still unread in the channel when the worker exits is never answered nor closed, and its client
  * waits until it times out: measured, 20 such connections in 20 rolling restarts of 2 workers
- * under a stream of new connections, and one lesson 6 sign-up in 20 runs. worker.disconnect()
+ * under a stream of new connections, and one lesson 8 sign-up in 20 runs. worker.disconnect()
  * waits for the primary's reply to its last message; any hand-over sent before that reply is read
  * first, refused (the server is closed), and given to another worker by the primary.
  * Node: lib/internal/cluster/child.js (_disconnect), round_robin_handle.js (handoff).

@@ -127,7 +127,7 @@ export function isPolicy(name: string): name is Policy {
 }
 
 /**
- * Sticky policies (lesson 5): the same client goes to the same replica, so state kept in a
+ * Sticky policies (lesson 7): the same client goes to the same replica, so state kept in a
  * replica's memory is found again.
  *   ip-hash        by the client's address, like nginx's ip_hash (the first three octets of an IPv4
  *                  address: so every client on 127.0.0.1 lands on one replica)

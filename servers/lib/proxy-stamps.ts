@@ -1,5 +1,5 @@
 /**
- * The kit's balancer's own stages of a request (lesson 7, `--stages`), from Node's and undici's
+ * The kit's balancer's own stages of a request (lesson 9, `--stages`), from Node's and undici's
  * diagnostics channels in the balancer's process:
  *
  *   accept                      net.server.socket: the client's connection (its first request only)

@@ -1,6 +1,6 @@
 /**
  * A CPU quota a lone server holds itself to (lesson 4's capped replicas), as a container started
- * with `--cpus 0.2` is held: no primary stands over it, unlike lesson 6's cluster workers
+ * with `--cpus 0.2` is held: no primary stands over it, unlike lesson 8's cluster workers
  * (cluster-quota.ts), so the process enforces its quota on itself.
  *
  *   cgroup    the process moves itself into a cgroup of its own with a CFS quota (cpu-quota.ts

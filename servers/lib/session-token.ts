@@ -3,7 +3,7 @@
  * (RFC 2104), so any replica holding the same secret can check it. Format (like a JWT's, smaller):
  *   base64url(JSON {"m": member, "exp": ms since epoch}) "." base64url(HMAC-SHA256(secret, first part))
  * A token cannot be revoked before it expires (there is nothing to delete), which is the trade-off
- * lesson 5 discusses. A malformed, tampered or expired token is simply not a session (undefined).
+ * lesson 7 discusses. A malformed, tampered or expired token is simply not a session (undefined).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 

@@ -1,5 +1,5 @@
 /**
- * The routes of lesson 7's server, each stamping its own stages on a StageRecorder:
+ * The routes of lesson 9's server, each stamping its own stages on a StageRecorder:
  *
  *   POST /loans            {"book": 1..1000, "member": "<name>"}: reads the body, one SQLite read
  *                          and one small pooled scrypt (the member's password check) → 201

@@ -1,5 +1,5 @@
 /**
- * Timestamps each stage of a request's life inside a server (lesson 7), from what Node publishes:
+ * Timestamps each stage of a request's life inside a server (lesson 9), from what Node publishes:
  *
  *   accept                    net.server.socket diagnostics channel (a new connection)
  *   first-bytes-read          the accepted socket's first 'readable', before HTTP parses anything

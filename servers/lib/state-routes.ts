@@ -1,5 +1,5 @@
 /**
- * Lesson 5's routes, shared by the replica and the cluster worker, on top of a StateStore:
+ * Lesson 7's routes, shared by the replica and the cluster worker, on top of a StateStore:
  *
  *   POST /login  {"member": "m1", "password": "pw-m1"}   200 + cookie `session`, or 401
  *   GET  /me                                             200 {member}, or 401 when the session is unknown
@@ -104,7 +104,7 @@ function expectedHash(member: string): Promise<Buffer> {
 }
 
 /**
- * The lesson 5 routes over `store`. `identity` adds the answering process's fields (replica name,
+ * The lesson 7 routes over `store`. `identity` adds the answering process's fields (replica name,
  * pid) to every answer; `loanAnswer` shapes POST /loan's answer from the new total.
  */
 export function stateRoutes(raw: StateStore, o: StateOptions, identity: () => object, loanAnswer: (total: number) => object = (loans) => ({ loans })): Routes {

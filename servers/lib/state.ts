@@ -1,6 +1,6 @@
 /**
  * Where a server keeps state that outlives one request — sessions, counters, rate-limit windows —
- * behind one small interface, with three stores (lesson 5):
+ * behind one small interface, with three stores (lesson 7):
  *
  *   memory   a Map in this process: fast, and wrong once there are two processes (each has its own)
  *   sqlite   one file every process opens (better-sqlite3, WAL mode, busy timeout): no server to run

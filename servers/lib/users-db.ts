@@ -5,7 +5,7 @@
  *
  * Every create is its own write transaction, BEGIN IMMEDIATE to COMMIT: BEGIN IMMEDIATE takes the
  * one writer lock of the file, so the time it takes is the time this replica waited for the lock,
- * and the time to COMMIT is the time it held it (WriteStats, for lesson 4's table). The wait
+ * and the time to COMMIT is the time it held it (WriteStats, for lesson 5's table). The wait
  * includes the busy handler's sleeps: a writer that finds the lock taken sleeps 1 to 100 ms
  * between tries (SQLite's sqliteDefaultBusyCallback), so it may wake some time after the lock
  * was freed.

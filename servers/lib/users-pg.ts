@@ -10,7 +10,7 @@ import pg from 'pg';
 import { KitError } from '../../lib/errors.ts';
 import type { User, UsersDb } from './users-db.ts';
 
-/** Connections each replica may hold open to PostgreSQL: as many as the requests it serves at once in lesson 4. */
+/** Connections each replica may hold open to PostgreSQL: as many as the requests it serves at once in lesson 5. */
 const POOL_SIZE = 8;
 
 /** Whether `text` names a PostgreSQL database rather than a SQLite file. */

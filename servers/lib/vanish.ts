@@ -1,5 +1,5 @@
 /**
- * Lesson 4's vanished-address fault, on SIGUSR2 (servers/replica.ts): the replica lets every open
+ * Lesson 6's vanished-address fault, on SIGUSR2 (servers/replica.ts): the replica lets every open
  * connection finish its request and close, as a drain does, but keeps its listening socket. Once
  * none is open, it fills its own accept queue with connections to itself and stops itself
  * (SIGSTOP) before it can accept them. With the queue full the kernel drops every new SYN to the

@@ -1,5 +1,5 @@
 /**
- * Lesson 6's routes on each cluster worker: what one virtual user of the autoscaling workload
+ * Lesson 8's routes on each cluster worker: what one virtual user of the autoscaling workload
  * calls (measure/lib/users.ts). A sign-up is expensive (a password hashed with scrypt on libuv's
  * thread pool); refreshing a token and searching the catalogue are light.
  *

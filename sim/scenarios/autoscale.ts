@@ -1,11 +1,11 @@
 /**
- * Simulated `autoscale` (lesson 6): closed-loop users against one worker, then against workers
+ * Simulated `autoscale` (lesson 8): closed-loop users against one worker, then against workers
  * the cluster primary's own controller (servers/lib/hpa.ts decide(), lesson defaults) adds and
  * retires. The model of the lab's workload, stated so it can be argued with:
  *   - each worker has 0.25 core, so a request's time on its event loop is its CPU time × 4;
  *   - a user's requests cost 1.1 ms of CPU on average (exponential), with 65 ms of think time on
  *     average between them: about the lab's 34 requests per 2.2 s pause and iteration. 1.1 ms is
- *     calibrated to the lab, where 10 users kept one worker at about 60 % of its quota (lesson 6);
+ *     calibrated to the lab, where 10 users kept one worker at about 60 % of its quota (lesson 8);
  *   - a new worker takes 1 s to start (tsx compiling, measured about that unthrottled).
  * node:cluster hands connections round robin; the users open a new connection per iteration, so
  * the balancer here is round robin too.
@@ -114,7 +114,7 @@ function renderAutoscale(rows: SimAutoscaleRow[], seed: number, loop: ScenarioOp
     .filter((r) => r.maxWorkers > 1)
     .map((r) => `  ${r.scenario}: ${r.workers.join(' ')}${r.backToMinS !== undefined ? ` (back to 1 worker ${r.backToMinS} s after the load)` : ''}; scale-ups after a scale-down during the load: ${upAfterDown(r.workers, LOAD_S)}`);
   return [
-    c.bold('Lesson 6 · autoscaling, simulated: closed-loop users on one worker, then on workers the HPA-style controller adds and retires'),
+    c.bold('Lesson 8 · autoscaling, simulated: closed-loop users on one worker, then on workers the HPA-style controller adds and retires'),
     c.dim(
       `${LOAD_S} s of load; each worker 0.25 core; requests ${CPU_MS} ms of CPU on average, ${THINK_MS} ms of think time between them; controller: target ${hpa.target * 100} %, tolerance ${hpa.tolerance}, sync ${DEFAULT_SYNC_MS / 1000} s, window ${hpa.windowMs / 1000} s · simulated (seed ${seed}; ${loopWords(loop)})`,
     ),

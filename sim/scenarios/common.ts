@@ -16,7 +16,7 @@ export interface ScenarioOptions {
   requests?: number;
   /** How old the balancer's load information is, ms, for the stale scenario; else its default (50). */
   staleMs?: number;
-  /** The autoscale scenario's controller settings, where they differ from DEFAULT_HPA (lesson 6, exercises 1 and 4). */
+  /** The autoscale scenario's controller settings, where they differ from DEFAULT_HPA (lesson 8, exercises 1 and 4). */
   hpa?: { windowMs?: number; tolerance?: number };
   /** Told what a long scenario is doing, one line per step (the CLI prints it on stderr). */
   progress?: (step: string) => void;

@@ -1,5 +1,5 @@
 /**
- * Simulated `failover` (lesson 4): one of three replicas stopped (SIGTERM), killed (SIGKILL) or
+ * Simulated `failover` (lesson 6): one of three replicas stopped (SIGTERM), killed (SIGKILL) or
  * frozen (SIGSTOP) under a load of /fast, with the lab's own spec (FAILOVER_SPEC: the full run's
  * timing, the balancer's settings); then the kill without retries. The lab's last run, a kill
  * during POST /users, checks a database, which the model has not got, so it is left out.

@@ -1,5 +1,5 @@
 /**
- * Simulated `graceful` (lesson 4): app3 of three stopped a second into a 4 s load, gracefully
+ * Simulated `graceful` (lesson 6): app3 of three stopped a second into a 4 s load, gracefully
  * (SIGTERM: it refuses new connections and drains) or abruptly (it exits and its requests are
  * cut), for short requests (/fast, 8 connections) and 500 ms ones (/slow-async?ms=500, 24
  * connections). /slow-async waits on a timer, not the CPU: modelled as pooled work on a pool

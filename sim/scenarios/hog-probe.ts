@@ -41,7 +41,7 @@ export const hogProbe: Scenario = {
         c.bold('A blocked replica probed over one connection: first come, first served against turns'),
         c.dim(`hog: 3 connections of 30 ms requests; probe: /fast (0.1 ms), one connection, 60 s · simulated (seed ${seed})`),
         table.toString(),
-        'Measured in the lab on a 2-core machine: mean 115 ms, p95 181 ms (lessons/04-scaling-out.md, experiment 7).',
+        'Measured in the lab on a 2-core machine: mean 115 ms, p95 181 ms (lessons/04-where-requests-go.md, experiment 3).',
       ].join('\n');
     };
     return { result, render, totals: totalsOf(sims) };

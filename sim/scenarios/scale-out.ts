@@ -1,5 +1,5 @@
 /**
- * Simulated `scale-out` (lesson 4): 8 closed-loop connections through the balancer to 1, 2, 3 and
+ * Simulated `scale-out` (lesson 5): 8 closed-loop connections through the balancer to 1, 2, 3 and
  * 5 replicas (round robin), for the CPU-bound /work?ms=5 and for a create-then-read user scenario.
  * Each simulated replica has a core of its own, so throughput keeps growing past the lab
  * machine's core count: the model shows what more cores would give, the lab what two give.

@@ -1,4 +1,4 @@
-// Proves the capped-scale-out experiment beyond its shape (test/e2e/lesson-4.test.ts runs that on
+// Proves the capped-scale-out experiment beyond its shape (test/e2e/lessons-4-6.test.ts runs that on
 // both balancers): with no modelled flush (--commit-ms 0) the database lines fail, as they must when
 // their mechanism is gone, and the others still hold; PostgreSQL does not fill; Ctrl-C mid-run ends
 // every replica and leaves none of their cgroups behind. Its flags are checked in

@@ -1,6 +1,6 @@
 // The class roll-up of the kit's own runs: `make test-all` points NSL_CLASS_DIR at one folder, and
 // every end-to-end run of both tiers saves its --json there (test/helpers.ts classSave), as a
-// "student" named for the balancer it went through, with lesson 4's capacity run at a 0 ms commit,
+// "student" named for the balancer it went through, with lesson 5's capacity run at a 0 ms commit,
 // whose three database lines fail by design. The Makefile runs this file after every other one;
 // without such a folder (make test-e2e alone) it is skipped, saying why.
 import { after, test } from 'node:test';

@@ -1,4 +1,4 @@
-// Proves that a lesson 6 cluster worker under CPU-bound load uses its CPU quota ± 20 % (in-process
+// Proves that a lesson 8 cluster worker under CPU-bound load uses its CPU quota ± 20 % (in-process
 // throttle and, where this machine allows, a cgroup), measured by the worker with process.cpuUsage()
 // and, independently, from /proc; a worker without the tight quota uses far more (so the check can
 // fail); the cgroups it makes are removed when it stops. Each check measures for seconds, like an

@@ -1,4 +1,4 @@
-// Proves on real processes that --cpu-quota holds a lesson 4 replica to its share of a core under a
+// Proves on real processes that --cpu-quota holds a lesson 5 replica to its share of a core under a
 // CPU-bound load, by its own cgroup (where one can be made) and by the in-process throttle, where the
 // same load without a quota uses several times as much; the cgroup goes when the replica does. Each
 // check measures for seconds, like an experiment, so it is in the end-to-end tier;

@@ -1,6 +1,6 @@
 // Proves sim-vs-lab's process hygiene on real processes: Ctrl-C mid-run (replicas, the hog and a
 // balancer running) exits 130 and leaves no process behind. Its --quick shape is checked with the
-// other lesson 4 experiments in test/e2e/lesson-4.test.ts, its flags in
+// other lesson 4 experiments in test/e2e/lessons-4-6.test.ts, its flags in
 // test/unit/experiment-flags.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Proves lesson 6's cluster features on real processes: the autoscaler retires workers gracefully
+// Proves lesson 8's cluster features on real processes: the autoscaler retires workers gracefully
 // while load runs (no failed request), the sign-up routes need a token, and the autoscaling flags
 // are checked. How closely a worker keeps to its CPU quota is measured over seconds, so it is in the
 // end-to-end tier: test/e2e/quota-precision.test.ts.
@@ -45,7 +45,7 @@ test('scale-down retires workers gracefully while load runs: no failed request',
   await lab.stop(s);
 });
 
-test('lesson 6 routes: sign-up gives a token, refresh and search need one', async () => {
+test('lesson 8 routes: sign-up gives a token, refresh and search need one', async () => {
   const s = await lab.start({ server: 'cluster', args: ['--port', '0', '--workers', '2', '--signup-cost', 'N=2^10,r=8,p=1'], ipc: true });
   const signup = await probe(`${s.url}/signup`, { method: 'POST', json: { name: 'ada' } });
   assert.equal(signup.status, 201);

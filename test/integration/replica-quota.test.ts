@@ -1,4 +1,4 @@
-// Proves lesson 4's capped replica on real processes: a cgroup left by a SIGKILLed replica is swept
+// Proves lesson 5's capped replica on real processes: a cgroup left by a SIGKILLed replica is swept
 // by the next one; --commit-ms holds the writer lock through the flush; bad flags are one-line usage
 // errors. How closely --cpu-quota holds a replica to its share of a core is measured over seconds,
 // in the end-to-end tier: test/e2e/replica-quota-precision.test.ts.

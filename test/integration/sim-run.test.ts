@@ -111,7 +111,7 @@ test('--scenario stale --requests 20000 prints least connections live and with s
   assert.ok(wallSeconds(r.stdout) < 6, `simulated in ${wallSeconds(r.stdout)} s`);
 });
 
-test('--stale-ms sets how old the stale counts are (lesson 4, exercise 9)', async () => {
+test('--stale-ms sets how old the stale counts are (lesson 4, exercise 6)', async () => {
   const r = await sim(['--scenario', 'stale', '--requests', '20000', '--stale-ms', '5', '--json']);
   assert.equal(r.code, 0, r.stderr);
   const ages = new Set(JSON.parse(r.stdout).result.rows.map((row: { staleMs: number }) => row.staleMs));
@@ -119,7 +119,7 @@ test('--stale-ms sets how old the stale counts are (lesson 4, exercise 9)', asyn
   assert.equal(JSON.parse(r.stdout).result.staleMs, 5);
 });
 
-test('--window-s and --tolerance set the simulated controller (lesson 6, exercise 4); the count flaps only without both', async () => {
+test('--window-s and --tolerance set the simulated controller (lesson 8, exercise 4); the count flaps only without both', async () => {
   const flaps = async (args: string[]) => {
     const r = await sim(['--scenario', 'autoscale', ...args]);
     assert.equal(r.code, 0, r.stderr);

@@ -1,4 +1,4 @@
-// Proves the lesson 7 server on a real process: every stage of a loan in order on one clock, a
+// Proves the lesson 9 server on a real process: every stage of a loan in order on one clock, a
 // kept connection's later requests without accept, Server-Timing in the header and in a real
 // Chromium, an early body limit refused before the body is sent and a late one after reading it,
 // the export's queue with and without backpressure, and a 400 naming the field for bad input.

@@ -1,4 +1,4 @@
-// Proves lesson 5's routes and policies on real processes: login sets a session the replica finds
+// Proves lesson 7's routes and policies on real processes: login sets a session the replica finds
 // again, a wrong password or a missing, tampered or expired session is a 401 (never a crash), the
 // loan limit answers 429 past the limit, bad state flags are usage errors, an unreachable Redis is a
 // start-up error; the sticky policies (ip-hash, sticky-cookie) in the kit's balancer and in

@@ -1,6 +1,6 @@
 // The virtual users' connections, counted by a real server on loopback: one per iteration by
 // default (what lets node:cluster give a new worker its share), one per user for the whole run
-// with keepAlive (lesson 6, exercise 3).
+// with keepAlive (lesson 8, exercise 3).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -11,7 +11,7 @@ import { failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();
 
-/** Runs 3 users for 1.5 s (think 100 ms) against the lesson-6 routes; how many connections and iterations. */
+/** Runs 3 users for 1.5 s (think 100 ms) against the lesson-8 routes; how many connections and iterations. */
 async function run(keepAlive: boolean): Promise<{ connections: number; iterations: number; errors: number }> {
   const server = http.createServer(router(workloadRoutes('test-secret', { N: 2 ** 10, r: 8, p: 1 })));
   let connections = 0;

@@ -1,5 +1,5 @@
 // Proves the capped-scale-out shape rules (results/capped-scale-out.ts) on invented results: a
-// healthy run (the numbers measured in lesson 4's table) prints exactly the expected file, and
+// healthy run (the numbers measured in lesson 5's table) prints exactly the expected file, and
 // each rule fails on a result that breaks it: uncapped replicas that stop at the core count, a
 // database that is already full with one replica, a database that never fills (--commit-ms 0),
 // errors; a 1-core machine cannot show it.

@@ -1,4 +1,4 @@
-// Proves the shape rules of lesson 4's failover, graceful and rolling-restart experiments on fixed
+// Proves the shape rules of lesson 6's failover, graceful and rolling-restart experiments on fixed
 // results: healthy runs match the expected files, and each rule fails on a result that breaks it
 // (client errors, no slow burst or one that does not match the timeout, no errors without retries,
 // a POST stored twice, the balancer's access log against the clients, a graceful stop that cuts, an abrupt one that costs nothing, a failed

@@ -1,7 +1,7 @@
-// Proves the lesson 4 shape rules on fixed results: healthy runs match the expected files, and
-// each rule fails on a result that breaks it (a replica left out, round robin not exact, a tail
-// that is not there, a load-aware policy as slow as round robin, errors, throughput that keeps
-// growing past the core count).
+// Proves the shape rules of distribution and degraded (lesson 4) and scale-out (lesson 5) on fixed
+// results: healthy runs match the expected files, and each rule fails on a result that breaks it
+// (a replica left out, round robin not exact, a tail that is not there, a load-aware policy as slow
+// as round robin, errors, throughput that keeps growing past the core count).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { evenness, orderVerdict, render as renderDistribution, shape as distributionShape, type DistributionResult } from '../../results/distribution.ts';

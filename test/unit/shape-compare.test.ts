@@ -76,9 +76,9 @@ test('every expected-output file has lines of at least two tokens, unique keys, 
 
 test('compare: a key two experiments share goes to the one whose lines came just before', () => {
   const all = loadExpected();
-  // Lesson 4's file: scale-out's lines, then capped-scale-out's; both have `cpu-bound  failed-checks`.
+  // Lesson 5's file: scale-out's lines, then capped-scale-out's; both have `cpu-bound  failed-checks`.
   const text = [...all.get('scale-out')!, ...all.get('capped-scale-out')!].join('\n') + '\n';
-  const v = compareText('lesson-4.txt', text, all);
+  const v = compareText('lesson-5.txt', text, all);
   assert.deepEqual([...v.experiments.keys()], ['scale-out', 'capped-scale-out']);
   assert.equal(v.holds, true, renderVerdict(v, false));
   // The other order, too.

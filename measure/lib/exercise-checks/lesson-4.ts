@@ -1,9 +1,5 @@
-/** Lesson 4's exercises that a run can check (measure/lib/exercises.ts). */
-import { TIMEOUT_MATCH, type FailoverResult } from '../../../results/failover.ts';
+/** Lesson 4's exercises (where requests go) that a run can check (measure/lib/exercises.ts). */
 import { AWARE, blockedShare, DEGRADED_SPEC, P95_FACTOR, SMALL_SHARE, TAIL_FACTOR, type DegradedResult, type PolicyRun } from '../../../results/degraded.ts';
-import { CPU_GROWS_FACTOR, type ScaleOutResult } from '../../../results/scale-out.ts';
-import { growthVerdict, plateauVerdict } from '../../../results/scaling.ts';
-import { CANNOT_SHOW } from '../../../results/shape.ts';
 import { fmtMs, fmtRate } from '../../../results/format.ts';
 import { FAST } from '../../../sim/scenarios/common.ts';
 import { meanOf } from '../../../sim/dist.ts';
@@ -75,24 +71,6 @@ export const LESSON_4: readonly ExerciseCheck[] = [
   },
   {
     lesson: 4,
-    n: 6,
-    title: 'Longer timeouts',
-    runs: [{ script: 'measure/failover.ts', args: ['--response-timeout', '5000'] }],
-    quickOk: false,
-    expect: 'the frozen replica\'s requests now wait about 5 s, the response timeout you gave, before their retry',
-    check: ([result]) => {
-      const r = result as FailoverResult;
-      const frozen = r.runs.find((x) => x.name === 'sigstop');
-      const timeout = r.settings.responseTimeoutMs;
-      const ratio = frozen && frozen.slow.count > 0 ? frozen.slow.medianMs / timeout : 0;
-      return {
-        held: timeout === 5000 && ratio >= TIMEOUT_MATCH.low && ratio <= TIMEOUT_MATCH.high,
-        saw: [frozen ? `${frozen.slow.count} slow requests in the frozen run, median ${fmtMs(frozen.slow.medianMs)}, against a response timeout of ${fmtMs(timeout)}` : 'no frozen run in the result'],
-      };
-    },
-  },
-  {
-    lesson: 4,
     n: 2,
     title: 'Medians hide',
     runs: [{ script: 'measure/degraded.ts', args: [] }],
@@ -122,35 +100,6 @@ export const LESSON_4: readonly ExerciseCheck[] = [
   {
     lesson: 4,
     n: 5,
-    title: 'More replicas than cores',
-    runs: [{ script: 'measure/scale-out.ts', args: [] }],
-    quickOk: true,
-    expect: `CPU-bound throughput grows up to the core count (at least ${CPU_GROWS_FACTOR}x one replica's) and stays flat past it; on Linux the kit also names the busiest process at five replicas`,
-    check: ([result]) => {
-      const r = result as ScaleOutResult;
-      const cpu = r.workloads.find((w) => w.name === 'cpu-bound');
-      const points = (cpu?.steps ?? []).map((s) => ({ n: s.replicas, throughput: s.throughput }));
-      const growth = growthVerdict(points, r.machine.cores, CPU_GROWS_FACTOR);
-      const plateau = plateauVerdict(points, r.machine.cores);
-      const knee = growth === 'grows' && plateau === 'flat';
-      const busiest = r.workloads.map((w) => {
-        const c = w.steps.find((s) => s.replicas === 5)?.cpu;
-        return c
-          ? `${w.name} at 5 replicas: busiest process the ${c.busiest.role} (${c.busiest.cores.toFixed(2)} core); balancer ${c.balancer.toFixed(2)}, replicas together ${c.replicas.toFixed(2)}, load generator ${c.generator.toFixed(2)}`
-          : `${w.name}: no per-process CPU at 5 replicas (Linux /proc only)`;
-      });
-      return {
-        held: knee,
-        ...(growth === CANNOT_SHOW || plateau === CANNOT_SHOW
-          ? { cannotShow: `with ${r.machine.cores} core${r.machine.cores === 1 ? '' : 's'} the steps of 1, 2, 3 and 5 replicas have no growth up to the core count and a step past it; the knee needs 2 to 4 cores` }
-          : {}),
-        saw: [`/work?ms=5 on ${r.machine.cores} cores: ${points.map((x) => `${x.n} → ${fmtRate(x.throughput)}`).join(', ')}`, ...busiest],
-      };
-    },
-  },
-  {
-    lesson: 4,
-    n: 8,
     title: 'FIFO or turns?',
     runs: [
       { script: 'sim/run.ts', args: ['--scenario', 'degraded'] },
@@ -176,7 +125,7 @@ export const LESSON_4: readonly ExerciseCheck[] = [
   },
   {
     lesson: 4,
-    n: 9,
+    n: 6,
     title: 'How old may load information be?',
     runs: [5, 1, 2, 20, 200].map((ms) => ({ script: 'sim/run.ts' as const, args: ['--scenario', 'stale', '--requests', '200000', '--stale-ms', String(ms)] })),
     quickOk: true,

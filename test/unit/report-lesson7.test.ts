@@ -1,4 +1,4 @@
-// Proves the lesson 5 shape rules on fixed results: healthy runs match the expected files, each
+// Proves the lesson 7 shape rules on fixed results: healthy runs match the expected files, each
 // rule fails on a result that breaks it (a shared store losing a count or a session, a memory
 // store that happens to agree, a limit let through too often, ip-hash that spreads, an error), and
 // a store this machine does not have (no redis-server) is "not shown", not failed.

@@ -1,7 +1,7 @@
-// Proves lesson 6 end to end on real processes: autoscale in --quick mode prints exactly its
+// Proves lesson 8 end to end on real processes: autoscale in --quick mode prints exactly its
 // expected shape and answers --predict; Ctrl-C while a throttled worker is paused (SIGSTOP) leaves no
 // process behind, stopped or not, and no cgroup; shared-compute in --quick mode prints exactly its
-// expected shape. The fast tier runs shared-compute with a shorter load (test/smoke/lessons-4-7.test.ts);
+// expected shape. The fast tier runs shared-compute with a shorter load (test/smoke/lessons-4-9.test.ts);
 // the flags are checked in test/unit/experiment-flags.test.ts.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';

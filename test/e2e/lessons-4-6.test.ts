@@ -1,9 +1,10 @@
-// Proves the lesson 4 experiments end to end on real processes: each one in --quick mode through
-// the kit's balancer and through real nginx prints exactly its expected shape (and, through the
-// kit's own, answers --predict where the experiment has questions); nginx is stopped and its
-// temporary prefix removed afterwards; Ctrl-C leaves nothing running. distribution through the
-// kit's balancer runs in the fast tier (test/smoke/lessons-4-7.test.ts); the flags and a missing
-// nginx's error are checked in test/unit/experiment-flags.test.ts.
+// Proves the experiments of lessons 4 to 6 (where requests go, capacity, failure) end to end on
+// real processes: each one in --quick mode through the kit's balancer and through real nginx prints
+// exactly its expected shape (and, through the kit's own, answers --predict where the experiment
+// has questions); nginx is stopped and its temporary prefix removed afterwards; Ctrl-C leaves
+// nothing running. Each lesson's run in the fast tier (test/smoke/lessons-4-9.test.ts) is left out
+// here: distribution, scale-out and rolling-restart through the kit's balancer. The flags and a
+// missing nginx's error are checked in test/unit/experiment-flags.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
@@ -15,13 +16,14 @@ import { pollUntil } from '../../measure/lib/wait.ts';
 import { assertPredicted, classSave, assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, predictFor, skipUnless, holdPort, runInProcess, runScript, spawnScript } from '../helpers.ts';
 
 failOnWarnings();
-const EXPERIMENTS = LESSONS.find((l) => l.id === 4)!.experiments;
+const EXPERIMENTS = LESSONS.filter((l) => l.id >= 4 && l.id <= 6).flatMap((l) => l.experiments);
+/** The runs through the kit's balancer that are their lesson's run in the fast tier (test/smoke/). */
+const IN_FAST_TIER = ['distribution', 'scale-out', 'rolling-restart'];
 const nginxSkip = skipUnless('nginx');
 const prefixes = () => readdirSync(os.tmpdir()).filter((f) => f.startsWith('nsl-nginx-'));
 
 for (const lb of ['builtin', 'nginx'] as const) {
-  // distribution through the kit's balancer is lesson 4's run in the fast tier (test/smoke/).
-  for (const name of EXPERIMENTS.filter((e) => (lb === 'builtin' && e !== 'distribution') || (lb === 'nginx' && BALANCED_EXPERIMENTS.has(e)))) {
+  for (const name of EXPERIMENTS.filter((e) => (lb === 'builtin' && !IN_FAST_TIER.includes(e)) || (lb === 'nginx' && BALANCED_EXPERIMENTS.has(e)))) {
     const lbArgs = BALANCED_EXPERIMENTS.has(name) ? ['--lb', lb] : [];
     // The kit's balancer's runs also answer --predict where the experiment has questions.
     test(`${name} ${['--quick', ...lbArgs].join(' ')} prints exactly expected-output/${name}.txt`, { skip: lb === 'nginx' ? nginxSkip : false }, async (t) => {
