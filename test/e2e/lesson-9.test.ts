@@ -10,7 +10,7 @@ import { assertAllGone, childrenOf, failOnWarnings, portFree, runScript, spawnSc
 failOnWarnings();
 
 test('the lesson runner runs lesson 9 with its full workload, and its shape holds', async () => {
-  const r = await runScript('measure/lesson.ts', ['7', '--shape']);
+  const r = await runScript('measure/lesson.ts', ['9', '--shape']);
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.match(r.stderr, /stages +shape holds/);
 });
