@@ -12,7 +12,7 @@
  * throttle's pauses) and the steady latency of the light requests.
  */
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { formatCost } from '../servers/lib/scrypt-cost.ts';
+import { formatCost, hashOnEventLoop, type ScryptCost } from '../servers/lib/scrypt-cost.ts';
 import { SIGNUP_COST } from '../servers/lib/workload-routes.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { quotaOptions, runClusterUsers } from './lib/cluster-users.ts';
@@ -46,6 +46,25 @@ const command = defineCommand({
   epilogue: 'By hand: npx tsx servers/cluster.ts --workers 1 --cpu-quota 0.25 --quota-period-ms 100, then load it (measure/autoscale.ts shows how).',
 });
 
+/** Sign-ups timed before the run: their median is the caption's CPU per sign-up. */
+const SIGNUP_SAMPLES = 5;
+
+/**
+ * The CPU one sign-up's scrypt takes on this machine, ms: the median of SIGNUP_SAMPLES hashes of
+ * `cost` in this process, each timed with process.cpuUsage() (user + system). The worker hashes on
+ * its thread pool, the same work on another thread.
+ */
+export function signupCpuMs(cost: ScryptCost = SIGNUP_COST): number {
+  const samples: number[] = [];
+  for (let i = 0; i < SIGNUP_SAMPLES; i++) {
+    const before = process.cpuUsage();
+    hashOnEventLoop(`pw-${i}`, cost);
+    const used = process.cpuUsage(before);
+    samples.push((used.user + used.system) / 1000);
+  }
+  return samples.sort((a, b) => a - b)[Math.floor(SIGNUP_SAMPLES / 2)]!;
+}
+
 interface Options {
   quota: string;
   quotaMode: string;
@@ -56,6 +75,7 @@ interface Options {
 
 async function run({ lab, progress, options, quick, port, machine }: RunContext<Options>): Promise<SharedComputeResult> {
   const loadS = options.loadS ?? (quick ? DURATIONS.quick : DURATIONS.full);
+  const signupMs = signupCpuMs();
   const scenarios: ComputeScenarioResult[] = [];
   for (const s of COMPUTE_SCENARIOS) {
     const quota = s.periodMs === undefined ? ['--cpu-quota', 'none'] : ['--cpu-quota', options.quota, '--quota-period-ms', String(s.periodMs), '--quota-mode', options.quotaMode];
@@ -71,7 +91,7 @@ async function run({ lab, progress, options, quick, port, machine }: RunContext<
     });
     scenarios.push({ name: s.name, ...(s.periodMs !== undefined ? { periodMs: s.periodMs } : {}), ...r });
   }
-  return { machine, quota: Number(options.quota), thinkMs: options.thinkMs, scenarios };
+  return { machine, quota: Number(options.quota), thinkMs: options.thinkMs, signupCpuMs: signupMs, scenarios };
 }
 
 export const experiment = defineExperiment({

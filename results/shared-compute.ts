@@ -25,6 +25,8 @@ export interface SharedComputeResult {
   /** The shared rows' quota, cores. */
   quota: number;
   thinkMs: number;
+  /** CPU one sign-up's scrypt takes on this machine, ms, timed before the run (absent in older saved runs). */
+  signupCpuMs?: number;
   scenarios: ComputeScenarioResult[];
 }
 
@@ -142,7 +144,7 @@ export function render(r: SharedComputeResult, color: boolean, caption = machine
   const quotaLine = r.scenarios.find((s) => s.quotaLine)?.quotaLine ?? `cpu quota: ${r.quota} core per worker`;
   return [
     c.bold('Lesson 8 · shared compute (a CPU quota and its period) versus a dedicated core'),
-    c.dim(`${quotaLine.replace(/, period \d+ ms/, '')} (shared rows) · 10 users, think ${r.thinkMs} ms · ${caption}`),
+    c.dim(`${quotaLine.replace(/, period \d+ ms/, '')} (shared rows) · 10 users, think ${r.thinkMs} ms${r.signupCpuMs === undefined ? '' : ` · a sign-up's scrypt: ${fmtMs(r.signupCpuMs)} of CPU`} · ${caption}`),
     table.toString(),
     c.dim('steady = the second half of each load; throttled periods = periods in which the quota stopped the worker (cpu.stat, or the throttle\'s pauses)'),
     '',

@@ -109,3 +109,8 @@ test('render: the table and one chart of per-second slowest requests per row, wi
   assert.match(text, /[╭╮╰╯│─┼┤]/, 'asciichart charts');
   assert.doesNotMatch(text, /\x1b\[/);
 });
+
+test('the caption gives a sign-up\'s CPU where the run timed it, and nothing for an older saved run', () => {
+  assert.match(render({ ...healthy(), signupCpuMs: 15.2 }, false), /think \d+ ms · a sign-up's scrypt: 15\.2 ms of CPU · /);
+  assert.doesNotMatch(render(healthy(), false), /sign-up's scrypt/);
+});
