@@ -40,15 +40,19 @@ export interface ProcStat {
   name: string;
 }
 
+/** A main thread's name as Node sets it (24: "MainThread", 26: "node-MainThread"), not a program's. */
+const MAIN_THREAD_NAME = /^(node-)?MainThread$/;
+
 /**
  * What a process's name means to a reader: its comm, except where comm is the name a program gave
- * its main thread rather than the program's own. Node 24 and newer name theirs "MainThread", and
- * on Linux comm is the main thread's name, so /proc and procps's ps both say "MainThread" for
- * every Node process; then the executable's name is read from argv[0] in /proc/<pid>/cmdline.
- * macOS's ps prints the executable's path as comm, so it never needs this.
+ * its main thread rather than the program's own. Node names its main thread "MainThread" from
+ * version 24 and "node-MainThread" from 26, and on Linux comm is the main thread's name, so /proc
+ * and procps's ps both give that for every Node process; then the executable's name is read from
+ * argv[0] in /proc/<pid>/cmdline. macOS's ps prints the executable's path as comm, so it never
+ * needs this.
  */
 export function programName(comm: string, pid: number): string {
-  if (comm !== 'MainThread') return comm;
+  if (!MAIN_THREAD_NAME.test(comm)) return comm;
   try {
     const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
     return argv0 ? path.basename(argv0) : comm;

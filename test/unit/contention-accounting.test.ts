@@ -117,9 +117,10 @@ test('a line that did not hold blames the machine only when other programs kept 
   assert.doesNotMatch(busy, /pooled scrypt/);
 });
 
-test('programName: Node 24\'s "MainThread" is read back to the program from argv[0]; other names stay', { skip: process.platform === 'linux' ? false : 'needs /proc' }, () => {
+test('programName: Node 24\'s and 26\'s main thread names are read back to the program from argv[0]; other names stay', { skip: process.platform === 'linux' ? false : 'needs /proc' }, () => {
   // This process is node: whatever its Node names the main thread, the reader sees "node".
   assert.equal(programName('MainThread', process.pid), 'node');
+  assert.equal(programName('node-MainThread', process.pid), 'node', 'Node 26\'s name');
   assert.equal(readStat(process.pid)?.name, 'node');
   assert.equal(programName('nginx', process.pid), 'nginx');
   assert.equal(programName('MainThread', 2 ** 22 + 1), 'MainThread', 'no such process: the name stays');
