@@ -14,6 +14,8 @@ export interface FlagSpec {
   description: string;
   /** Shown in --help as `<value>`; only for string flags. */
   valueName?: string;
+  /** The value may be left out (the script reads a bare flag itself): --help shows `[value]`. */
+  valueOptional?: boolean;
   default?: string | boolean;
   short?: string;
 }
@@ -40,7 +42,8 @@ export interface CommandSpec<S extends FlagSpecs> {
 export function helpText<S extends FlagSpecs>(spec: CommandSpec<S>): string {
   const rows = Object.entries({ help: { type: 'boolean', description: 'show this help and exit' } as FlagSpec, ...spec.flags }).map(
     ([name, f]) => {
-      const left = `  ${f.short ? `-${f.short}, ` : ''}--${name}${f.type === 'string' ? ` <${f.valueName ?? 'value'}>` : ''}`;
+      const value = f.valueName ?? 'value';
+      const left = `  ${f.short ? `-${f.short}, ` : ''}--${name}${f.type === 'string' ? (f.valueOptional ? ` [${value}]` : ` <${value}>`) : ''}`;
       const def = f.default !== undefined && f.default !== false ? ` (default: ${String(f.default)})` : '';
       return [left, f.description + def] as const;
     },
@@ -72,10 +75,38 @@ export function parseFlags<S extends FlagSpecs>(
   } catch (err) {
     // parseArgs explains over several lines (e.g. how to pass a value that starts with '-').
     const message = (err as Error).message.split('\n').map((l) => l.trim().replace(/\.$/, '')).filter(Boolean).join('; ');
-    throw new KitError('KIT_ERR_USAGE', message, `run with --help to see the flags`);
+    const unknown = /^Unknown option '--([^'=]+)/.exec((err as Error).message)?.[1];
+    const near = unknown === undefined ? undefined : nearestFlag(unknown, Object.keys(options));
+    throw new KitError('KIT_ERR_USAGE', message, near ? `did you mean --${near}? (--help lists the flags)` : `run with --help to see the flags`);
   }
   if (parsed.values.help) return { help: true };
   return { help: false, flags: parsed.values as ParsedFlags<S>, positionals: parsed.positionals };
+}
+
+/** Edits (insert, delete, replace, or swap two neighbours) that turn `a` into `b`. */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * The flag a mistyped `name` most likely meant: the one fewest edits away, if that is at most 2
+ * and fewer than half of the name (so `--quik` finds --quick, but `--x` finds nothing).
+ */
+export function nearestFlag(name: string, flags: readonly string[]): string | undefined {
+  let best: { flag: string; d: number } | undefined;
+  for (const flag of flags) {
+    const d = editDistance(name, flag);
+    if (!best || d < best.d) best = { flag, d };
+  }
+  return best && best.d <= 2 && best.d < name.length / 2 ? best.flag : undefined;
 }
 
 /** Parses an integer flag within [min, max]; throws KIT_ERR_USAGE naming the flag otherwise. */

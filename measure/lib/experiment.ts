@@ -36,6 +36,7 @@ export const COMMON_FLAGS = {
   predict: {
     type: 'string',
     valueName: 'answers.json',
+    valueOptional: true,
     description: 'predict, then measure: alone, asks its questions (one to four) before the run starts; with a file, reads the answers from it ({"<question id>": <choice number>}); after the run, each prediction is printed beside what was measured',
   },
   save: { type: 'string', valueName: 'folder|file.json', description: 'also write the --json document to <folder>/<experiment>.json (or to a file named *.json), for the class roll-up' },

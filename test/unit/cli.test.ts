@@ -2,7 +2,7 @@
 // coded error with a one-line message, and --help text lists every flag.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defineCommand, helpText, intFlag, parseFlags } from '../../lib/cli.ts';
+import { defineCommand, helpText, intFlag, nearestFlag, parseFlags } from '../../lib/cli.ts';
 import { assertNodeVersion, describeError, exitCodeFor, KitError } from '../../lib/errors.ts';
 import { formatReady, parseReady } from '../../lib/ready.ts';
 import { formatCost, HEAVY_COST, maxmemFor, memoryFor, parseCost } from '../../servers/lib/scrypt-cost.ts';
@@ -32,6 +32,22 @@ test('parseFlags: unknown flags, missing values and stray arguments are KIT_ERR_
   }
 });
 
+test('a mistyped flag gets a "did you mean"; one far from every flag does not', () => {
+  const hint = (argv: string[]) => {
+    try {
+      parseFlags(spec, argv);
+    } catch (e) {
+      return (e as KitError).hint;
+    }
+    return 'no error';
+  };
+  assert.equal(hint(['--quik']), 'did you mean --quick? (--help lists the flags)');
+  assert.equal(hint(['--prot', '1']), 'did you mean --port? (--help lists the flags)');
+  assert.equal(hint(['--bogus']), 'run with --help to see the flags');
+  assert.equal(nearestFlag('x', ['quick', 'port']), undefined, 'a one-letter name matches nothing');
+  assert.equal(nearestFlag('lb', ['lb', 'db']), 'lb');
+});
+
 test('intFlag: range and form', () => {
   assert.equal(intFlag('port', '8080', 0, 65535, 0), 8080);
   assert.equal(intFlag('port', undefined, 0, 65535, 7), 7);
@@ -46,6 +62,8 @@ test('helpText lists every flag with its default', () => {
   assert.match(text, /--help/);
   assert.match(text, /--port <n> +the port \(default: 0\)/);
   assert.match(text, /--quick +be quick/);
+  const optional = helpText(defineCommand({ usage: 'x', summary: 'x', flags: { predict: { type: 'string', valueName: 'answers.json', valueOptional: true, description: 'p' } } }));
+  assert.match(optional, /--predict \[answers\.json\] +p/, 'a value that may be left out is in brackets');
 });
 
 test('parseCost: accepted forms', () => {
