@@ -23,7 +23,7 @@ import { Progress } from './progress.ts';
 import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, type Comparison } from '../../results/shape.ts';
 import type { Measure } from '../../results/measures.ts';
 import { grade, renderPredictions, type Answers, type Question } from '../../results/predictions.ts';
-import { ASK, askAnswers, normalizePredictFlag, readAnswersFile } from './predict.ts';
+import { ASK, askAnswers, normalizePredictFlag, questionList, readAnswersFile } from './predict.ts';
 import { readExpected } from './expected.ts';
 import { assertSignals } from '../../lib/platform.ts';
 
@@ -39,6 +39,7 @@ export const COMMON_FLAGS = {
     valueOptional: true,
     description: 'predict, then measure: alone, asks its questions (one to four) before the run starts; with a file, reads the answers from it ({"<question id>": <choice number>}); after the run, each prediction is printed beside what was measured',
   },
+  list: { type: 'boolean', description: 'with --predict: print the questions with their ids and choices (for an answers file) and start nothing' },
   save: { type: 'string', valueName: 'folder|file.json', description: 'also write the --json document to <folder>/<experiment>.json (or to a file named *.json), for the class roll-up' },
 } as const satisfies FlagSpecs;
 
@@ -232,6 +233,11 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     const parsed = parseFlags(exp.command, normalizePredictFlag(argv));
     if (parsed.help) {
       io.stdout.write(helpText(exp.command));
+      return 0;
+    }
+    if (parsed.flags.list) {
+      if (typeof parsed.flags.predict !== 'string') throw new KitError('KIT_ERR_USAGE', '--list goes with --predict', `npx tsx measure/${exp.name}.ts --predict --list`);
+      io.stdout.write(questionList(exp.name, exp.report.predictions ?? []));
       return 0;
     }
     // Before any other check: on native Windows, nothing a student could fix in the flags helps.

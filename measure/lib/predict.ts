@@ -47,6 +47,16 @@ function example(questions: readonly Question[]): string {
   return `for example: ${JSON.stringify(Object.fromEntries(questions.map((q) => [q.id, 1])))}`;
 }
 
+/**
+ * `--predict --list`: experiment `name`'s questions, each with its id and numbered choices, then
+ * an answers file that picks the first choice of each, to copy and edit.
+ */
+export function questionList(name: string, questions: readonly Question[]): string {
+  if (!questions.length) return `${name} has no --predict questions yet\n`;
+  const each = questions.map((q) => [`${q.id}: ${q.ask}`, ...q.choices.map((c, i) => `  ${i + 1}) ${c.label}`)].join('\n'));
+  return [...each, `answers file (choice numbers): ${JSON.stringify(Object.fromEntries(questions.map((q) => [q.id, 1])))}`, `then: npx tsx measure/${name}.ts --predict answers.json`].join('\n\n') + '\n';
+}
+
 /** Asks each question on `output`, reading one answer a line from `input`. */
 export async function askAnswers(questions: readonly Question[], input: NodeJS.ReadableStream, output: { write(s: string): unknown }): Promise<Answers> {
   const rl = createInterface({ input, terminal: false });

@@ -7,7 +7,7 @@ import { choiceIndex, grade, parseAnswers, renderPredictions, type Question } fr
 import { normalizePredictFlag } from '../../measure/lib/predict.ts';
 import { LESSONS } from '../../measure/lib/lessons.ts';
 import { loadExperiment } from '../../measure/lib/experiments.ts';
-import { failOnWarnings } from '../helpers.ts';
+import { failOnWarnings, usageInProcess } from '../helpers.ts';
 
 failOnWarnings();
 
@@ -51,6 +51,21 @@ test('a bare --predict asks; --predict <file> reads the file', () => {
   assert.deepEqual(normalizePredictFlag(['--quick', '--predict']), ['--quick', '--predict=ask']);
   assert.deepEqual(normalizePredictFlag(['--predict', '--shape']), ['--predict=ask', '--shape']);
   assert.deepEqual(normalizePredictFlag(['--predict', 'a.json']), ['--predict', 'a.json']);
+});
+
+test('--predict --list prints every question\'s id and choices and an answers file, and starts nothing; --list alone is a usage error', async () => {
+  for (const name of LESSONS.flatMap((l) => l.experiments)) {
+    const questions = (await loadExperiment(name)).report.predictions ?? [];
+    const r = await usageInProcess(name, ['--predict', '--list']);
+    assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+    for (const x of questions) {
+      assert.ok(r.stdout.includes(`${x.id}: ${x.ask}`), `${name} lists ${x.id}`);
+      for (const [i, c] of x.choices.entries()) assert.ok(r.stdout.includes(`  ${i + 1}) ${c.label}`), `${name} ${x.id} choice ${i + 1}`);
+    }
+    assert.match(r.stdout, new RegExp(`answers file \\(choice numbers\\): \\{"${questions[0]!.id}":1`));
+  }
+  const alone = await usageInProcess('pool', ['--list']);
+  assert.match(alone.stderr, /--list goes with --predict/);
 });
 
 test('every question of every experiment has choices that cover every value once, and an explanation', async () => {
