@@ -21,12 +21,12 @@ export const predictions: Question[] = [
   },
   {
     id: 'heavy-duration',
-    ask: 'Does moving scrypt to the thread pool make the heavy request itself faster? Its time on the event loop over its time on the pool:',
+    ask: 'Does moving scrypt to the thread pool make the heavy request itself faster? Its time on the event loop, divided by its time on the pool:',
     measure: 'heavy-blocking-vs-pooled',
     choices: [
-      { label: 'the pool is slower (under 0.5×)', to: 0.5 },
-      { label: 'about the same (0.5× to 2×)', from: 0.5, to: 2 },
-      { label: 'the pool is at least twice as fast (2× or more)', from: 2 },
+      { label: 'under 0.5×: on the pool it takes more than twice as long', to: 0.5 },
+      { label: '0.5× to 2×: about the same either way', from: 0.5, to: 2 },
+      { label: '2× or more: on the pool it takes half the time or less', from: 2 },
     ],
     explain: 'The same hash costs the same CPU on either thread: moving work off the loop stops it holding others up, it does not make it cheaper.',
     lesson: 'lessons/03-runtime.md, Experiment 1, "Why"',
