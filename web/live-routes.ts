@@ -148,13 +148,15 @@ export class LiveHost {
     return true;
   }
 
-  /** Stops any run and closes every stream (the server is stopping). */
-  async close(): Promise<void> {
+  /** Stops any run and closes every stream (the server is stopping); true when a run was stopped. */
+  async close(): Promise<boolean> {
     this.closed = true;
     clearInterval(this.watchdog);
+    const wasStarting = this.starting;
     await this.startingDone; // a run still starting is stopped by start() itself, seeing closed
-    await this.end('the server is stopping');
+    const ended = await this.end('the server is stopping');
     for (const res of this.streams) res.end();
     this.streams.clear();
+    return wasStarting || ended;
   }
 }

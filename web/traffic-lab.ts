@@ -49,10 +49,16 @@ async function main(): Promise<void> {
     stopping = true;
     // The live run's processes first: each gets SIGTERM, then SIGKILL after its grace.
     setTimeout(() => process.exit(0), 6000).unref();
-    void live.close().finally(() => {
-      server.close(() => process.exit(0));
-      server.closeAllConnections();
-    });
+    void live
+      .close()
+      .catch(() => false)
+      .then((hadRun) => {
+        // Exit once the line is written: a pipe to stdout is asynchronous on macOS.
+        process.stdout.write(`stopped: ${hadRun ? 'the live run and its processes, then ' : ''}the Traffic Lab server on port ${port}\n`, () => {
+          server.close(() => process.exit(0));
+          server.closeAllConnections();
+        });
+      });
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

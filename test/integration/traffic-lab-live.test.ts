@@ -114,7 +114,7 @@ test('live actions run one at a time: adds at once keep the cap of 8 and distinc
   }
 });
 
-test('Ctrl-C during a live run ends the server and every process the run started', { timeout: 60_000 }, async () => {
+test('Ctrl-C during a live run ends the server and every process the run started, and says so', { timeout: 60_000 }, async () => {
   const before = lab.startedPids().length;
   const stream = await fetch(`http://127.0.0.1:${lab.port}/live/stream?token=${lab.token}`);
   const started = await post('start', { ...SETTINGS, replicas: 2 });
@@ -122,8 +122,10 @@ test('Ctrl-C during a live run ends the server and every process the run started
   const pids = lab.startedPids().slice(before);
   assert.equal(pids.length, 3);
   const exited = new Promise<number | null>((resolve) => lab.child.once('exit', (c) => resolve(c)));
+  const said = lab.waitForLine(/^stopped: /, 10_000);
   lab.child.kill('SIGINT');
   assert.equal(await exited, 0);
+  assert.match(await said, /^stopped: the live run and its processes, then the Traffic Lab server on port \d+$/);
   await assertAllGone([lab.child.pid!, ...pids]);
   await stream.body?.cancel().catch(() => undefined);
 });

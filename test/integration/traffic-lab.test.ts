@@ -116,10 +116,12 @@ test('a bad setting is named on the page and nothing starts', { skip: noBrowser,
   }
 });
 
-test('Ctrl-C ends the server, and it leaves nothing running', async () => {
+test('Ctrl-C ends the server, says what it stopped, and leaves nothing running', async () => {
   const pid = lab.child.pid!;
   const exited = new Promise<number | null>((resolve) => lab.child.once('exit', (c) => resolve(c)));
+  const said = lab.waitForLine(/^stopped: /, 10_000);
   lab.child.kill('SIGINT');
   assert.equal(await exited, 0);
+  assert.match(await said, new RegExp(`^stopped: the Traffic Lab server on port ${lab.port}$`));
   await assertAllGone([pid]);
 });
