@@ -3,7 +3,9 @@
  * `make check-exercise LESSON=4 N=1`): runs the exercise's command with --json in this process,
  * then says whether the run shows what the exercise is about, with the numbers behind it.
  * Exit 0 when it does, 1 when it does not, 2 on a usage error (also for an exercise that has no run
- * to check: its answer is in words), 3 when the run failed, 130 on Ctrl-C.
+ * to check: its answer is in words), 3 when the run failed, 130 on Ctrl-C. With --grade it says only
+ * right or wrong (a number: too low or too high), never the range, the worked answer, the expected
+ * finding or the numbers behind the verdict, so that a class can be graded with it.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -12,7 +14,7 @@ import { runIfMain, type Io } from '../lib/entry.ts';
 import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
 import { runExperiment } from './lib/experiment.ts';
 import { loadExperiment } from './lib/experiments.ts';
-import { commandLine, EXERCISES, findExercise, lessonExercises, type ExerciseRun } from './lib/exercises.ts';
+import { commandLine, EXERCISES, findExercise, lessonExercises, type CheckOutcome, type ExerciseRun } from './lib/exercises.ts';
 import { findNumberAnswer, NUMBER_ANSWERS, type NumberAnswer } from './lib/exercise-numbers.ts';
 import { main as simMain } from '../sim/run.ts';
 import { LESSONS } from './lib/lessons.ts';
@@ -23,13 +25,14 @@ const checkable = EXERCISES.map((e) => `${e.lesson}.${e.n}`).join(', ');
 const numbered = NUMBER_ANSWERS.map((e) => `${e.lesson}.${e.n}`).join(', ');
 
 const command = defineCommand({
-  usage: 'npx tsx measure/check-exercise.ts [--lesson <n> [--exercise <n> [--quick | --answer <number>]]]',
+  usage: 'npx tsx measure/check-exercise.ts [--lesson <n> [--exercise <n> [--quick | --answer <number>] [--grade]]]',
   summary: `Runs an exercise's command and checks that the run shows what the exercise is about. Checkable by a run: ${checkable} (lesson.exercise). Done by hand, with a number to check (--answer): ${numbered}. The others are answered in words in instructors/. Without --exercise, lists the exercises (of --lesson, or all) and how each is checked.`,
   flags: {
     lesson: { type: 'string', valueName: 'n', description: `the lesson, ${LESSONS.map((l) => l.id).join(', ')}` },
     exercise: { type: 'string', valueName: 'n', description: 'the exercise\'s number in the lesson text' },
     quick: { type: 'boolean', description: 'a smaller workload, where the exercise still shows with it' },
     answer: { type: 'string', valueName: 'number', description: 'for an exercise done by hand: your number, checked against the range a right answer falls in (make check-exercise ... ANSWER=<number>)' },
+    grade: { type: 'boolean', description: 'for grading: only right or wrong (a number: too low or too high), without the range, the worked answer, the expected finding or the numbers behind it' },
   },
   epilogue: 'Example: npx tsx measure/check-exercise.ts --lesson 4 --exercise 1   (make check-exercise LESSON=4 N=1)',
 });
@@ -88,18 +91,51 @@ function parseAnswer(text: string): number {
   return /^-?\d+(\.\d+)?$/.test(t) ? Number(t) : NaN;
 }
 
+/**
+ * What a checked number prints after its title: the question, the answer and the verdict; for
+ * self-study also the range and the worked answer, for grading (`grade`) only "too low" or "too high".
+ */
+export function numberReport(a: NumberAnswer, value: number, grade: boolean, color = false): string {
+  const c = makeChalk(color);
+  const held = value >= a.low && value <= a.high;
+  const lines = [`asked: ${a.ask}`];
+  if (grade) {
+    lines.push(`your answer: ${value} ${a.unit}`, held ? c.green('✓ right') : c.red(`✗ not right: ${value < a.low ? 'too low' : 'too high'}`));
+  } else {
+    const range = a.low === a.high ? `is ${a.low}` : `falls in ${a.low}–${a.high}`;
+    lines.push(`your answer: ${value} ${a.unit}; a right answer ${range} ${a.unit}`);
+    lines.push(held ? c.green('✓ within the range') : c.red('✗ outside the range: check your arithmetic against the lesson, then the written answer'));
+    lines.push(c.dim(`why: ${a.why}; ${answers(a.lesson)}`));
+  }
+  return lines.join('\n') + '\n';
+}
+
 /** Exit 0 when `text` is a number in the answer's range, 1 when it is outside; KIT_ERR_USAGE when it is no number. */
-function checkNumber(a: NumberAnswer, text: string, io: Io): number {
+function checkNumber(a: NumberAnswer, text: string, grade: boolean, io: Io): number {
   const value = parseAnswer(text);
   if (text.trim() === '' || !Number.isFinite(value)) throw new KitError('KIT_ERR_USAGE', `--answer is a number (${a.unit}); got '${text}'`);
-  const c = makeChalk(colorEnabled(io.stdout));
-  const held = value >= a.low && value <= a.high;
-  io.stdout.write(c.bold(`Lesson ${a.lesson}, exercise ${a.n}: ${a.title}`) + '\n');
-  const range = a.low === a.high ? `is ${a.low}` : `falls in ${a.low}–${a.high}`;
-  io.stdout.write(`asked: ${a.ask}\nyour answer: ${value} ${a.unit}; a right answer ${range} ${a.unit}\n`);
-  io.stdout.write((held ? c.green('✓ within the range') : c.red('✗ outside the range: check your arithmetic against the lesson, then the written answer')) + '\n');
-  io.stdout.write(c.dim(`why: ${a.why}; ${answers(a.lesson)}`) + '\n');
-  return held ? EXIT.holds : EXIT.doesNotHold;
+  const color = colorEnabled(io.stdout);
+  io.stdout.write(makeChalk(color).bold(`Lesson ${a.lesson}, exercise ${a.n}: ${a.title}`) + '\n');
+  io.stdout.write(numberReport(a, value, grade, color));
+  return value >= a.low && value <= a.high ? EXIT.holds : EXIT.doesNotHold;
+}
+
+/**
+ * What a checked run prints after it: for self-study the numbers behind the verdict and where the
+ * answers are; for grading (`grade`) only whether the run shows the exercise's finding.
+ */
+export function runReport(lesson: number, outcome: CheckOutcome, grade: boolean, color = false): string {
+  const c = makeChalk(color);
+  if (grade) {
+    if (outcome.cannotShow) return c.yellow('– this machine cannot show this exercise: not counted') + '\n';
+    return (outcome.held ? c.green('✓ right: the run shows it') : c.red('✗ not right: the run does not show it')) + '\n';
+  }
+  const lines = outcome.saw.map((x) => `  ${x}`);
+  // As a shape line this machine cannot show: said in words, and not a failure.
+  if (outcome.cannotShow) lines.push(c.yellow(`– this machine cannot show it: ${outcome.cannotShow}`));
+  else lines.push(outcome.held ? c.green('✓ the run shows it') : c.red('✗ the run does not show it: compare with the expected sentence above'));
+  lines.push(c.dim(answers(lesson)));
+  return lines.join('\n') + '\n';
 }
 
 export async function main(argv: string[], io: Io): Promise<number> {
@@ -122,7 +158,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const number = findNumberAnswer(lesson, n);
   if (parsed.flags.answer !== undefined) {
     if (!number) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} has no number to check with --answer`, `numbers to check: ${numbered}`);
-    return checkNumber(number, String(parsed.flags.answer), io);
+    return checkNumber(number, String(parsed.flags.answer), parsed.flags.grade === true, io);
   }
   const exercise = findExercise(lesson, n);
   if (!exercise && number) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} is done by hand: give your number with --answer (ANSWER=<${number.unit}>)`, `asked: ${number.ask}`);
@@ -132,7 +168,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const quick = parsed.flags.quick === true && exercise.quickOk;
   io.stdout.write(c.bold(`Lesson ${lesson}, exercise ${n}: ${exercise.title}`) + '\n');
   if (parsed.flags.quick && !exercise.quickOk) io.stdout.write(c.dim('(without --quick: this exercise needs the full run)') + '\n');
-  io.stdout.write(`expected: ${exercise.expect}\n`);
+  const grade = parsed.flags.grade === true;
+  if (!grade) io.stdout.write(`expected: ${exercise.expect}\n`);
 
   const results: unknown[] = [];
   for (const run of exercise.runs) {
@@ -144,15 +181,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
   io.stdout.write('\n');
   const outcome = exercise.check(results);
-  for (const s of outcome.saw) io.stdout.write(`  ${s}\n`);
-  if (outcome.cannotShow) {
-    // As a shape line this machine cannot show: said in words, and not a failure.
-    io.stdout.write(c.yellow(`– this machine cannot show it: ${outcome.cannotShow}`) + '\n' + c.dim(answers(lesson)) + '\n');
-    return EXIT.holds;
-  }
-  io.stdout.write((outcome.held ? c.green('✓ the run shows it') : c.red('✗ the run does not show it: compare with the expected sentence above')) + '\n');
-  io.stdout.write(c.dim(answers(lesson)) + '\n');
-  return outcome.held ? EXIT.holds : EXIT.doesNotHold;
+  io.stdout.write(runReport(lesson, outcome, grade, colorEnabled(io.stdout)));
+  return outcome.cannotShow || outcome.held ? EXIT.holds : EXIT.doesNotHold;
 }
 
 await runIfMain(import.meta, main);

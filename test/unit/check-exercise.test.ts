@@ -3,7 +3,7 @@
 // exercises are usage errors before anything runs; and a real run of lesson 3's exercise 2 checks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { main } from '../../measure/check-exercise.ts';
+import { main, numberReport, runReport } from '../../measure/check-exercise.ts';
 import { commandLine, EXERCISES, findExercise, lessonExercises } from '../../measure/lib/exercises.ts';
 import { NUMBER_ANSWERS } from '../../measure/lib/exercise-numbers.ts';
 import { CASES as LESSON_1 } from '../fixtures/exercise-cases/lesson-1.ts';
@@ -116,4 +116,34 @@ test('a real run: lesson 3, exercise 2 (cluster --workers 4) shows its finding',
   assert.match(r.stdout, /running: npx tsx measure\/cluster\.ts --workers 4 --quick --json/);
   assert.match(r.stdout, /4 workers; 16 loans on fresh connections landed 4\/4\/4\/4/);
   assert.match(r.stdout, /✓ the run shows it/);
+});
+
+test('--grade gives away nothing: no range, worked answer, expected finding or numbers behind it, for every exercise', async () => {
+  for (const a of NUMBER_ANSWERS) {
+    const span = Math.max(1, a.high - a.low);
+    for (const [value, verdict] of [[a.low - 2 * span, /✗ not right: too low/], [(a.low + a.high) / 2, /✓ right/], [a.high + 2 * span, /✗ not right: too high/]] as const) {
+      const text = numberReport(a, value, true);
+      assert.match(text, verdict, `${a.lesson}.${a.n} at ${value}`);
+      for (const secret of [a.why, `${a.low}–${a.high}`, 'falls in', 'instructors/']) assert.ok(!text.includes(secret), `${a.lesson}.${a.n} at ${value} gives away "${secret}"`);
+      // The question and the student's own number may hold any digits; the rest may not name a bound.
+      const others = text.replace(`asked: ${a.ask}`, '').replace(`your answer: ${value} ${a.unit}`, '');
+      for (const bound of new Set([a.low, a.high])) assert.doesNotMatch(others, new RegExp(`(^|[^\\d.])${String(bound).replace('.', '\\.')}([^\\d.]|$)`), `${a.lesson}.${a.n} at ${value} shows ${bound}`);
+    }
+    // And the self-study output does show them, so the checks above could fail.
+    assert.ok(numberReport(a, a.low - 2 * span, false).includes(a.why));
+  }
+  for (const { id, shows, lacks } of CASES) {
+    const [lesson, n] = id.split('.').map(Number) as [number, number];
+    const e = findExercise(lesson, n)!;
+    for (const results of [shows, ...lacks.map((l) => l.results)]) {
+      const outcome = e.check(results);
+      const text = runReport(lesson, outcome, true);
+      assert.match(text, outcome.cannotShow ? /cannot show this exercise/ : outcome.held ? /✓ right/ : /✗ not right/, id);
+      for (const secret of [e.expect, ...outcome.saw, 'instructors/']) assert.ok(!text.includes(secret), `${id} gives away "${secret}"`);
+      assert.ok(outcome.saw.every((x) => runReport(lesson, outcome, false).includes(x)), `${id}: self-study shows what it saw`);
+    }
+  }
+  const graded = await runMainInProcess(main, ['--lesson', '1', '--exercise', '2', '--answer', '160', '--grade']);
+  assert.equal(graded.code, 1);
+  assert.doesNotMatch(graded.stdout, /300|350|335|why:/);
 });
