@@ -69,7 +69,12 @@ export function choiceIndex(q: Question, answer: unknown): number | undefined {
 
 /** The question as asked on a terminal: the question, then its numbered choices. */
 export function formatQuestion(q: Question, n: number, total: number): string {
-  return [`Prediction ${n} of ${total}: ${q.ask}`, ...q.choices.map((c, i) => `  ${i + 1}) ${c.label}`)].join('\n');
+  return [`Prediction ${n} of ${total}: ${q.ask}`, ...formatChoices(q)].join('\n');
+}
+
+/** A question's choices, one line each, numbered from 1 as an answer gives them. */
+export function formatChoices(q: Question): string[] {
+  return q.choices.map((c, i) => `  ${i + 1}) ${c.label}`);
 }
 
 export interface Graded {

@@ -27,7 +27,7 @@ let warnings: string[] | undefined;
 
 /**
  * Fails the file (in an after hook) if the process emitted any warning while its tests ran. The
- * unit tests share one process (test/unit-shard.ts), so one listener serves every file there, and
+ * unit tests share one process (test/run-unit.ts), so one listener serves every file there, and
  * a warning fails the file whose after hook comes next.
  */
 export function failOnWarnings(): void {

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { KitError } from '../../lib/errors.ts';
-import { choiceIndex, formatQuestion, parseAnswers, type Answers, type Question } from '../../results/predictions.ts';
+import { choiceIndex, formatChoices, formatQuestion, parseAnswers, type Answers, type Question } from '../../results/predictions.ts';
 
 /** What --predict's value is when the flag is given alone: ask on the terminal. */
 export const ASK = 'ask';
@@ -44,7 +44,12 @@ export function readAnswersFile(file: string, questions: readonly Question[]): A
 }
 
 function example(questions: readonly Question[]): string {
-  return `for example: ${JSON.stringify(Object.fromEntries(questions.map((q) => [q.id, 1])))}`;
+  return `for example: ${firstChoices(questions)}`;
+}
+
+/** An answers file that picks the first choice of every question, as JSON. */
+function firstChoices(questions: readonly Question[]): string {
+  return JSON.stringify(Object.fromEntries(questions.map((q) => [q.id, 1])));
 }
 
 /**
@@ -53,8 +58,8 @@ function example(questions: readonly Question[]): string {
  */
 export function questionList(name: string, questions: readonly Question[]): string {
   if (!questions.length) return `${name} has no --predict questions yet\n`;
-  const each = questions.map((q) => [`${q.id}: ${q.ask}`, ...q.choices.map((c, i) => `  ${i + 1}) ${c.label}`)].join('\n'));
-  return [...each, `answers file (choice numbers): ${JSON.stringify(Object.fromEntries(questions.map((q) => [q.id, 1])))}`, `then: npx tsx measure/${name}.ts --predict answers.json`].join('\n\n') + '\n';
+  const each = questions.map((q) => [`${q.id}: ${q.ask}`, ...formatChoices(q)].join('\n'));
+  return [...each, `answers file (choice numbers): ${firstChoices(questions)}`, `then: npx tsx measure/${name}.ts --predict answers.json`].join('\n\n') + '\n';
 }
 
 /** Asks each question on `output`, reading one answer a line from `input`. */
