@@ -5,7 +5,8 @@
  * Exit 0 when it does, 1 when it does not, 2 on a usage error (also for an exercise that has no run
  * to check: its answer is in words), 3 when the run failed, 130 on Ctrl-C. With --grade it says only
  * right or wrong (a number: too low or too high), never the range, the worked answer, the expected
- * finding or the numbers behind the verdict, so that a class can be graded with it.
+ * finding or the numbers behind the verdict, so that a class can be graded with it; --save writes
+ * that verdict to a file for the class roll-up (measure/lib/graded.ts).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -20,12 +21,14 @@ import { main as simMain } from '../sim/run.ts';
 import { LESSONS } from './lib/lessons.ts';
 import { ROOT } from './lib/paths.ts';
 import { colorEnabled, makeChalk } from '../results/format.ts';
+import { gradedExercise, type GradedExercise } from './lib/graded.ts';
+import { savePath, writeSaved } from './lib/save.ts';
 
 const checkable = EXERCISES.map((e) => `${e.lesson}.${e.n}`).join(', ');
 const numbered = NUMBER_ANSWERS.map((e) => `${e.lesson}.${e.n}`).join(', ');
 
 const command = defineCommand({
-  usage: 'npx tsx measure/check-exercise.ts [--lesson <n> [--exercise <n> [--quick | --answer <number>] [--grade]]]',
+  usage: 'npx tsx measure/check-exercise.ts [--lesson <n> [--exercise <n> [--quick | --answer <number>] [--grade] [--save <folder>]]]',
   summary: `Runs an exercise's command and checks that the run shows what the exercise is about. Checkable by a run: ${checkable} (lesson.exercise). Done by hand, with a number to check (--answer): ${numbered}. The others are answered in words in instructors/. Without --exercise, lists the exercises (of --lesson, or all) and how each is checked.`,
   flags: {
     lesson: { type: 'string', valueName: 'n', description: `the lesson, ${LESSONS.map((l) => l.id).join(', ')}` },
@@ -33,8 +36,11 @@ const command = defineCommand({
     quick: { type: 'boolean', description: 'a smaller workload, where the exercise still shows with it' },
     answer: { type: 'string', valueName: 'number', description: 'for an exercise done by hand: your number, checked against the range a right answer falls in (make check-exercise ... ANSWER=<number>)' },
     grade: { type: 'boolean', description: 'for grading: only right or wrong (a number: too low or too high), without the range, the worked answer, the expected finding or the numbers behind it' },
+    save: { type: 'string', valueName: 'folder|file.json', description: 'also write the verdict (right or wrong, nothing of the answer) to <folder>/exercise-<lesson>.<n>.json, for the class roll-up' },
   },
-  epilogue: 'Example: npx tsx measure/check-exercise.ts --lesson 4 --exercise 1   (make check-exercise LESSON=4 N=1)',
+  epilogue:
+    'Example: npx tsx measure/check-exercise.ts --lesson 4 --exercise 1   (make check-exercise LESSON=4 N=1)\n' +
+    'Grading: make check-exercise LESSON=1 N=2 ANSWER=330 ARGS="--grade --save runs/alice"; then make rollup DIR=runs/',
 });
 
 /** Where lesson `lesson`'s answers are, or a sentence saying there are none yet. */
@@ -110,14 +116,24 @@ export function numberReport(a: NumberAnswer, value: number, grade: boolean, col
   return lines.join('\n') + '\n';
 }
 
-/** Exit 0 when `text` is a number in the answer's range, 1 when it is outside; KIT_ERR_USAGE when it is no number. */
-function checkNumber(a: NumberAnswer, text: string, grade: boolean, io: Io): number {
+/** Prints the verdict on a number; returns it as a graded record. KIT_ERR_USAGE when `text` is no number. */
+function checkNumber(a: NumberAnswer, text: string, grade: boolean, io: Io): GradedExercise {
   const value = parseAnswer(text);
   if (text.trim() === '' || !Number.isFinite(value)) throw new KitError('KIT_ERR_USAGE', `--answer is a number (${a.unit}); got '${text}'`);
   const color = colorEnabled(io.stdout);
   io.stdout.write(makeChalk(color).bold(`Lesson ${a.lesson}, exercise ${a.n}: ${a.title}`) + '\n');
   io.stdout.write(numberReport(a, value, grade, color));
-  return value >= a.low && value <= a.high ? EXIT.holds : EXIT.doesNotHold;
+  if (value >= a.low && value <= a.high) return gradedExercise(a.lesson, a.n, a.title, 'right');
+  return gradedExercise(a.lesson, a.n, a.title, 'wrong', value < a.low ? 'too low' : 'too high');
+}
+
+/**
+ * Writes the verdict to `file` when --save was given (a failure to write is said, the verdict
+ * stands), and turns it into the exit code: 0 right or not counted, 1 wrong.
+ */
+function finish(graded: GradedExercise, file: string | undefined, io: Io): number {
+  if (file) io.stderr.write((writeSaved(file, JSON.stringify(graded, null, 2) + '\n') ?? `saved: ${file}`) + '\n');
+  return graded.verdict === 'wrong' ? EXIT.doesNotHold : EXIT.holds;
 }
 
 /**
@@ -148,6 +164,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const n = intFlag('exercise', parsed.flags.exercise, 1, 99, NaN);
   if (Number.isNaN(n)) {
     if (parsed.flags.answer !== undefined) throw new KitError('KIT_ERR_USAGE', '--answer needs --lesson and --exercise (make check-exercise LESSON=<n> N=<n> ANSWER=<number>)', `numbers to check: ${numbered}`);
+    if (parsed.flags.save !== undefined) throw new KitError('KIT_ERR_USAGE', '--save needs --lesson and --exercise: it saves one exercise\'s verdict', 'make check-exercise LESSON=<n> N=<n> ARGS="--grade --save runs/<name>"');
     if (parsed.flags.exercise !== undefined || parsed.flags.quick) throw new KitError('KIT_ERR_USAGE', '--exercise needs a number, and --lesson with it', `checkable by a run: ${checkable}`);
     io.stdout.write(listing(Number.isNaN(lesson) ? undefined : lesson));
     return EXIT.holds;
@@ -156,14 +173,18 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const count = lessonExercises(lesson).size;
   if (n > count) throw new KitError('KIT_ERR_USAGE', `lesson ${lesson} has ${count} exercises; got --exercise ${n}`);
   const number = findNumberAnswer(lesson, n);
+  // The folder is made (and checked) once the exercise is known to be checkable, before a run starts.
+  const saveTo = () => (parsed.flags.save !== undefined ? savePath(parsed.flags.save, `exercise-${lesson}.${n}`) : undefined);
   if (parsed.flags.answer !== undefined) {
     if (!number) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} has no number to check with --answer`, `numbers to check: ${numbered}`);
-    return checkNumber(number, String(parsed.flags.answer), parsed.flags.grade === true, io);
+    const file = saveTo();
+    return finish(checkNumber(number, String(parsed.flags.answer), parsed.flags.grade === true, io), file, io);
   }
   const exercise = findExercise(lesson, n);
   if (!exercise && number) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} is done by hand: give your number with --answer (ANSWER=<${number.unit}>)`, `asked: ${number.ask}`);
   if (!exercise) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} has no run to check: it is answered in words`, `${answers(lesson)}; checkable by a run: ${checkable}`);
 
+  const file = saveTo();
   const c = makeChalk(colorEnabled(io.stdout));
   const quick = parsed.flags.quick === true && exercise.quickOk;
   io.stdout.write(c.bold(`Lesson ${lesson}, exercise ${n}: ${exercise.title}`) + '\n');
@@ -182,7 +203,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   io.stdout.write('\n');
   const outcome = exercise.check(results);
   io.stdout.write(runReport(lesson, outcome, grade, colorEnabled(io.stdout)));
-  return outcome.cannotShow || outcome.held ? EXIT.holds : EXIT.doesNotHold;
+  return finish(gradedExercise(lesson, n, exercise.title, outcome.cannotShow ? 'not-counted' : outcome.held ? 'right' : 'wrong'), file, io);
 }
 
 await runIfMain(import.meta, main);

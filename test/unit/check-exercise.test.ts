@@ -1,11 +1,16 @@
 // make check-exercise: each exercise check passes on a result that shows the exercise's finding and
 // fails on one that does not; each names the command its lesson text gives; bad or word-answered
-// exercises are usage errors before anything runs; and a real run of lesson 3's exercise 2 checks.
+// exercises are usage errors before anything runs; a real run of lesson 3's exercise 2 checks; and
+// --grade --save writes the verdict alone, for the class roll-up.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { main, numberReport, runReport } from '../../measure/check-exercise.ts';
 import { commandLine, EXERCISES, findExercise, lessonExercises } from '../../measure/lib/exercises.ts';
 import { NUMBER_ANSWERS } from '../../measure/lib/exercise-numbers.ts';
+import { readGraded } from '../../measure/lib/graded.ts';
 import { CASES as LESSON_1 } from '../fixtures/exercise-cases/lesson-1.ts';
 import { CASES as LESSON_2 } from '../fixtures/exercise-cases/lesson-2.ts';
 import { CASES as LESSON_3 } from '../fixtures/exercise-cases/lesson-3.ts';
@@ -146,4 +151,37 @@ test('--grade gives away nothing: no range, worked answer, expected finding or n
   const graded = await runMainInProcess(main, ['--lesson', '1', '--exercise', '2', '--answer', '160', '--grade']);
   assert.equal(graded.code, 1);
   assert.doesNotMatch(graded.stdout, /300|350|335|why:/);
+});
+
+test('--save writes the verdict alone, for the roll-up; it needs an exercise, and it is made only for one that can be checked', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'nsl-graded-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const r = await runMainInProcess(main, ['--lesson', '1', '--exercise', '2', '--answer', '160', '--grade', '--save', path.join(dir, 'ann')]);
+  assert.equal(r.code, 1, r.stderr);
+  const file = path.join(dir, 'ann', 'exercise-1.2.json');
+  assert.match(r.stderr, new RegExp(`saved: ${file.replace(/[.\\/]/g, '\\$&')}`));
+  const text = readFileSync(file, 'utf8');
+  const saved = JSON.parse(text);
+  assert.deepEqual(Object.keys(saved).sort(), ['at', 'exercise', 'kind', 'lesson', 'node', 'off', 'platform', 'title', 'verdict']);
+  assert.deepEqual([saved.kind, saved.lesson, saved.exercise, saved.verdict, saved.off], ['graded-exercise', 1, 2, 'wrong', 'too low']);
+  assert.doesNotMatch(text.replace(saved.at, '').replace(saved.node, ''), /300|350|335|160/, 'neither the range, the worked answer nor the answer');
+  assert.deepEqual(readGraded(saved), saved, 'the roll-up reads it back as written');
+  for (const [args, message] of [
+    [['--lesson', '1', '--save', path.join(dir, 'bo')], /--save needs --lesson and --exercise/],
+    [['--lesson', '7', '--exercise', '4', '--save', path.join(dir, 'cy')], /exercise 7\.4 has no run to check/],
+  ] as const) {
+    const bad = await runMainInProcess(main, [...args]);
+    assert.equal(bad.code, 2, args.join(' '));
+    assert.match(bad.stderr, message);
+  }
+  assert.deepEqual(readdirSync(dir), ['ann'], 'no folder made for a usage error');
+});
+
+test('readGraded names the first bad field of a graded file', () => {
+  const good = { kind: 'graded-exercise', lesson: 1, exercise: 2, title: 'Predict', verdict: 'right', at: '2026-12-06T10:00:00Z', node: '20.20.2', platform: 'linux-x64' };
+  assert.deepEqual(readGraded(good), good);
+  for (const [field, value] of [['lesson', 0], ['exercise', '2'], ['title', 3], ['verdict', 'maybe'], ['off', 'sideways'], ['at', 'yesterday']] as const) {
+    assert.deepEqual(readGraded({ ...good, [field]: value }), { badField: field });
+  }
+  assert.equal((readGraded({ ...good, title: 'a\u001b[31mred' }) as { title: string }).title, 'a[31mred', 'control characters dropped');
 });
