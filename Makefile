@@ -8,7 +8,7 @@ STAMP := node_modules/.package-lock.json
 NODEDIR = $(shell node -p "const p = require('path'), d = p.dirname(p.dirname(process.execPath)); require('fs').existsSync(p.join(d, 'include/node/node_version.h')) ? d : ''" 2>/dev/null)
 NPM_ENV = $(if $(NODEDIR),npm_config_nodedir=$(NODEDIR))
 
-.PHONY: test test-unit test-e2e test-all typecheck traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 lesson-7 lesson-8 lesson-9 sim sim-bench fidelity compare rollup check-exercise check-node ready clean
+.PHONY: test test-unit test-e2e test-all screenshots typecheck traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 lesson-7 lesson-8 lesson-9 sim sim-bench fidelity compare rollup check-exercise check-node ready clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
@@ -138,6 +138,11 @@ test-e2e: ready
 test-all: ready
 	@class=$$(mktemp -d "$${TMPDIR:-/tmp}/nsl-class-XXXXXX") || exit 1; trap 'rm -rf "$$class"' EXIT INT TERM; \
 	NSL_CLASS_DIR=$$class $(MAKE) --no-print-directory test test-e2e
+
+# The pictures in docs/, taken by the browser tests that check those pages (test/helpers.ts
+# screenshotPath): the class roll-up at a projector's 1,400 x 900, and the Traffic Lab in each mode.
+screenshots: ready
+	NSL_SCREENSHOTS=$(CURDIR)/docs $(NODE_TEST) --test-concurrency=1 test/integration/rollup-page.test.ts test/integration/traffic-lab.test.ts test/integration/traffic-lab-live.test.ts
 
 clean:
 	rm -rf node_modules

@@ -1,7 +1,8 @@
 /**
  * A class roll-up for instructors (`npx tsx measure/rollup.ts <folder>`): reads every student's
  * `--json` files and prints which shape lines held for whom, each student's machine, and the
- * likely cause of every line that did not hold. Broken or foreign files are named and skipped.
+ * likely cause of every line that did not hold, and the graded exercises saved beside the runs.
+ * Broken or foreign files are named and skipped.
  * Exit 0 when every run held, 1 when one did not, 2 on a usage error (no such folder, no JSON in it).
  */
 import { existsSync, statSync, writeFileSync } from 'node:fs';
@@ -19,9 +20,10 @@ const command = defineCommand({
   usage: 'npx tsx measure/rollup.ts <folder> [--html <file>]',
   summary:
     'Reads a class\'s --json files (one folder per student, or files named <student>.<anything>.json) and prints, per experiment, each shape line by student ' +
-    '(✓ held in every run, ✗ k/n failed in k of n runs, – not shown on that machine), each student\'s machine, and the likely cause of every line that did not hold.',
+    '(✓ held in every run, ✗ k/n failed in k of n runs, – not shown on that machine) beside the value it should read, a class summary, each student\'s machine, the likely cause of every line that did not hold, ' +
+    'and the graded exercises that check-exercise --grade --save wrote there.',
   flags: {
-    html: { type: 'string', valueName: 'file', description: 'also write the roll-up as one self-contained HTML page, with a chart per measure (every student a point), for a projector' },
+    html: { type: 'string', valueName: 'file', description: 'also write the roll-up as one self-contained HTML page for a projector (1,400 x 900): the class summary first, a page-wide chart per measure (every run a point, y from zero)' },
   },
   epilogue: 'Example: each student runs npx tsx measure/cluster.ts --json > class/alice/cluster.json; then npx tsx measure/rollup.ts class\nExit: 0 every run held, 1 one did not, 2 usage error.',
   positionals: true,

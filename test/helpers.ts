@@ -117,6 +117,15 @@ export function classSave(student: string): string[] {
   return dir ? ['--save', path.join(dir, student)] : [];
 }
 
+/**
+ * Where a test writes a screenshot named `name` (`rollup.png`): the folder NSL_SCREENSHOTS names
+ * (`make screenshots` sets it to docs/, so the README's pictures are taken by the tests), else the
+ * temporary folder, where a failing browser test's last screen can be looked at.
+ */
+export function screenshotPath(name: string): string {
+  return path.join(process.env.NSL_SCREENSHOTS || os.tmpdir(), name);
+}
+
 /** An Io whose stdout and stderr are collected into `out`. */
 export function collector() {
   const out = { stdout: '', stderr: '' };
