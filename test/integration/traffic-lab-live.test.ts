@@ -7,10 +7,8 @@
 // is installed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import os from 'node:os';
-import path from 'node:path';
 import { TOKEN_HEADER } from '../../web/lab-server.ts';
-import { assertAllGone, failOnWarnings } from '../helpers.ts';
+import { assertAllGone, failOnWarnings, screenshotPath } from '../helpers.ts';
 import { noBrowser, openPage, trafficLabForFile, type TrafficLab } from '../traffic-lab-helpers.ts';
 
 failOnWarnings();
@@ -76,7 +74,7 @@ test('live: the page runs the real lab and the model alongside; "kill" shows the
     await page.click('.replica[data-replica="1"] button[data-action="kill"]');
     await page.waitForSelector('.replica[data-replica="1"][data-state="dead"]', { timeout: 5000 });
     await page.waitForFunction(() => Number(document.getElementById('run-retried')!.textContent) > 0, undefined, { timeout: 5000 });
-    await page.screenshot({ path: path.join(os.tmpdir(), 'traffic-lab-live.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('traffic-lab-live.png'), fullPage: true });
     const pids = lab.startedPids();
     assert.equal(pids.length, SETTINGS.replicas + 1, lab.lines.join('\n'));
     await page.click('#stop');

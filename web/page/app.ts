@@ -2,8 +2,9 @@
  * The Traffic Lab page: reads the form, and either runs the simulator in the page (sim/engine.ts,
  * the same picking, failover and autoscaling code as the lab) or, in live mode, asks the page's
  * server to run the real lab (live.ts). Either way it draws the topology, the per-second charts
- * and a summary of the run. The summary's cells carry data-testid attributes, which the browser
- * tests read.
+ * and a summary of the run. Before a run it draws the topology the settings stand for, and at any
+ * time it disables the buttons and fields that do not apply (controls.ts). The summary's cells
+ * carry data-testid attributes, which the browser tests read.
  */
 // First: it makes navigator.language a tag that uPlot's number format accepts.
 import './locale.ts';
@@ -15,6 +16,7 @@ import { modelConfig, parseLiveSettings, type LiveSecond, type LiveSettings } fr
 import { Runner, type SecondPoint } from './runner.ts';
 import { parseSettings, simConfig } from './settings.ts';
 import { Topology } from './topology.ts';
+import { applyToPage, drawPreview, readForm } from './form.ts';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -37,17 +39,25 @@ const LIVE_ACTIONS = [...SIM_ACTIONS, 'hog'];
 function setStatus(state: 'idle' | 'running' | 'finished' | 'error', text: string): void {
   status.dataset.state = state;
   status.textContent = text;
+  applyControls();
 }
 
-/** The form's fields as strings (checkboxes as true/false). */
-function formValues(): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const el of Array.from(form.elements) as HTMLInputElement[]) {
-    if (!el.name) continue;
-    out[el.name] = el.type === 'checkbox' ? el.checked : el.value;
-  }
-  return out;
+/** The buttons and fields that apply now enabled, the rest disabled (controls.ts). */
+const applyControls = () => applyToPage(form, { simRunning: runner?.running === true, liveRunning: live !== undefined || liveStarting });
+
+/** Before a run (and between runs), the topology the settings stand for. */
+function preview(): void {
+  if (!runner?.running && !live && !liveStarting) drawPreview(form, topology, { sim: SIM_ACTIONS, live: LIVE_ACTIONS });
 }
+
+/** A run has started: its charts replace the note that says what they will show. */
+function runStarted(): void {
+  $('charts-empty').hidden = true;
+  $('charts').hidden = false;
+  applyControls();
+}
+
+const formValues = () => readForm(form);
 
 function start(): void {
   if (live || liveStarting) return setStatus('error', 'a live run is going (from this tab or another): press Stop and wait for it to end first');
@@ -86,6 +96,7 @@ function start(): void {
   });
   setStatus('running', `running: ${s.policy}, ${s.replicas} replica${s.replicas === 1 ? '' : 's'}`);
   runner.start();
+  runStarted();
 }
 
 function stop(): void {
@@ -157,7 +168,11 @@ async function startLive(values: Record<string, unknown>): Promise<void> {
   clearRow('run');
   setStatus('running', 'starting the replicas and the balancer…');
   liveStarting = true;
-  const r = await client.post('start', parsed.settings).finally(() => (liveStarting = false));
+  applyControls();
+  const r = await client.post('start', parsed.settings).finally(() => {
+    liveStarting = false;
+    applyControls();
+  });
   if (r.status !== 200) return setStatus('error', `${r.body.error ?? `HTTP ${r.status}`}${r.body.field ? ` (field: ${r.body.field})` : ''}`);
   // "Degrade the last replica": lesson 4's hog on it, for the whole run.
   if (values.degrade) await client.post('act', { action: 'hog', replica: `app${parsed.settings.replicas}` });
@@ -205,6 +220,7 @@ function liveStarted(s: LiveSettings): void {
   live = [];
   $('run-label').textContent = 'live';
   startModel(s);
+  runStarted();
   setStatus('running', `live: ${s.policy}, ${s.replicas} replica${s.replicas === 1 ? '' : 's'}, ${s.connections} connections, ${s.durationS} s`);
 }
 
@@ -236,6 +252,11 @@ const client = new LiveClient({
   lost: () => live && setStatus('error', 'lost the stream from the Traffic Lab server; is it still running?'),
 });
 
+// Between runs the picture and the controls follow the settings as they are typed.
+form.addEventListener('input', () => {
+  preview();
+  applyControls();
+});
 form.addEventListener('submit', (e) => {
   e.preventDefault();
   start();
@@ -247,6 +268,7 @@ $('remove').addEventListener('click', () => act('remove'));
 // A new policy takes effect at once, in the lab (and its model) or in the simulator.
 form.querySelector('[name="policy"]')!.addEventListener('change', (e) => {
   const policy = (e.target as HTMLSelectElement).value as SimPolicy;
+  applyControls();
   if (!live) {
     if (runner?.running) runner.session.setPolicy(policy);
     return;
@@ -258,4 +280,5 @@ form.querySelector('[name="policy"]')!.addEventListener('change', (e) => {
 });
 // Periodic summary while running, so the table is never far behind the charts.
 setInterval(() => runner?.running && summarize(runner.session), 1000);
+preview();
 setStatus('idle', 'ready: choose the settings and press Start');
