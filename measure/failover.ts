@@ -95,7 +95,7 @@ async function runPlan(ctx: RunContext<Options>, plan: FaultPlan, index: number)
       lbArgs: ['--retries', String(plan.retries), '--response-timeout', String(options.responseTimeoutMs), '--connect-timeout', String(FAILOVER_SPEC.settings.connectTimeoutMs)],
       ...(plan.fault === 'vanish' ? { victimArgs: ['--backlog', String(VANISH_BACKLOG)] } : {}),
       // So that the timeline shows the fault rather than the JIT compiler warming up.
-      warmup: { route: FAILOVER_SPEC.route, connections: CONNECTIONS, seconds: 1 },
+      warmup: { route: FAILOVER_SPEC.route, connections: CONNECTIONS, seconds: FAILOVER_SPEC.warmupS },
       load: { route: FAILOVER_SPEC.route, connections: CONNECTIONS, durationS, timeline: true, slowMs: SLOW_MS, timeoutS: 10, ...(plan.method === 'POST' ? { requests: posts as never } : {}) },
       fault: { signal: SIGNAL[plan.fault], atS: faultAtS },
       accessLog: true,
@@ -157,7 +157,7 @@ async function run(ctx: RunContext<Options>): Promise<FailoverResult> {
     balancer: ctx.options.lb,
     policy: ctx.options.policy,
     victim: `app${REPLICAS}`,
-    load: { connections: CONNECTIONS, durationS: FAILOVER_SPEC.durationS[ctx.quick ? 'quick' : 'full'], route: `${FAILOVER_SPEC.route} (POST /users in the last run)` },
+    load: { connections: CONNECTIONS, durationS: FAILOVER_SPEC.durationS[ctx.quick ? 'quick' : 'full'], route: `${FAILOVER_SPEC.route} (POST /users in the last run)`, warmupS: FAILOVER_SPEC.warmupS },
     settings: { ...FAILOVER_SPEC.settings, responseTimeoutMs: ctx.options.responseTimeoutMs },
     slowThresholdMs: SLOW_MS,
     runs,

@@ -1,5 +1,5 @@
 /** The failover experiment's measures and --predict questions (results/measures.ts, predictions.ts). Pure. */
-import { clientErrors, type FailoverResult, type FaultRun } from './failover.ts';
+import { AFTER_VS_BEFORE, clientErrors, throughputAround, type FailoverResult, type FaultRun } from './failover.ts';
 import { measure, ratio, type Measure } from './measures.ts';
 import type { Question } from './predictions.ts';
 
@@ -11,7 +11,13 @@ export function measures(r: FailoverResult): Measure[] {
     return x ? clientErrors(x) : undefined;
   };
   const frozen = run('sigstop');
+  const stopped = run('sigterm');
+  const around = stopped ? throughputAround(stopped) : undefined;
   return [
+    ...measure('sigterm-throughput-after-vs-before', 'a replica stopped with SIGTERM: answers per second after the stop over those before it', '×', around ? ratio(around.after, around.before) : undefined, {
+      line: 'sigterm  throughput-after-vs-before',
+      threshold: AFTER_VS_BEFORE.high,
+    }),
     ...measure('sigkill-client-errors', 'a replica SIGKILLed under load, retries on: requests that failed at the client', 'requests', errors('sigkill'), { line: 'sigkill  client-errors' }),
     // No slow request at all (none waited the threshold) reads as 0: nothing waited for the timeout.
     ...measure('sigstop-slow-vs-response-timeout', 'a replica frozen (SIGSTOP): the slow requests\' median latency over the response timeout (0: none was slow)', '×', frozen ? (frozen.slow.count > 0 ? ratio(frozen.slow.medianMs, r.settings.responseTimeoutMs) : 0) : undefined, { line: 'sigstop  slow-latency-vs-response-timeout' }),

@@ -5,12 +5,14 @@
 // request during a rolling restart, an old worker still answering).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { render as renderFailover, shape as failoverShape, type FailoverResult, type FaultRun } from '../../results/failover.ts';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { FAILOVER_SPEC, render as renderFailover, shape as failoverShape, type FailoverResult, type FaultRun } from '../../results/failover.ts';
 import { render as renderGraceful, shape as gracefulShape, type GracefulResult, type StopRun } from '../../results/graceful.ts';
 import { render as renderRolling, shape as rollingShape, type RollingRestartResult } from '../../results/rolling-restart.ts';
 import type { TimelineSecond } from '../../results/timeline.ts';
 import { MACHINE } from '../fixtures/results.ts';
-import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';
+import { expectedShape, failedLines, failOnWarnings, ROOT } from '../helpers.ts';
 
 failOnWarnings();
 
@@ -116,6 +118,28 @@ test('failover: the access log lines fail when the log and the clients disagree,
   const late = FROZEN_LINE.replace('ut="1.501, 0.003"', 'ut="4.502, 0.003"');
   assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigstop', frozenLog({ sample: late })))), ['sigstop  log-retried-line  response-timeout-then-200']);
   assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigstop', frozenLog({ sample: undefined } as never)))), ['sigstop  log-retried-line  response-timeout-then-200']);
+});
+
+test('failover: the throughput line fails when the seconds before the fault were still warming up, and when the survivors could not take the load', () => {
+  const expected = expectedShape('failover');
+  // The artefact of a 1 s warm-up on the reference machine: 1,548 and 2,534 req/s before the SIGTERM, 8,262 and 7,872 after.
+  const cold = [1548, 2534, 3434, 8262, 7872].map((n, s) => second(s, n));
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigterm', { timeline: cold }))), ['sigterm  throughput-after-vs-before  similar']);
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigkill', { timeline: cold }))), ['sigkill  throughput-after-vs-before  similar']);
+  const collapsed = [7000, 7200, 5000, 2500, 2400].map((n, s) => second(s, n));
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigterm', { timeline: collapsed }))), ['sigterm  throughput-after-vs-before  similar']);
+  // A warmed-up run that gains a fifth after the stop (one process fewer on two cores) holds; the fault's own second is left out.
+  const warm = [7000, 7400, 100, 8800, 8900].map((n, s) => second(s, n));
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigterm', { timeline: warm }))), []);
+  assert.deepEqual(failedLines(expected, failoverShape(withRun(failover(), 'sigterm', { timeline: [] }))), ['sigterm  throughput-after-vs-before  similar']);
+});
+
+test('failover: lesson 6 gives the fault\'s second with and without --quick, and the warm-up, as the spec has them', () => {
+  const text = readFileSync(path.join(ROOT, 'lessons/06-failure.md'), 'utf8').replace(/\s+/g, ' ');
+  const { faultAtS, warmupS } = FAILOVER_SPEC;
+  assert.ok(text.includes(`at second ${faultAtS.full} (second ${faultAtS.quick} with \`--quick\`)`), 'both seconds');
+  assert.ok(text.includes(`after a ${warmupS} s warm-up`), 'the warm-up');
+  assert.match(renderFailover({ ...failover(), load: { ...failover().load, warmupS } }, false), new RegExp(`for 5 s after a ${warmupS} s warm-up;`));
 });
 
 test('failover: each rule fails on a result that breaks it', () => {
