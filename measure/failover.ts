@@ -94,8 +94,8 @@ async function runPlan(ctx: RunContext<Options>, plan: FaultPlan, index: number)
       port,
       lbArgs: ['--retries', String(plan.retries), '--response-timeout', String(options.responseTimeoutMs), '--connect-timeout', String(FAILOVER_SPEC.settings.connectTimeoutMs)],
       ...(plan.fault === 'vanish' ? { victimArgs: ['--backlog', String(VANISH_BACKLOG)] } : {}),
-      // So that the timeline shows the fault rather than the JIT compiler warming up.
-      warmup: { route: FAILOVER_SPEC.route, connections: CONNECTIONS, seconds: FAILOVER_SPEC.warmupS },
+      // So that the timeline shows the fault rather than the JIT compilers warming up.
+      leadInS: FAILOVER_SPEC.warmupS,
       load: { route: FAILOVER_SPEC.route, connections: CONNECTIONS, durationS, timeline: true, slowMs: SLOW_MS, timeoutS: 10, ...(plan.method === 'POST' ? { requests: posts as never } : {}) },
       fault: { signal: SIGNAL[plan.fault], atS: faultAtS },
       accessLog: true,

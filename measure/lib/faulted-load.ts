@@ -11,6 +11,7 @@ import { summarizeAccessLog, type AccessSummary } from '../../servers/lib/access
 import type { BalancerPolicy } from '../../servers/lib/policies.ts';
 import type { Lab } from './lab.ts';
 import { runLoad, startLoad, type LoadOptions, type LoadResult } from './load.ts';
+import { withoutLeadIn } from './lead-in.ts';
 import type { ServerProcess } from './launch.ts';
 import type { Progress } from './progress.ts';
 import { retriesOf, startBalancer, startReplicas, type BalancerKind, type Replica } from './topology.ts';
@@ -30,6 +31,13 @@ export interface FaultedLoadSpec {
   lbArgs?: string[];
   /** Load through the balancer before the measured one: fresh processes answer slowly until their JIT has warmed up. */
   warmup?: { route: string; connections: number; seconds: number };
+  /**
+   * Seconds of the measured load itself before its measured part: the same connections, never a
+   * gap, and nothing of them counted (the timeline starts after them, the fault's second counts
+   * from their end). A separate warm-up left the measured load's first second at about two
+   * thirds of the rest (a new load starting), which a lead-in does not.
+   */
+  leadInS?: number;
   /** The measured load, on `route` through the balancer. */
   load: Omit<LoadOptions, 'url' | 'onResponse'> & { route: string };
   /** The fault: a signal to the last replica, `atS` seconds into the load or after `afterResponses` answers. */
@@ -67,7 +75,9 @@ export async function faultedLoad<T>(lab: Lab, progress: Progress, spec: Faulted
     progress.step(`${label}: warm-up`);
     await runLoad({ url: `${lb.url}${spec.warmup.route}`, connections: spec.warmup.connections, durationS: spec.warmup.seconds });
   }
-  const { route, ...load } = spec.load;
+  const { route, ...measured } = spec.load;
+  const lead = spec.leadInS ?? 0;
+  const load = lead > 0 ? { ...measured, durationS: measured.durationS + lead, settleS: lead } : measured;
   const when = 'atS' in spec.fault ? `at second ${spec.fault.atS}` : `after ${spec.fault.afterResponses} answers`;
   progress.step(`${label}: ${load.method ?? 'GET'} ${route} with ${load.connections} connections, ${spec.fault.signal} to ${victim.name} ${when}`);
   const fault = spec.fault;
@@ -78,7 +88,7 @@ export async function faultedLoad<T>(lab: Lab, progress: Progress, spec: Faulted
     ...(logFile ? { countHeader: { name: 'x-upstream-addr', pattern: /,/ } } : {}),
     ...('afterResponses' in fault ? { onResponse: (n: number) => n === fault.afterResponses && victim.proc.signal(fault.signal) } : {}),
   });
-  const timer = 'atS' in fault ? setTimeout(() => victim.proc.signal(fault.signal), fault.atS * 1000) : undefined;
+  const timer = 'atS' in fault ? setTimeout(() => victim.proc.signal(fault.signal), (lead + fault.atS) * 1000) : undefined;
   let result: LoadResult;
   try {
     result = await running.result;
@@ -88,7 +98,7 @@ export async function faultedLoad<T>(lab: Lab, progress: Progress, spec: Faulted
     if (fault.signal === 'SIGSTOP' || fault.signal === 'SIGUSR2') victim.proc.signal('SIGCONT');
   }
   // retriesOf has the kit's balancer write out its log; nginx writes each line as the request ends.
-  const topology: FaultedTopology = { replicas, victim, lb, load: result, retries: await retriesOf(lb) };
+  const topology: FaultedTopology = { replicas, victim, lb, load: lead > 0 ? withoutLeadIn(result, lead) : result, retries: await retriesOf(lb) };
   if (logFile) topology.accessLog = summarizeAccessLog(readIfThere(logFile), (load.slowMs ?? 1000) / 1000, loadFromS);
   const extra = await inspect(topology);
   await lab.stop(lb);
