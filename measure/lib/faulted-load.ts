@@ -81,10 +81,13 @@ export async function faultedLoad<T>(lab: Lab, progress: Progress, spec: Faulted
   const when = 'atS' in spec.fault ? `at second ${spec.fault.atS}` : `after ${spec.fault.afterResponses} answers`;
   progress.step(`${label}: ${load.method ?? 'GET'} ${route} with ${load.connections} connections, ${spec.fault.signal} to ${victim.name} ${when}`);
   const fault = spec.fault;
-  const loadFromS = Date.now() / 1000; // the log's clock: its lines before this are the warm-up's
+  // The log's clock: its lines before this are the warm-up's or the lead-in's, and so are the
+  // clients' answers before it, left out of the slow and retried counts alike.
+  const loadFromS = Date.now() / 1000 + lead;
   const running = startLoad({
     url: `${lb.url}${route}`,
     ...load,
+    ...(lead > 0 ? { countFromMs: loadFromS * 1000 } : {}),
     ...(logFile ? { countHeader: { name: 'x-upstream-addr', pattern: /,/ } } : {}),
     ...('afterResponses' in fault ? { onResponse: (n: number) => n === fault.afterResponses && victim.proc.signal(fault.signal) } : {}),
   });

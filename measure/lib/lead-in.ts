@@ -8,8 +8,8 @@ import type { LoadResult } from './load.ts';
 /**
  * The load's result without its first `lead` seconds: the timeline from then on (renumbered from
  * 0), the counts less the lead-in's, and the latency of the responses after it (the load's
- * settled part). Slow responses, header counts and the access log still cover the whole load, so
- * that they compare with each other; a healthy lead-in has no slow or retried request.
+ * settled part). Slow responses and header matches are left out by the load itself (its
+ * countFromMs), and the access log's lines by their time, so the two still compare.
  */
 export function withoutLeadIn(r: LoadResult, lead: number): LoadResult {
   const before = (r.timeline ?? []).filter((s) => s.second < lead);

@@ -11,6 +11,7 @@ import { KitError } from '../../lib/errors.ts';
 import { createLatencyHistogram, quantilesMs, recordMs, summarize, type LatencyHistogram, type LatencySummary } from '../../results/latency.ts';
 import { assertLoopback } from './probe.ts';
 import type { TimelineSecond } from '../../results/timeline.ts';
+import { headerCounter } from './header-count.ts';
 
 export interface LoadOptions {
   url: string;
@@ -55,6 +56,12 @@ export interface LoadOptions {
   onResponse?: (responses: number) => void;
   /** Also count the responses whose header `name` (lower case) matches `pattern`, e.g. x-upstream-addr naming two replicas. */
   countHeader?: { name: string; pattern: RegExp };
+  /**
+   * Count slow responses (`slowMs`) and header matches (`countHeader`) only from this wall-clock
+   * time on (Date.now(), ms): a lead-in's answers are left out, as an access log read from the
+   * same time leaves out its lines.
+   */
+  countFromMs?: number;
 }
 
 /** Responses at or over a threshold. */
@@ -147,7 +154,8 @@ export function startLoad(opts: LoadOptions): RunningLoad {
   const settled = opts.settleS === undefined ? undefined : settledPart(opts, started, () => instance.stop());
   instance.on('response', (client: unknown, status: number, _bytes: number, responseTime: number) => {
     recordMs(histogram, responseTime);
-    header?.answered(client);
+    const counted = opts.countFromMs === undefined || Date.now() >= opts.countFromMs;
+    if (counted) header?.answered(client);
     settled?.record(client, responseTime);
     opts.onResponse?.(++responses);
     opts.onAnswer?.(responseTime, status);
@@ -158,7 +166,7 @@ export function startLoad(opts: LoadOptions): RunningLoad {
       if (status >= 200 && status < 300) b.ok2xx++;
       else b.non2xx++;
     }
-    if (slow && responseTime >= slow.thresholdMs) {
+    if (slow && counted && responseTime >= slow.thresholdMs) {
       slow.count++;
       if (slow.latenciesMs.length < 1000) slow.latenciesMs.push(responseTime);
     }
@@ -182,31 +190,6 @@ export function startLoad(opts: LoadOptions): RunningLoad {
   });
   // autocannon refuses some options (an overallRate under 1, say) by returning an emitter with no stop().
   return { stop: () => instance.stop?.(), result };
-}
-
-/**
- * Counts answers by one header: each autocannon client's parsed headers (its 'headers' event,
- * with http-parser-js's flat [name, value, ...] list) mark its current answer, which is counted
- * when it completes (the 'response' event), so the count covers the same answers as the others.
- */
-function headerCounter(spec: { name: string; pattern: RegExp }) {
-  const marked = new WeakSet<object>();
-  let n = 0;
-  return {
-    setup(client: EventEmitter): void {
-      client.on('headers', (info: { headers?: string[] }) => {
-        const list = info.headers ?? [];
-        let hit = false;
-        for (let i = 0; i + 1 < list.length; i += 2) if (list[i]!.toLowerCase() === spec.name && spec.pattern.test(list[i + 1]!)) hit = true;
-        if (hit) marked.add(client);
-        else marked.delete(client);
-      });
-    },
-    answered(client: unknown): void {
-      if (typeof client === 'object' && client !== null && marked.delete(client)) n++;
-    },
-    count: () => n,
-  };
 }
 
 /**

@@ -48,7 +48,9 @@ export function chartData(r: Rollup, measuresOf: (experiment: string, result: un
  * `reads` (what failing runs read instead of the expected value) goes under a ✗.
  */
 function cellHtml(text: string, reads: readonly string[] = []): string {
-  const kind = text.startsWith('✗') ? 'bad' : text === '–' ? 'na' : text === '✓' ? 'ok' : '';
+  // A graded exercise's attempts are listed in order: the last one colours the cell.
+  const last = text.split(', ').at(-1) ?? '';
+  const kind = last.startsWith('✗') ? 'bad' : last === '–' ? 'na' : last === '✓' ? 'ok' : '';
   const read = reads.length ? `<br><small>read: ${reads.map(escapeHtml).join(', ')}</small>` : '';
   return `<td${kind ? ` class="${kind}"` : ''}>${escapeHtml(text)}${read}</td>`;
 }
