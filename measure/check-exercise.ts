@@ -128,6 +128,20 @@ function checkNumber(a: NumberAnswer, text: string, grade: boolean, io: Io): Gra
 }
 
 /**
+ * Where this attempt's verdict goes: `file`, or in a folder (--save runs/ann) the first of
+ * exercise-1.2.json, exercise-1.2-2.json, … that does not exist yet, so that a student's second
+ * attempt is kept beside the first and the roll-up lists both in order. A file named with --save
+ * (*.json) is written over, as asked.
+ */
+function attemptFile(file: string, value: string): string {
+  if (/\.json$/i.test(value) || !existsSync(file)) return file;
+  for (let k = 2; ; k++) {
+    const next = file.replace(/\.json$/, `-${k}.json`);
+    if (!existsSync(next)) return next;
+  }
+}
+
+/**
  * Writes the verdict to `file` when --save was given (a failure to write is said, the verdict
  * stands), and turns it into the exit code: 0 right or not counted, 1 wrong.
  */
@@ -174,7 +188,11 @@ export async function main(argv: string[], io: Io): Promise<number> {
   if (n > count) throw new KitError('KIT_ERR_USAGE', `lesson ${lesson} has ${count} exercises; got --exercise ${n}`);
   const number = findNumberAnswer(lesson, n);
   // The folder is made (and checked) once the exercise is known to be checkable, before a run starts.
-  const saveTo = () => (parsed.flags.save !== undefined ? savePath(parsed.flags.save, `exercise-${lesson}.${n}`) : undefined);
+  const saveTo = () => {
+    if (parsed.flags.save === undefined) return undefined;
+    if (parsed.flags.grade !== true) io.stderr.write('Note: without --grade this output shows the range and the answer; --save keeps only the verdict.\n');
+    return attemptFile(savePath(parsed.flags.save, `exercise-${lesson}.${n}`), parsed.flags.save);
+  };
   if (parsed.flags.answer !== undefined) {
     if (!number) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} has no number to check with --answer`, `numbers to check: ${numbered}`);
     const file = saveTo();

@@ -6,6 +6,7 @@
  * Exit 0 when every run held, 1 when one did not, 2 on a usage error (no such folder, no JSON in it).
  */
 import { existsSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { defineCommand, helpText, parseFlags } from '../lib/cli.ts';
 import { EXIT, KitError } from '../lib/errors.ts';
 import { runIfMain, type Io } from '../lib/entry.ts';
@@ -37,11 +38,15 @@ export async function main(argv: string[], io: Io): Promise<number> {
     return EXIT.holds;
   }
   const [dir, ...extra] = parsed.positionals;
-  if (dir === undefined || extra.length > 0) throw new KitError('KIT_ERR_USAGE', 'name one folder of --json files', 'run with --help');
+  if (dir === undefined || extra.length > 0) throw new KitError('KIT_ERR_USAGE', 'name one folder of --json files (make rollup DIR=<folder>)', 'run with --help');
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new KitError('KIT_ERR_USAGE', `no folder '${dir}'`);
   const files = listRuns(dir);
   if (files.length === 0) throw new KitError('KIT_ERR_USAGE', `no .json files in '${dir}' or its subfolders`, 'collect each student\'s npx tsx measure/<experiment>.ts --json output there');
   const expected = loadExpected();
+  const misplaced = files.find((f) => path.resolve(path.dirname(f.file)) === path.resolve(dir) && (expected.has(f.student) || f.student.startsWith('exercise-')));
+  if (misplaced) {
+    throw new KitError('KIT_ERR_USAGE', `'${dir}' looks like one student's folder: it holds ${path.basename(misplaced.file)}, a kit file, not <student>.<anything>.json`, 'name the class folder, the one that holds a folder per student');
+  }
   const reports = new Map<string, Report<unknown>>();
   for (const name of expected.keys()) reports.set(name, (await loadExperiment(name)).report as Report<unknown>);
   const r = rollUp(files, expected, (name) => reports.get(name)?.hints ?? {});

@@ -100,10 +100,10 @@ export function studentsAndExperiments(r: Rollup): { students: string[]; experim
   return { students: [...new Set([...r.runs, ...r.graded].map((x) => x.student))].sort(), experiments: [...new Set(r.runs.map((x) => x.experiment))].sort() };
 }
 
-/** The roll-up's first line: how many students, runs, graded exercises (when any) and skipped files. */
+/** The roll-up's first line: how many students, runs, graded attempts (when any) and skipped files. */
 export function headline(r: Rollup): string {
   const { students } = studentsAndExperiments(r);
-  const graded = r.graded.length ? `, ${r.graded.length} graded exercise(s)` : '';
+  const graded = r.graded.length ? `, ${r.graded.length} graded attempt(s)` : '';
   return `${students.length} student(s), ${r.runs.length} run(s), ${r.skipped.length} file(s) skipped${graded}`;
 }
 

@@ -51,8 +51,9 @@ async function makeClass(t: { after(fn: () => void): void }): Promise<string> {
     writeFileSync(path.join(folder, 'cluster.json'), await doc('cluster', { ...clusterResult(), machine }));
     const answers = student === 'dev' ? ['100', '330'] : student === 'emma' ? ['900'] : ['330'];
     for (const [k, answer] of answers.entries()) {
-      const r = await runMainInProcess(checkMain, ['--lesson', '1', '--exercise', '2', '--answer', answer, '--grade', '--save', path.join(folder, `exercise-1.2-${k}.json`)]);
+      const r = await runMainInProcess(checkMain, ['--lesson', '1', '--exercise', '2', '--answer', answer, '--grade', '--save', folder]);
       assert.ok(r.code === 0 || r.code === 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`saved: .*exercise-1\\.2${k ? `-${k + 1}` : ''}\\.json`), 'a second attempt goes beside the first');
     }
   }
   assert.ok(blockingShape(blockingResult()).length > 0);
@@ -63,13 +64,20 @@ test('the terminal roll-up: a class summary, the expected value beside each line
   const dir = await makeClass(t);
   const r = await runMainInProcess(rollupMain, [dir]);
   assert.equal(r.code, 1, r.stderr);
-  assert.match(r.stdout, /6 student\(s\), 18 run\(s\), 0 file\(s\) skipped, 7 graded exercise\(s\)/);
+  assert.match(r.stdout, /6 student\(s\), 18 run\(s\), 0 file\(s\) skipped, 7 graded attempt\(s\)/);
   assert.match(r.stdout, /Class summary:\n(.*\n)*? {2}blocking: 5 of 6 student\(s\) held every line; pooled {2}light-1 held by 5 of 6/);
   assert.match(r.stdout, / {2}cluster: 6 of 6 student\(s\) held every line\n/);
   assert.match(r.stdout, /│ blocking {2}light-1\s+│ waited-for-heavy\s+│/);
   const graded = r.stdout.split('\n').find((l) => l.includes('│ 1.2 '))!;
   assert.match(graded, /│\s+5 of 6\s+│\s+✓\s+│\s+✓\s+│\s+✓\s+│\s+✗ too low, ✓\s+│\s+✗ too high\s+│\s+✓\s+│/);
   assert.doesNotMatch(r.stdout, /300|350|335/, 'no range or worked answer of exercise 1.2');
+});
+
+test('one student\'s folder given for the class is a usage error, naming the file that gives it away', async (t) => {
+  const dir = await makeClass(t);
+  const r = await runMainInProcess(rollupMain, [path.join(dir, 'ana')]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /looks like one student's folder: it holds (blocking|cluster|pool|exercise-1\.2)\.json/);
 });
 
 test('a graded file with a bad field is skipped, naming the field', async (t) => {

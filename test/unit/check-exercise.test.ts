@@ -166,6 +166,10 @@ test('--save writes the verdict alone, for the roll-up; it needs an exercise, an
   assert.deepEqual([saved.kind, saved.lesson, saved.exercise, saved.verdict, saved.off], ['graded-exercise', 1, 2, 'wrong', 'too low']);
   assert.doesNotMatch(text.replace(saved.at, '').replace(saved.node, ''), /300|350|335|160/, 'neither the range, the worked answer nor the answer');
   assert.deepEqual(readGraded(saved), saved, 'the roll-up reads it back as written');
+  const again = await runMainInProcess(main, ['--lesson', '1', '--exercise', '2', '--answer', '330', '--save', path.join(dir, 'ann')]);
+  assert.equal(again.code, 0);
+  assert.match(again.stderr, /Note: without --grade this output shows the range and the answer/);
+  assert.deepEqual(readdirSync(path.join(dir, 'ann')).sort(), ['exercise-1.2-2.json', 'exercise-1.2.json'], 'a second attempt beside the first');
   for (const [args, message] of [
     [['--lesson', '1', '--save', path.join(dir, 'bo')], /--save needs --lesson and --exercise/],
     [['--lesson', '7', '--exercise', '4', '--save', path.join(dir, 'cy')], /exercise 7\.4 has no run to check/],
