@@ -146,7 +146,9 @@ function attemptFile(file: string, value: string): string {
  * stands), and turns it into the exit code: 0 right or not counted, 1 wrong.
  */
 function finish(graded: GradedExercise, file: string | undefined, io: Io): number {
-  if (file) io.stderr.write((writeSaved(file, JSON.stringify(graded, null, 2) + '\n') ?? `saved: ${file}`) + '\n');
+  // exercise-1.2-2.json is the second attempt (attemptFile): the roll-up orders by it within a millisecond.
+  const attempt = Number(/-(\d+)\.json$/i.exec(file ?? '')?.[1] ?? 1);
+  if (file) io.stderr.write((writeSaved(file, JSON.stringify({ ...graded, attempt }, null, 2) + '\n') ?? `saved: ${file}`) + '\n');
   return graded.verdict === 'wrong' ? EXIT.doesNotHold : EXIT.holds;
 }
 

@@ -20,12 +20,14 @@ export interface GradedExercise {
   off?: 'too low' | 'too high';
   /** When it was checked (ISO 8601): the roll-up orders a student's attempts by it. */
   at: string;
+  /** The attempt's number in its folder (exercise-1.2-2.json is the second): orders attempts saved within one millisecond. */
+  attempt: number;
   node: string;
   platform: string;
 }
 
 /** A record for the exercise just checked, stamped with this process's time, Node and platform. */
-export function gradedExercise(lesson: number, exercise: number, title: string, verdict: GradedVerdict, off?: GradedExercise['off']): GradedExercise {
+export function gradedExercise(lesson: number, exercise: number, title: string, verdict: GradedVerdict, off?: GradedExercise['off'], attempt = 1): GradedExercise {
   return {
     kind: 'graded-exercise',
     lesson,
@@ -34,6 +36,7 @@ export function gradedExercise(lesson: number, exercise: number, title: string, 
     verdict,
     ...(off ? { off } : {}),
     at: new Date().toISOString(),
+    attempt,
     node: process.versions.node,
     platform: `${process.platform}-${process.arch}`,
   };
@@ -57,6 +60,8 @@ export function readGraded(data: unknown): GradedExercise | { badField: string }
   if (d.verdict !== 'right' && d.verdict !== 'wrong' && d.verdict !== 'not-counted') return { badField: 'verdict' };
   if (d.off !== undefined && d.off !== 'too low' && d.off !== 'too high') return { badField: 'off' };
   if (typeof d.at !== 'string' || Number.isNaN(Date.parse(d.at))) return { badField: 'at' };
+  // Files written before attempts were numbered have none: they count as first attempts.
+  if (d.attempt !== undefined && !count(d.attempt)) return { badField: 'attempt' };
   const clean = (v: unknown) => (typeof v === 'string' ? v.replace(/[\x00-\x1f\x7f]/g, '').slice(0, 200) : '?');
   return {
     kind: 'graded-exercise',
@@ -66,15 +71,21 @@ export function readGraded(data: unknown): GradedExercise | { badField: string }
     verdict: d.verdict,
     ...(d.off ? { off: d.off as GradedExercise['off'] } : {}),
     at: d.at,
+    attempt: (d.attempt as number | undefined) ?? 1,
     node: clean(d.node),
     platform: clean(d.platform),
   };
 }
 
+/** Orders one student's attempts: by time, then (within one millisecond) by their number. */
+export function byAttempt(a: GradedExercise, b: GradedExercise): number {
+  return Date.parse(a.at) - Date.parse(b.at) || a.attempt - b.attempt;
+}
+
 /** One student's attempts at one exercise as a table cell: `✓`, `✗ too low`, `–` (not counted), joined in time order by `, `. */
 export function gradedCell(attempts: readonly GradedExercise[]): string {
   return [...attempts]
-    .sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
+    .sort(byAttempt)
     .map((a) => (a.verdict === 'right' ? '✓' : a.verdict === 'not-counted' ? '–' : `✗${a.off ? ` ${a.off}` : ''}`))
     .join(', ');
 }

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { compareShape, splitLine, type Comparison } from '../../results/shape.ts';
 import { makeChalk, makeTable, type MachineInfo } from '../../results/format.ts';
-import { gradedCell, isGradedDocument, readGraded, type GradedExercise } from './graded.ts';
+import { byAttempt, gradedCell, isGradedDocument, readGraded, type GradedExercise } from './graded.ts';
 
 /** One student's run of one experiment, compared. */
 export interface RunEntry {
@@ -198,7 +198,7 @@ export function gradedRows(r: Rollup, students: readonly string[]): { id: string
   );
   return ids.map(([id, first]) => {
     const mine = students.map((s) => r.graded.filter((g) => g.student === s && `${g.graded.lesson}.${g.graded.exercise}` === id).map((g) => g.graded));
-    const last = mine.map((a) => [...a].sort((x, y) => Date.parse(x.at) - Date.parse(y.at)).at(-1));
+    const last = mine.map((a) => [...a].sort(byAttempt).at(-1));
     return {
       id,
       title: first.title,

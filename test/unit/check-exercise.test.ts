@@ -10,7 +10,7 @@ import path from 'node:path';
 import { main, numberReport, runReport } from '../../measure/check-exercise.ts';
 import { commandLine, EXERCISES, findExercise, lessonExercises } from '../../measure/lib/exercises.ts';
 import { NUMBER_ANSWERS } from '../../measure/lib/exercise-numbers.ts';
-import { readGraded } from '../../measure/lib/graded.ts';
+import { gradedCell, readGraded, type GradedExercise } from '../../measure/lib/graded.ts';
 import { CASES as LESSON_1 } from '../fixtures/exercise-cases/lesson-1.ts';
 import { CASES as LESSON_2 } from '../fixtures/exercise-cases/lesson-2.ts';
 import { CASES as LESSON_3 } from '../fixtures/exercise-cases/lesson-3.ts';
@@ -162,7 +162,7 @@ test('--save writes the verdict alone, for the roll-up; it needs an exercise, an
   assert.match(r.stderr, new RegExp(`saved: ${file.replace(/[.\\/]/g, '\\$&')}`));
   const text = readFileSync(file, 'utf8');
   const saved = JSON.parse(text);
-  assert.deepEqual(Object.keys(saved).sort(), ['at', 'exercise', 'kind', 'lesson', 'node', 'off', 'platform', 'title', 'verdict']);
+  assert.deepEqual(Object.keys(saved).sort(), ['at', 'attempt', 'exercise', 'kind', 'lesson', 'node', 'off', 'platform', 'title', 'verdict']);
   assert.deepEqual([saved.kind, saved.lesson, saved.exercise, saved.verdict, saved.off], ['graded-exercise', 1, 2, 'wrong', 'too low']);
   assert.doesNotMatch(text.replace(saved.at, '').replace(saved.node, ''), /300|350|335|160/, 'neither the range, the worked answer nor the answer');
   assert.deepEqual(readGraded(saved), saved, 'the roll-up reads it back as written');
@@ -182,10 +182,15 @@ test('--save writes the verdict alone, for the roll-up; it needs an exercise, an
 });
 
 test('readGraded names the first bad field of a graded file', () => {
-  const good = { kind: 'graded-exercise', lesson: 1, exercise: 2, title: 'Predict', verdict: 'right', at: '2026-12-06T10:00:00Z', node: '20.20.2', platform: 'linux-x64' };
+  const good = { kind: 'graded-exercise', lesson: 1, exercise: 2, title: 'Predict', verdict: 'right', at: '2026-12-06T10:00:00Z', attempt: 1, node: '20.20.2', platform: 'linux-x64' };
   assert.deepEqual(readGraded(good), good);
-  for (const [field, value] of [['lesson', 0], ['exercise', '2'], ['title', 3], ['verdict', 'maybe'], ['off', 'sideways'], ['at', 'yesterday']] as const) {
+  const { attempt: _none, ...older } = good;
+  assert.equal((readGraded(older) as { attempt: number }).attempt, 1, 'a file without an attempt number is a first attempt');
+  for (const [field, value] of [['lesson', 0], ['exercise', '2'], ['title', 3], ['verdict', 'maybe'], ['off', 'sideways'], ['at', 'yesterday'], ['attempt', 0]] as const) {
     assert.deepEqual(readGraded({ ...good, [field]: value }), { badField: field });
   }
   assert.equal((readGraded({ ...good, title: 'a\u001b[31mred' }) as { title: string }).title, 'a[31mred', 'control characters dropped');
+  // Two attempts within one millisecond: the second file (listed first, as '-' sorts before '.') still comes second.
+  const second = { ...good, verdict: 'wrong', off: 'too low', attempt: 2 } as const;
+  assert.equal(gradedCell([second, good].map((g) => readGraded(g) as GradedExercise)), '✓, ✗ too low');
 });
