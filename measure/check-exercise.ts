@@ -127,17 +127,23 @@ function checkNumber(a: NumberAnswer, text: string, grade: boolean, io: Io): Gra
   return gradedExercise(a.lesson, a.n, a.title, 'wrong', value < a.low ? 'too low' : 'too high');
 }
 
+/** Where a verdict goes, and which attempt it is (the roll-up orders attempts saved within one millisecond by it). */
+interface SaveTarget {
+  file: string;
+  attempt: number;
+}
+
 /**
  * Where this attempt's verdict goes: `file`, or in a folder (--save runs/ann) the first of
  * exercise-1.2.json, exercise-1.2-2.json, … that does not exist yet, so that a student's second
  * attempt is kept beside the first and the roll-up lists both in order. A file named with --save
- * (*.json) is written over, as asked.
+ * (*.json) is written over, as asked, as a first attempt.
  */
-function attemptFile(file: string, value: string): string {
-  if (/\.json$/i.test(value) || !existsSync(file)) return file;
+function attemptFile(file: string, value: string): SaveTarget {
+  if (/\.json$/i.test(value) || !existsSync(file)) return { file, attempt: 1 };
   for (let k = 2; ; k++) {
     const next = file.replace(/\.json$/, `-${k}.json`);
-    if (!existsSync(next)) return next;
+    if (!existsSync(next)) return { file: next, attempt: k };
   }
 }
 
@@ -145,10 +151,8 @@ function attemptFile(file: string, value: string): string {
  * Writes the verdict to `file` when --save was given (a failure to write is said, the verdict
  * stands), and turns it into the exit code: 0 right or not counted, 1 wrong.
  */
-function finish(graded: GradedExercise, file: string | undefined, io: Io): number {
-  // exercise-1.2-2.json is the second attempt (attemptFile): the roll-up orders by it within a millisecond.
-  const attempt = Number(/-(\d+)\.json$/i.exec(file ?? '')?.[1] ?? 1);
-  if (file) io.stderr.write((writeSaved(file, JSON.stringify({ ...graded, attempt }, null, 2) + '\n') ?? `saved: ${file}`) + '\n');
+function finish(graded: GradedExercise, to: SaveTarget | undefined, io: Io): number {
+  if (to) io.stderr.write((writeSaved(to.file, JSON.stringify({ ...graded, attempt: to.attempt }, null, 2) + '\n') ?? `saved: ${to.file}`) + '\n');
   return graded.verdict === 'wrong' ? EXIT.doesNotHold : EXIT.holds;
 }
 
@@ -190,21 +194,21 @@ export async function main(argv: string[], io: Io): Promise<number> {
   if (n > count) throw new KitError('KIT_ERR_USAGE', `lesson ${lesson} has ${count} exercises; got --exercise ${n}`);
   const number = findNumberAnswer(lesson, n);
   // The folder is made (and checked) once the exercise is known to be checkable, before a run starts.
-  const saveTo = () => {
+  const saveTo = (): SaveTarget | undefined => {
     if (parsed.flags.save === undefined) return undefined;
     if (parsed.flags.grade !== true) io.stderr.write('Note: without --grade this output shows the range and the answer; --save keeps only the verdict.\n');
     return attemptFile(savePath(parsed.flags.save, `exercise-${lesson}.${n}`), parsed.flags.save);
   };
   if (parsed.flags.answer !== undefined) {
     if (!number) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} has no number to check with --answer`, `numbers to check: ${numbered}`);
-    const file = saveTo();
-    return finish(checkNumber(number, String(parsed.flags.answer), parsed.flags.grade === true, io), file, io);
+    const to = saveTo();
+    return finish(checkNumber(number, String(parsed.flags.answer), parsed.flags.grade === true, io), to, io);
   }
   const exercise = findExercise(lesson, n);
   if (!exercise && number) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} is done by hand: give your number with --answer (ANSWER=<${number.unit}>)`, `asked: ${number.ask}`);
   if (!exercise) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} has no run to check: it is answered in words`, `${answers(lesson)}; checkable by a run: ${checkable}`);
 
-  const file = saveTo();
+  const to = saveTo();
   const c = makeChalk(colorEnabled(io.stdout));
   const quick = parsed.flags.quick === true && exercise.quickOk;
   io.stdout.write(c.bold(`Lesson ${lesson}, exercise ${n}: ${exercise.title}`) + '\n');
@@ -223,7 +227,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   io.stdout.write('\n');
   const outcome = exercise.check(results);
   io.stdout.write(runReport(lesson, outcome, grade, colorEnabled(io.stdout)));
-  return finish(gradedExercise(lesson, n, exercise.title, outcome.cannotShow ? 'not-counted' : outcome.held ? 'right' : 'wrong'), file, io);
+  return finish(gradedExercise(lesson, n, exercise.title, outcome.cannotShow ? 'not-counted' : outcome.held ? 'right' : 'wrong'), to, io);
 }
 
 await runIfMain(import.meta, main);

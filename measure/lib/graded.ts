@@ -26,8 +26,8 @@ export interface GradedExercise {
   platform: string;
 }
 
-/** A record for the exercise just checked, stamped with this process's time, Node and platform. */
-export function gradedExercise(lesson: number, exercise: number, title: string, verdict: GradedVerdict, off?: GradedExercise['off'], attempt = 1): GradedExercise {
+/** A record for the exercise just checked, stamped with this process's time, Node and platform; a first attempt until check-exercise says otherwise. */
+export function gradedExercise(lesson: number, exercise: number, title: string, verdict: GradedVerdict, off?: GradedExercise['off']): GradedExercise {
   return {
     kind: 'graded-exercise',
     lesson,
@@ -36,7 +36,7 @@ export function gradedExercise(lesson: number, exercise: number, title: string, 
     verdict,
     ...(off ? { off } : {}),
     at: new Date().toISOString(),
-    attempt,
+    attempt: 1,
     node: process.versions.node,
     platform: `${process.platform}-${process.arch}`,
   };
