@@ -1,7 +1,7 @@
 /**
  * Lesson 8 · autoscaling: a fixed closed-loop workload against a cluster whose workers each get a
  * CPU quota (0.25 core by default), first with a fixed single worker, then with the HPA-style
- * autoscaler in the cluster primary (servers/lib/hpa.ts) adding and removing workers.
+ * autoscaler in the cluster primary (core/hpa.ts) adding and removing workers.
  *
  * Scenarios, each on a fresh cluster:
  *   fixed-1w-10u   1 worker, 10 users        the baseline p95
@@ -13,7 +13,7 @@
  * worker's CPU utilization (CPU time / quota, from process.cpuUsage() in the worker).
  */
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { DEFAULT_HPA, DEFAULT_SYNC_MS } from '../servers/lib/hpa.ts';
+import { DEFAULT_HPA, DEFAULT_SYNC_MS } from '../core/hpa.ts';
 import { formatCost } from '../servers/lib/scrypt-cost.ts';
 import { SIGNUP_COST } from '../servers/lib/workload-routes.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';

@@ -8,7 +8,7 @@
  * sends the busy replica none of them.
  */
 import { defineCommand } from '../lib/cli.ts';
-import { POLICIES } from '../servers/lib/policies.ts';
+import { POLICIES } from '../core/policies.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { probe, probeOk } from './lib/probe.ts';
 import { balancerKind, LB_FLAG, servedByReplica, startBalancer, startReplicas, type BalancerKind, type Replica } from './lib/topology.ts';

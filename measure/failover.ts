@@ -12,7 +12,7 @@
  */
 import { openDatabase } from '../servers/lib/sqlite.ts';
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { isPolicy, POLICIES, type Policy } from '../servers/lib/policies.ts';
+import { isPolicy, POLICIES, type Policy } from '../core/policies.ts';
 import { KitError } from '../lib/errors.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { median } from '../results/latency.ts';

@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { defineCommand } from '../lib/cli.ts';
-import type { BalancerPolicy } from '../servers/lib/policies.ts';
+import type { BalancerPolicy } from '../core/policies.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { createLatencyHistogram, recordMs, summarize } from '../results/latency.ts';
 import { probe } from './lib/probe.ts';

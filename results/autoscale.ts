@@ -6,7 +6,7 @@
  * A steady p95 is over every request completed in those seconds, a steady req/s their mean.
  */
 import type { WorkerThrottle } from '../servers/lib/cluster-messages.ts';
-import type { HpaConfig } from '../servers/lib/hpa.ts';
+import type { HpaConfig } from '../core/hpa.ts';
 import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
 import { line } from './shape.ts';
 import { scenarioCharts } from './autoscale-charts.ts';

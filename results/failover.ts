@@ -4,7 +4,7 @@
  * then the kill again without retries, and a kill during POST /users. Pure functions only.
  */
 import type { TimelineSecond } from './timeline.ts';
-import { FAILOVER_DEFAULTS } from '../servers/lib/failover.ts';
+import { FAILOVER_DEFAULTS } from '../core/failover.ts';
 import { fmtMs, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from './format.ts';
 import { renderTimeline } from './timeline.ts';
 import { line } from './shape.ts';

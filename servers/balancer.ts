@@ -1,7 +1,7 @@
 /**
  * The kit's own load balancer (HTTP, layer 7): picks a replica for every request with one of the
- * policies in servers/lib/policies.ts, and forwards it over a keep-alive connection pool (undici).
- * The picking and the failover rules (servers/lib/failover.ts) are the lesson; the proxying is undici's.
+ * policies in core/policies.ts, and forwards it over a keep-alive connection pool (undici).
+ * The picking and the failover rules (core/failover.ts) are the lesson; the proxying is undici's.
  *
  *   any path            forwarded to the chosen replica; the answer gets `x-upstream-addr`
  *   GET /__lb/stats     requests, in flight, failures and health per replica; requests retried
@@ -27,7 +27,7 @@ import http from 'node:http';
 import { defineCommand } from '../lib/cli.ts';
 import { sendJson } from './lib/http.ts';
 import { failStartup, serve, serverFlags } from './lib/main.ts';
-import { BALANCER_POLICIES, isBalancerPolicy } from './lib/policies.ts';
+import { BALANCER_POLICIES, isBalancerPolicy } from '../core/policies.ts';
 import { Balancer } from './lib/balancer-core.ts';
 import { forward } from './lib/forward.ts';
 import { balancerFlags, balancerOptions, twoChoicesSampling } from './lib/upstreams.ts';

@@ -48,7 +48,7 @@ import { rollingRestart } from './lib/cluster-rolling.ts';
 import { Supervisor } from './lib/cluster-supervisor.ts';
 import { runWorker } from './lib/cluster-worker.ts';
 import { CPU_SAMPLE_MS, quotaMode, QUOTA_PERIOD_MS, QUOTA_PERIOD_RANGE_MS } from './lib/cpu-quota.ts';
-import { DEFAULT_HPA, DEFAULT_SYNC_MS, METRIC_WINDOW_SYNCS, validateHpaConfig, type HpaConfig } from './lib/hpa.ts';
+import { DEFAULT_HPA, DEFAULT_SYNC_MS, METRIC_WINDOW_SYNCS, validateHpaConfig, type HpaConfig } from '../core/hpa.ts';
 import { exitWithLauncher } from './lib/lifeline.ts';
 import { failStartup, serverFlags } from './lib/main.ts';
 import { formatCost, HEAVY_COST, heavyCostFrom, parseCost } from './lib/scrypt-cost.ts';

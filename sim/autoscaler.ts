@@ -1,10 +1,10 @@
 /**
- * The simulated autoscaler: the cluster primary's own HPA rule (servers/lib/hpa.ts decide()),
+ * The simulated autoscaler: the cluster primary's own HPA rule (core/hpa.ts decide()),
  * every sync period, on each replica's event-loop utilization read as the lab's primary reads
  * it: busy time over the last METRIC_WINDOW_SYNCS periods, none from before it was ready. No
  * Node.js APIs.
  */
-import { decide, initialHpaState, METRIC_WINDOW_SYNCS, type HpaState } from '../servers/lib/hpa.ts';
+import { decide, initialHpaState, METRIC_WINDOW_SYNCS, type HpaState } from '../core/hpa.ts';
 import { retire, start } from './replica.ts';
 import { Ev, isFrozen, type World } from './world.ts';
 

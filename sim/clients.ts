@@ -3,7 +3,6 @@
  * next request a think time after its last answer), and the path to the balancer (a delay, a
  * queue or both). No Node.js APIs.
  */
-import { tryNext } from './balancer.ts';
 import { exponential } from './rng.ts';
 import { Ev, REFUSED_MS, type Request, type World } from './world.ts';
 
@@ -16,7 +15,7 @@ export function send(w: World, client: number): void {
   if (w.pathQueue) reach = w.pathFreeAt = Math.max(w.now, w.pathFreeAt) + w.pathQueue();
   if (w.pathDelay) reach += w.pathDelay();
   if (reach > w.now) w.at(reach, Ev.Reach, 0, undefined, req);
-  else tryNext(w, req);
+  else w.wire.route(w, req);
 }
 
 /** The next open-loop arrival, while the load lasts. */

@@ -5,7 +5,7 @@
  *   empirical    a value drawn uniformly from `valuesMs`, e.g. evenly spaced quantiles of a
  *                measured histogram (results/latency.ts quantilesMs), which reproduces it
  */
-import type { Rng } from '../servers/lib/policies.ts';
+import type { Rng } from '../core/policies.ts';
 import { exponential } from './rng.ts';
 
 export type Dist =

@@ -15,7 +15,7 @@
  *   - faults on a timeline: kill (SIGKILL: in-flight tries reset, connections refused), freeze /
  *     thaw (SIGSTOP / SIGCONT: nothing progresses, tries time out), stop (SIGTERM: refuse new
  *     connections, drain, exit), add / remove replicas, and hogs that block a replica's event loop;
- *   - an autoscaler (servers/lib/hpa.ts, the cluster primary's own decide()) that adds and retires
+ *   - an autoscaler (core/hpa.ts, the cluster primary's own decide()) that adds and retires
  *     replicas from their event-loop utilization.
  * The model has no cost for the balancer, the kernel or the load generator unless `pathDelay`
  * gives one (a delay without a queue) or `pathQueue` does (a queue: in the lab they share the

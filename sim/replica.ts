@@ -8,9 +8,7 @@
  * only needs its next completion in the event queue; a freeze or a kill re-plans the affected
  * jobs. No Node.js APIs.
  */
-import { recordSuccess } from '../servers/lib/failover.ts';
-import { fail } from './balancer.ts';
-import { finish } from './clients.ts';
+import { recordSuccess } from '../core/failover.ts';
 import { Ev, isFrozen, servesOpenConnections, type Job, type Replica, type Request, type World } from './world.ts';
 
 /** Fixes `job`'s start and end on its replica's loop (and pool) from `from` on, and books its busy and queue time. */
@@ -129,7 +127,7 @@ export function complete(w: World, job: Job): void {
       w.setLive(r, -1);
       recordSuccess(r.health, job.probe);
       if (w.measuring) r.served++;
-      finish(w, job.req, 200);
+      w.wire.answer(w, job.req, 200);
     }
   } else {
     if (w.measuring) r.hogServed++;
@@ -148,7 +146,7 @@ export function timeout(w: World, job: Job): void {
   if (w.now >= w.warmupMs) w.metrics.timeouts++;
   const r = job.replica;
   w.setLive(r, -1);
-  fail(w, job.req!, r, 'timeout');
+  w.wire.fail(w, job.req!, r, 'timeout');
 }
 
 function inFlightTries(r: Replica): number {
@@ -177,7 +175,7 @@ export function kill(w: World, r: Replica): void {
       job.settled = 1;
       r.cut++;
       w.setLive(r, -1);
-      fail(w, job.req, r, 'reset');
+      w.wire.fail(w, job.req, r, 'reset');
     }
   }
 }

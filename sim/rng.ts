@@ -5,7 +5,7 @@
  * below anything a latency table can show.
  */
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
-import type { Rng } from '../servers/lib/policies.ts';
+import type { Rng } from '../core/policies.ts';
 
 const TWO_TO_32 = 0x1_0000_0000;
 

@@ -7,7 +7,7 @@
 import { summarize, type LatencySummary } from '../results/latency.ts';
 import { Autoscaler } from './autoscaler.ts';
 import { fail, refresh, tryNext } from './balancer.ts';
-import { arrival, send } from './clients.ts';
+import { arrival, finish, send } from './clients.ts';
 import { complete, enqueue, freeze, kill, ready, retire, start, stop, thaw, timeout } from './replica.ts';
 import { exponential } from './rng.ts';
 import { SIM_POLICIES, type FaultAction, type SimConfig, type SimPolicy, type SimResult, type TimelineEvent } from './types.ts';
@@ -50,7 +50,7 @@ export class SimSession {
     validate(config);
     this.config = config;
     this.events = [...(config.events ?? [])];
-    this.world = new World({ ...config, events: this.events });
+    this.world = new World({ ...config, events: this.events }, { route: tryNext, answer: finish, enqueue, fail });
     for (let i = 0; i < config.replicas; i++) this.world.addReplica('up');
     schedule(this.world);
   }

@@ -3,8 +3,8 @@
  * (SimResult). sim/engine.ts runs one; the scenarios and the Traffic Lab build these.
  * No Node.js APIs.
  */
-import type { HpaConfig, HpaReason } from '../servers/lib/hpa.ts';
-import { POLICIES } from '../servers/lib/policies.ts';
+import type { HpaConfig, HpaReason } from '../core/hpa.ts';
+import { POLICIES } from '../core/policies.ts';
 import type { LatencySummary } from '../results/latency.ts';
 import type { Dist } from './dist.ts';
 

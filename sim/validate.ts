@@ -1,5 +1,5 @@
 /** The checks a SimConfig must pass before it is run. No Node.js APIs. */
-import { validateHpaConfig } from '../servers/lib/hpa.ts';
+import { validateHpaConfig } from '../core/hpa.ts';
 import { SIM_POLICIES, type SimConfig } from './types.ts';
 
 /** Throws a RangeError naming the first setting that makes no sense. */

@@ -4,9 +4,9 @@
  * and the samplers drawn from it, and the replicas. No Node.js APIs.
  */
 import TinyQueue from 'tinyqueue';
-import type { Candidate } from '../servers/lib/choose.ts';
-import { FAILOVER_DEFAULTS, newHealth, type FailureKind, type HealthRules } from '../servers/lib/failover.ts';
-import { ipHashKey, PICKERS, roundRobin, type Picker, type Rng } from '../servers/lib/policies.ts';
+import type { Candidate } from '../core/choose.ts';
+import { FAILOVER_DEFAULTS, newHealth, type FailureKind, type HealthRules } from '../core/failover.ts';
+import { ipHashKey, PICKERS, roundRobin, type Picker, type Rng } from '../core/policies.ts';
 import { sampler } from './dist.ts';
 import { Metrics } from './metrics.ts';
 import { seededRng } from './rng.ts';
@@ -125,6 +125,23 @@ export const servesOpenConnections = (r: Replica): boolean => r.state === 'up' |
 /** What a refused connection costs the balancer before it can try elsewhere, ms (a loopback connect and its reset). */
 export const REFUSED_MS = 0.1;
 
+/**
+ * The four steps the parts of the simulation call on one another: a client's request goes to the
+ * balancer (route), which sends a try to a replica (enqueue); the replica answers the client
+ * (answer) or the try fails back to the balancer (fail). sim/session.ts wires them, so clients.ts,
+ * balancer.ts and replica.ts import only world.ts and one another's module graph has no cycle.
+ */
+export interface Wiring {
+  /** balancer.ts tryNext: picks a replica for the request's next try. */
+  route(w: World, req: Request): void;
+  /** clients.ts finish: the client has its answer (`none`: no replica was even tried). */
+  answer(w: World, req: Request, status: number, none?: boolean): void;
+  /** replica.ts enqueue: a try (or a hog's request, req undefined) reaches replica `r`. */
+  enqueue(w: World, r: Replica, req: Request | undefined, hog: number, probe: boolean): void;
+  /** balancer.ts fail: a try failed with `kind`. */
+  fail(w: World, req: Request, r: Replica, kind: FailureKind): void;
+}
+
 export class World {
   readonly config: SimConfig;
   readonly seed: number;
@@ -159,8 +176,12 @@ export class World {
   cursor = 0;
   private seq = 0;
 
-  constructor(config: SimConfig) {
+  /** The steps the parts call on one another (see Wiring). */
+  readonly wire: Wiring;
+
+  constructor(config: SimConfig, wire: Wiring) {
     this.config = config;
+    this.wire = wire;
     this.seed = config.seed ?? 1;
     this.rng = seededRng(this.seed);
     this.bucketMs = config.bucketMs ?? 1000;

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { ROOT } from './paths.ts';
 
 /** The folders whose TypeScript the servers import. */
-const SOURCES = ['servers', 'lib', 'results'];
+const SOURCES = ['servers', 'core', 'lib', 'results'];
 const CACHE = path.join(ROOT, 'node_modules', '.cache', 'nsl');
 
 function sourceFiles(): string[] {

@@ -16,7 +16,7 @@
  * balancer to the two healthy replicas only (app3 taken out by hand). `calibrate`, when given,
  * runs after the rounds with the hog still running (sim-vs-lab measures service times there).
  */
-import { POLICIES, type Policy } from '../../servers/lib/policies.ts';
+import { POLICIES, type Policy } from '../../core/policies.ts';
 import type { RunContext } from './experiment.ts';
 import { createLatencyHistogram, quantilesMs, type LatencySummary } from '../../results/latency.ts';
 import { addSlice, newLoadTally, sliceOf, summarizeLoadTally, type LoadTally } from './tally.ts';

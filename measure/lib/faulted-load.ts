@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { summarizeAccessLog, type AccessSummary } from '../../servers/lib/access-log.ts';
-import type { BalancerPolicy } from '../../servers/lib/policies.ts';
+import type { BalancerPolicy } from '../../core/policies.ts';
 import type { Lab } from './lab.ts';
 import { runLoad, startLoad, type LoadOptions, type LoadResult } from './load.ts';
 import { withoutLeadIn } from './lead-in.ts';

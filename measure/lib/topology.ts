@@ -6,9 +6,9 @@ import type { Lab } from './lab.ts';
 import type { ServerProcess } from './launch.ts';
 import path from 'node:path';
 import { KitError } from '../../lib/errors.ts';
-import type { BalancerPolicy } from '../../servers/lib/policies.ts';
+import type { BalancerPolicy } from '../../core/policies.ts';
 import { probeOk } from './probe.ts';
-import { parseRetryLine } from '../../servers/lib/failover.ts';
+import { parseRetryLine } from '../../core/failover.ts';
 
 export const BALANCERS = ['builtin', 'nginx'] as const;
 export type BalancerKind = (typeof BALANCERS)[number];

@@ -6,9 +6,9 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import type http from 'node:http';
-import { admission, newHealth, type HealthState } from './failover.ts';
-import { chooseReplica } from './choose.ts';
-import { ipHashKey, PICKERS, pickByKey, powerOfTwoChoicesWithReplacement, roundRobin, type BalancerPolicy, type Picker, type ReplicaLoad } from './policies.ts';
+import { admission, newHealth, type HealthState } from '../../core/failover.ts';
+import { chooseReplica } from '../../core/choose.ts';
+import { ipHashKey, PICKERS, pickByKey, powerOfTwoChoicesWithReplacement, roundRobin, type BalancerPolicy, type Picker, type ReplicaLoad } from '../../core/policies.ts';
 import { parseUpstreamList, UPSTREAM_IDLE_MS, type BalancerOptions, type TwoChoicesSampling } from './upstreams.ts';
 import { KitError } from '../../lib/errors.ts';
 import { AccessLogWriter } from './access-log.ts';

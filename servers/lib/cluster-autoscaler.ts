@@ -7,7 +7,7 @@
 import { wallMs } from './cpu-quota.ts';
 import type { QuotaDelivery } from './cluster-quota.ts';
 import type { Supervisor } from './cluster-supervisor.ts';
-import { decide, initialHpaState, METRIC_WINDOW_SYNCS, type HpaConfig, type WorkerSample } from './hpa.ts';
+import { decide, initialHpaState, METRIC_WINDOW_SYNCS, type HpaConfig, type WorkerSample } from '../../core/hpa.ts';
 
 /** Starts syncing every `syncMs`; the timer does not keep the primary alive. */
 export function startAutoscaler(s: Supervisor, quota: QuotaDelivery, config: HpaConfig, syncMs: number): void {

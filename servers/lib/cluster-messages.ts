@@ -4,7 +4,7 @@
  * primary. The primary sends them; the experiments, the tests and the Traffic Lab read them with
  * the `isEvent` guard instead of declaring the shapes again.
  */
-import type { HpaReason } from './hpa.ts';
+import type { HpaReason } from '../../core/hpa.ts';
 import type { CpuSample, PauseRequest } from './cpu-quota.ts';
 
 /** Launcher → primary. */

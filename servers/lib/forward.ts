@@ -1,6 +1,6 @@
 /**
  * One request through the kit's balancer: read its body, try replicas until one answers or the
- * failover rules (servers/lib/failover.ts) say stop, then relay the answer. Nothing is retried once
+ * failover rules (core/failover.ts) say stop, then relay the answer. Nothing is retried once
  * a replica's headers have arrived.
  */
 import type http from 'node:http';
@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
 import type { Dispatcher } from 'undici';
 import { HttpError, sendJson } from './http.ts';
-import { classifyError, failureStatus, mayRetry, recordFailure, recordSuccess, retryLine, triesAllowed, type Attempt, type FailureKind } from './failover.ts';
+import { classifyError, failureStatus, mayRetry, recordFailure, recordSuccess, retryLine, triesAllowed, type Attempt, type FailureKind } from '../../core/failover.ts';
 import type { Balancer, Upstream } from './balancer-core.ts';
 import { CLIENT_CLOSED, type AccessLogWriter } from './access-log.ts';
 import { requestWhenSent } from './upstream-timers.ts';

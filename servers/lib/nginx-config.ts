@@ -13,9 +13,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { KitError } from '../../lib/errors.ts';
-import type { BalancerPolicy } from './policies.ts';
+import type { BalancerPolicy } from '../../core/policies.ts';
 import type { FailoverOptions } from './upstreams.ts';
-import { retryLine } from './failover.ts';
+import { retryLine } from '../../core/failover.ts';
 import { NGINX_ACCESS_FORMAT } from './access-log.ts';
 
 export const NGINX_METHOD: Record<BalancerPolicy, string> = {

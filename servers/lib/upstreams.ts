@@ -2,8 +2,8 @@
 import path from 'node:path';
 import { KitError } from '../../lib/errors.ts';
 import { intFlag, type FlagSpecs } from '../../lib/cli.ts';
-import { FAILOVER_DEFAULTS } from './failover.ts';
-import { BALANCER_POLICIES, isBalancerPolicy, type BalancerPolicy } from './policies.ts';
+import { FAILOVER_DEFAULTS } from '../../core/failover.ts';
+import { BALANCER_POLICIES, isBalancerPolicy, type BalancerPolicy } from '../../core/policies.ts';
 
 /** --policy, --upstream, --port, --keepalive and the failover flags, with `defaultPort`. */
 export function balancerFlags(defaultPort: number) {

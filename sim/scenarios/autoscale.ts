@@ -1,6 +1,6 @@
 /**
  * Simulated `autoscale` (lesson 8): closed-loop users against one worker, then against workers
- * the cluster primary's own controller (servers/lib/hpa.ts decide(), lesson defaults) adds and
+ * the cluster primary's own controller (core/hpa.ts decide(), lesson defaults) adds and
  * retires. The model of the lab's workload, stated so it can be argued with:
  *   - each worker has 0.25 core, so a request's time on its event loop is its CPU time × 4;
  *   - a user's requests cost 1.1 ms of CPU on average (exponential), with 65 ms of think time on
@@ -10,7 +10,7 @@
  * node:cluster hands connections round robin; the users open a new connection per iteration, so
  * the balancer here is round robin too.
  */
-import { DEFAULT_HPA, DEFAULT_SYNC_MS, type HpaConfig } from '../../servers/lib/hpa.ts';
+import { DEFAULT_HPA, DEFAULT_SYNC_MS, type HpaConfig } from '../../core/hpa.ts';
 import { fmtMs, fmtRate, makeChalk, makeTable, textThenNumbers } from '../../results/format.ts';
 import { exp } from '../dist.ts';
 import { simulate, type SimConfig, type SimResult } from '../engine.ts';

@@ -4,7 +4,7 @@
  * balancer, once per policy. measure/sim-vs-lab.ts runs the same configs with measured service
  * times instead of these defaults.
  */
-import { POLICIES, type Policy } from '../../servers/lib/policies.ts';
+import { POLICIES, type Policy } from '../../core/policies.ts';
 import { DEGRADED_SPEC, render, type DegradedResult } from '../../results/degraded.ts';
 import { fixed, meanOf, withStalls, type Dist } from '../dist.ts';
 import { simulate, type SimConfig, type SimResult } from '../engine.ts';

@@ -11,7 +11,7 @@
  * 11(1), 2000) shows this for the supermarket model; the simulation shows it with the balancer's
  * own pickers.
  */
-import { POLICIES } from '../../servers/lib/policies.ts';
+import { POLICIES } from '../../core/policies.ts';
 import { fmtMs, makeChalk, makeTable, textThenNumbers } from '../../results/format.ts';
 import { exp } from '../dist.ts';
 import { simulate, type SimResult } from '../engine.ts';

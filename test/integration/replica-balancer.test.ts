@@ -13,7 +13,7 @@ import { probe } from '../../measure/lib/probe.ts';
 import { startBalancer, startReplicas, type Replica } from '../../measure/lib/topology.ts';
 import { NGINX_METHOD, renderNginxConfig } from '../../servers/lib/nginx-config.ts';
 import { FAILOVER_DEFAULTS } from '../../servers/lib/upstreams.ts';
-import { POLICIES } from '../../servers/lib/policies.ts';
+import { POLICIES } from '../../core/policies.ts';
 import { failOnWarnings, holdPort, ROOT, runScript } from '../helpers.ts';
 
 failOnWarnings();

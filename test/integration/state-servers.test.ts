@@ -13,7 +13,7 @@ import { Lab } from '../../measure/lib/lab.ts';
 import { probe } from '../../measure/lib/probe.ts';
 import { startBalancer, type Replica } from '../../measure/lib/topology.ts';
 import { acceptsErrorLogSwitch, findNginx, nginxVersion, renderNginxConfig } from '../../servers/lib/nginx-config.ts';
-import { hashKey, ipHashKey, pickByKey } from '../../servers/lib/policies.ts';
+import { hashKey, ipHashKey, pickByKey } from '../../core/policies.ts';
 import { createToken } from '../../servers/lib/session-token.ts';
 import { FAILOVER_DEFAULTS } from '../../servers/lib/upstreams.ts';
 import { failOnWarnings, skipUnless, holdPort, ROOT, runScript } from '../helpers.ts';

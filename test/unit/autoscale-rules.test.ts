@@ -1,11 +1,11 @@
-// Proves the autoscaler's rules (servers/lib/hpa.ts) with an injected clock and invented
+// Proves the autoscaler's rules (core/hpa.ts) with an injected clock and invented
 // utilizations: the HPA formula and its tolerance, clamping, the scale-up limit, the scale-down
 // stabilization window, starting workers left out; and, against a simulated closed plant, that it
 // settles without flapping, that a start-up burst does not drive it to max, and that it never
 // exceeds max. Also the CPU quota's pure parts (the throttle's bucket, utilization from reports).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decide, DEFAULT_HPA, initialHpaState, validateHpaConfig, type HpaConfig, type WorkerSample } from '../../servers/lib/hpa.ts';
+import { decide, DEFAULT_HPA, initialHpaState, validateHpaConfig, type HpaConfig, type WorkerSample } from '../../core/hpa.ts';
 import { parseCpuStat, utilizationFrom, type CpuSample } from '../../servers/lib/cpu-quota.ts';
 import { periodStep, throttleStep } from '../../servers/lib/cpu-throttle.ts';
 import { failOnWarnings } from '../helpers.ts';

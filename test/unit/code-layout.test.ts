@@ -1,6 +1,9 @@
 // Keeps the code easy to change: no source file over 300 lines, no function over 80, and each
-// layer imports only the layers below it (lib ← servers ← results ← sim ← measure ← web), so the
-// simulator and the reports never depend on the lab's process handling. Keeps the tests in their
+// layer imports only the layers below it (lib and core ← servers ← results ← sim ← measure ← web),
+// so the simulator and the reports never depend on the lab's process handling. core/ holds the rules
+// the balancer, the cluster and the simulator share (picking, the choice step, failover, the HPA
+// rule): it imports nothing but itself and uses no Node global, so the simulator runs the lab's
+// own code in a browser and a test can drive every rule with an injected clock. Keeps the tests in their
 // tiers: every test file is in one of the tier folders the Makefile runs, and a unit test (they all
 // share one process, test/run-unit.ts) imports nothing that starts a process and no file-level hook.
 import { test } from 'node:test';
@@ -16,13 +19,16 @@ const MAX_FILE_LINES = 300;
 const MAX_FUNCTION_LINES = 80;
 /** Each top-level folder, with the folders it may import from. */
 const LAYERS: Record<string, readonly string[]> = {
+  core: [],
   lib: [],
-  servers: ['lib'],
-  results: ['lib', 'servers'],
-  sim: ['lib', 'servers', 'results'],
-  measure: ['lib', 'servers', 'results', 'sim'],
-  web: ['lib', 'servers', 'results', 'sim', 'measure'],
+  servers: ['lib', 'core'],
+  results: ['lib', 'core', 'servers'],
+  sim: ['lib', 'core', 'servers', 'results'],
+  measure: ['lib', 'core', 'servers', 'results', 'sim'],
+  web: ['lib', 'core', 'servers', 'results', 'sim', 'measure'],
 };
+/** Globals that tie code to Node or to a clock: core/ takes time and randomness as arguments. */
+const IMPURE_GLOBALS = new Set(['process', 'Buffer', 'require', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask', 'fetch', 'globalThis', 'performance', 'Date', 'Math.random']);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir)).flatMap((e) => {
@@ -65,6 +71,71 @@ export function layerProblems(file: string, text: string): string[] {
     if (target in LAYERS && !allowed.has(target)) problems.push(`${file} imports ${spec} (${own} may use ${[...allowed].join(', ')})`);
   }
   return problems;
+}
+
+/**
+ * What makes a core/ file impure: an import from outside core/ (a package or a Node module
+ * included), or a global that does I/O, keeps time or draws random numbers.
+ */
+export function coreProblems(file: string, text: string): string[] {
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const problems: string[] = [];
+  const visit = (n: ts.Node) => {
+    if ((ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) && n.moduleSpecifier) {
+      const spec = (n.moduleSpecifier as ts.StringLiteral).text;
+      const target = spec.startsWith('.') ? path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)) : spec;
+      if (!target.startsWith('core/')) problems.push(`${file} imports ${spec}: core/ imports only core/`);
+    } else if (ts.isPropertyAccessExpression(n) && n.getText(sf) === 'Math.random') {
+      problems.push(`${file} uses Math.random: core/ takes an rng argument`);
+    } else if (ts.isIdentifier(n) && IMPURE_GLOBALS.has(n.text) && !ts.isPropertyAccessExpression(n.parent) && !ts.isPropertyAssignment(n.parent)) {
+      problems.push(`${file} uses ${n.text}: core/ takes time and I/O as arguments`);
+    } else if (ts.isIdentifier(n) && IMPURE_GLOBALS.has(n.text) && ts.isPropertyAccessExpression(n.parent) && n.parent.expression === n) {
+      problems.push(`${file} uses ${n.text}: core/ takes time and I/O as arguments`);
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return problems;
+}
+
+/**
+ * The files each file imports for values (type-only imports left out), from the texts of `files`
+ * (paths with / between folders).
+ */
+export function valueImports(files: Record<string, string>): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const [file, text] of Object.entries(files)) {
+    const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const targets: string[] = [];
+    for (const st of sf.statements) {
+      if (!(ts.isImportDeclaration(st) || ts.isExportDeclaration(st)) || !st.moduleSpecifier) continue;
+      if (ts.isImportDeclaration(st) ? st.importClause?.isTypeOnly : st.isTypeOnly) continue;
+      const spec = (st.moduleSpecifier as ts.StringLiteral).text;
+      if (spec.startsWith('.')) targets.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)));
+    }
+    graph.set(file, targets);
+  }
+  return graph;
+}
+
+/** Each import cycle in `graph`, as its files in import order (one list per cycle, from a depth-first walk). */
+export function importCycles(graph: Map<string, string[]>): string[][] {
+  const cycles: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const walk = (file: string) => {
+    state.set(file, 'open');
+    stack.push(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!graph.has(next)) continue;
+      if (state.get(next) === 'open') cycles.push(stack.slice(stack.indexOf(next)));
+      else if (!state.has(next)) walk(next);
+    }
+    stack.pop();
+    state.set(file, 'done');
+  };
+  for (const file of [...graph.keys()].sort()) if (!state.has(file)) walk(file);
+  return cycles;
 }
 
 /** The folders of test/ whose *.test.ts files the Makefile runs, each in its tier. */
@@ -146,6 +217,49 @@ test('each layer imports only the layers below it', () => {
   assert.deepEqual(problems, []);
 });
 
+test('core/ imports only core/ and uses no Node global, clock or random number', () => {
+  const problems = sourceFiles('core').flatMap((f) => coreProblems(f.split(path.sep).join('/'), readFileSync(path.join(ROOT, f), 'utf8')));
+  assert.ok(sourceFiles('core').length >= 4, 'core/ holds the shared rules');
+  assert.deepEqual(problems, []);
+});
+
+test('no source file imports itself back through others (value imports)', () => {
+  const files = Object.fromEntries(Object.keys(LAYERS).flatMap(sourceFiles).map((f) => [f.split(path.sep).join('/'), readFileSync(path.join(ROOT, f), 'utf8')]));
+  assert.deepEqual(importCycles(valueImports(files)), []);
+});
+
+test('the cycle check finds a cycle of three and ignores type-only imports', () => {
+  const files = {
+    'sim/a.ts': "import { b } from './b.ts';\nimport type { D } from './d.ts';",
+    'sim/b.ts': "import { c } from './c.ts';",
+    'sim/c.ts': "import { a, type A } from './a.ts';",
+    'sim/d.ts': "import type { A } from './a.ts';\nexport type { B } from './b.ts';",
+  };
+  assert.deepEqual(importCycles(valueImports(files)), [['sim/a.ts', 'sim/b.ts', 'sim/c.ts']]);
+  assert.deepEqual(importCycles(valueImports({ ...files, 'sim/c.ts': "import type { A } from './a.ts';" })), []);
+});
+
+test('the core check finds an outside import, a Node module, a package, a global, the clock and Math.random', () => {
+  const text = [
+    "import { a } from './policies.ts';",
+    "import { b } from '../servers/lib/http.ts';",
+    "import { readFileSync } from 'node:fs';",
+    "export { c } from 'tinyqueue';",
+    '// process.env in a comment is fine',
+    "const s = 'Date.now() in a string is fine';",
+    'export const now = () => Date.now() + process.hrtime()[0] + Math.random();',
+    'export const o = { process: 1 }.process;',
+  ].join('\n');
+  assert.deepEqual(coreProblems('core/x.ts', text), [
+    'core/x.ts imports ../servers/lib/http.ts: core/ imports only core/',
+    'core/x.ts imports node:fs: core/ imports only core/',
+    'core/x.ts imports tinyqueue: core/ imports only core/',
+    'core/x.ts uses Date: core/ takes time and I/O as arguments',
+    'core/x.ts uses process: core/ takes time and I/O as arguments',
+    'core/x.ts uses Math.random: core/ takes an rng argument',
+  ]);
+});
+
 test('the checks find a long file, a long function, an arrow function and a forbidden import', () => {
   const body = Array.from({ length: 81 }, (_, i) => `  x += ${i};`).join('\n');
   const long = `function big() {\n  let x = 0;\n${body}\n}\nconst arrow = () => {\n${body}\n};\n` + '\n'.repeat(300);
@@ -156,8 +270,8 @@ test('the checks find a long file, a long function, an arrow function and a forb
   assert.match(found[2]!, /a function has 83 lines/);
   assert.deepEqual(sizeProblems('servers/a.ts', 'function small() {\n  return 1;\n}\n'), []);
   assert.deepEqual(layerProblems(path.join('sim', 'x', 'a.ts'), "import { Lab } from '../../measure/lib/lab.ts';\nimport { c } from '../../results/format.ts';\n"), [
-    `${path.join('sim', 'x', 'a.ts')} imports ../../measure/lib/lab.ts (sim may use sim, lib, servers, results)`,
+    `${path.join('sim', 'x', 'a.ts')} imports ../../measure/lib/lab.ts (sim may use sim, lib, core, servers, results)`,
   ]);
-  assert.deepEqual(layerProblems(path.join('servers', 'a.ts'), "export { x } from '../results/shape.ts';\n"), [`${path.join('servers', 'a.ts')} imports ../results/shape.ts (servers may use servers, lib)`]);
+  assert.deepEqual(layerProblems(path.join('servers', 'a.ts'), "export { x } from '../results/shape.ts';\n"), [`${path.join('servers', 'a.ts')} imports ../results/shape.ts (servers may use servers, lib, core)`]);
   assert.deepEqual(layerProblems(path.join('measure', 'a.ts'), "import { x } from '../sim/engine.ts';\n"), []);
 });

@@ -1,4 +1,4 @@
-// Proves the failover rules shared by the balancer and the simulator (servers/lib/failover.ts),
+// Proves the failover rules shared by the balancer and the simulator (core/failover.ts),
 // with an injected clock: passive health checks (max_fails within fail_timeout, one probe after the
 // rest), which failed tries may be retried (never a POST that may have been sent), and the retry
 // log line both balancers print, including nginx's log turned into it.
@@ -16,7 +16,7 @@ import {
   recordSuccess,
   retryLine,
   startProbe,
-} from '../../servers/lib/failover.ts';
+} from '../../core/failover.ts';
 import { NGINX_KEEPALIVE, nginxRetryLine } from '../../servers/lib/nginx-config.ts';
 import { UPSTREAM_IDLE_MS } from '../../servers/lib/upstreams.ts';
 import { failOnWarnings } from '../helpers.ts';

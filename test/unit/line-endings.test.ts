@@ -33,7 +33,7 @@ test('.gitattributes: every text file is checked out with LF, images are binary'
 });
 
 /** The kit's own files: its folders and root files (a student's saved runs or notes beside them are theirs). */
-const KIT_FOLDERS = ['.ci', 'docs', 'expected-output', 'instructors', 'lessons', 'lib', 'measure', 'results', 'servers', 'sim', 'test', 'web'];
+const KIT_FOLDERS = ['.ci', 'docs', 'expected-output', 'core', 'instructors', 'lessons', 'lib', 'measure', 'results', 'servers', 'sim', 'test', 'web'];
 const KIT_ROOT_FILES = ['.gitattributes', '.gitignore', 'Makefile', 'README.md', 'package.json', 'tsconfig.json'];
 
 test('no text file of the kit has a CR', () => {

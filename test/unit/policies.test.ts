@@ -14,7 +14,7 @@ import {
   roundRobin,
   type Picker,
   type ReplicaLoad,
-} from '../../servers/lib/policies.ts';
+} from '../../core/policies.ts';
 import { failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();

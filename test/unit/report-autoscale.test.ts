@@ -3,7 +3,7 @@
 // also shown a result that must fail it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_HPA } from '../../servers/lib/hpa.ts';
+import { DEFAULT_HPA } from '../../core/hpa.ts';
 import type { LatencySummary } from '../../results/latency.ts';
 import type { UsersResult } from '../../results/users.ts';
 import { calibratedThinkMs, DEMAND_VS_CAPACITY, lightLoadDisturbed, measureLightLoad, thinkNote } from '../../results/autoscale-think.ts';

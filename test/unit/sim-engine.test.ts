@@ -12,8 +12,8 @@ import { runInNewContext } from 'node:vm';
 import { REFUSED_MS, simulate, validate, type SimConfig, type SimResult, type TimelineEvent } from '../../sim/engine.ts';
 import { exp, fixed, meanOf, withStalls } from '../../sim/dist.ts';
 import { fitPath } from '../../sim/scenarios/degraded.ts';
-import { DEFAULT_HPA } from '../../servers/lib/hpa.ts';
-import { PICKERS, type Policy } from '../../servers/lib/policies.ts';
+import { DEFAULT_HPA } from '../../core/hpa.ts';
+import { PICKERS, type Policy } from '../../core/policies.ts';
 import { failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();
@@ -240,7 +240,7 @@ test('round robin over 3 equal replicas in a closed loop serves them evenly, in 
   ]);
 });
 
-test("the engine picks with the balancer's own pickers (PICKERS of servers/lib/policies.ts)", () => {
+test("the engine picks with the balancer's own pickers (PICKERS of core/policies.ts)", () => {
   const original = PICKERS['random'];
   let calls = 0;
   try {

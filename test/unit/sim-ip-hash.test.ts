@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SimSession, simulate, validate, type SimConfig } from '../../sim/engine.ts';
 import { fixed } from '../../sim/dist.ts';
-import { hashKey, ipHashKey } from '../../servers/lib/policies.ts';
+import { hashKey, ipHashKey } from '../../core/policies.ts';
 import { failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();
