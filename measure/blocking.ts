@@ -10,6 +10,7 @@ import { defineCommand, intFlag } from '../lib/cli.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { median } from '../results/latency.ts';
 import { probeOk } from './lib/probe.ts';
+import type { LoanServiceStats } from '../servers/contracts.ts';
 import { formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
 import { COST_FLAG, heavyCost } from './lib/costs.ts';
 import { caveats, hints, measures, render, shape, type BlockingBlock, type BlockingResult } from '../results/blocking.ts';
@@ -56,7 +57,7 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
     await delay(options.offsetMs); // the experiment's design, not a readiness wait
     const lights = await Promise.all(Array.from({ length: options.light }, () => probeOk(`${server.url}/books`)));
     const heavyDone = await heavy;
-    const stats = await probeOk(`${server.url}/stats`);
+    const stats = await probeOk<LoanServiceStats>(`${server.url}/stats`);
     blocks.push({
       mode,
       route,

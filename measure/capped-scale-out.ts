@@ -15,6 +15,7 @@ import type { ServerProcess } from './lib/launch.ts';
 import { runLoad } from './lib/load.ts';
 import { measureSteadily } from './lib/steady.ts';
 import { probeOk } from './lib/probe.ts';
+import type { ReplicaStats } from '../servers/contracts.ts';
 import { busyCoresBetween, cpuTimes } from './lib/machine.ts';
 import { userScenario } from './lib/user-scenario.ts';
 import { postgresCpuS, startPostgres, type Postgres } from './lib/postgres.ts';
@@ -43,18 +44,12 @@ const { counts: COUNTS, connections: CONNECTIONS } = CAPPED_SPEC;
 /** The first wave of a closed loop starts together; its answers are left out of the figures. */
 const SETTLE_S = 0.5;
 
-/** What one replica's /__replica/stats says of its CPU (µs), its writes and its quota. */
-interface ReplicaReading {
-  cpuUs: number;
-  db?: { writes: number; writeMs: number; lockWaitMs?: number; lockHeldMs?: number };
-  quota?: { mode: string; throttle?: { throttled?: number; throttledMs?: number } };
-}
-
-const readAll = (replicas: Replica[]): Promise<ReplicaReading[]> => Promise.all(replicas.map(async (r) => (await probeOk(`${r.url}/__replica/stats`)).body as ReplicaReading));
+/** What each replica's /__replica/stats says now: its CPU (µs), its writes and its quota. */
+const readAll = (replicas: Replica[]): Promise<ReplicaStats[]> => Promise.all(replicas.map(async (r) => (await probeOk<ReplicaStats>(`${r.url}/__replica/stats`)).body));
 
 /** The step's figures from the replicas' readings before and after it, over `wallMs`; `dbCpuS`: PostgreSQL's CPU seconds in the step. */
-function fromReadings(before: ReplicaReading[], after: ReplicaReading[], wallMs: number, dbCpuS: number | undefined): Pick<CappedStep, 'replicaCores' | 'throttledShare' | 'db'> {
-  const sum = (f: (r: ReplicaReading) => number) => after.reduce((n, a, i) => n + f(a) - f(before[i]!), 0);
+function fromReadings(before: ReplicaStats[], after: ReplicaStats[], wallMs: number, dbCpuS: number | undefined): Pick<CappedStep, 'replicaCores' | 'throttledShare' | 'db'> {
+  const sum = (f: (r: ReplicaStats) => number) => after.reduce((n, a, i) => n + f(a) - f(before[i]!), 0);
   const writes = sum((r) => r.db?.writes ?? 0);
   const held = sum((r) => r.db?.lockHeldMs ?? 0);
   return {

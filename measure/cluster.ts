@@ -12,6 +12,7 @@ import { defineCommand, intFlag } from '../lib/cli.ts';
 import { isEvent, type PrimaryEvent } from '../servers/lib/cluster-messages.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { probeOk } from './lib/probe.ts';
+import type { WorkerStatus } from '../servers/contracts.ts';
 import { hints, render, shape, type ClusterResult } from '../results/cluster.ts';
 import { measures, predictions } from '../results/cluster-predictions.ts';
 
@@ -47,9 +48,9 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
   progress.step(`${fresh} loans, one per fresh connection`);
   const counters: Record<string, number> = {};
   const loan = async () => {
-    const r = await probeOk(`${server.url}/loan`, { method: 'POST' });
+    const r = await probeOk<WorkerStatus>(`${server.url}/loan`, { method: 'POST' });
     counters[r.body.pid] = r.body.loanCounter;
-    return r.body.pid as number;
+    return r.body.pid;
   };
   const freshPids: number[] = [];
   for (let i = 0; i < fresh; i++) freshPids.push(await loan());
@@ -72,7 +73,7 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
   let answeredAfter = 0;
   let newWorkerCounter: number | undefined;
   for (let i = 0; i < requestsAfter; i++) {
-    const r = await probeOk(`${server.url}/status`).catch(() => undefined);
+    const r = await probeOk<WorkerStatus>(`${server.url}/status`).catch(() => undefined);
     if (!r) continue;
     answeredAfter++;
     if (r.body.pid === replaced.pid && newWorkerCounter === undefined) newWorkerCounter = r.body.loanCounter;
@@ -84,7 +85,7 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
   let reusedSocket = 0;
   try {
     for (let i = 0; i < KEEP_ALIVE; i++) {
-      const r = await probeOk(`${server.url}/status`, { agent });
+      const r = await probeOk<WorkerStatus>(`${server.url}/status`, { agent });
       keepPids.push(r.body.pid);
       if (r.reusedSocket) reusedSocket++;
     }

@@ -13,6 +13,7 @@ import { isEvent } from '../servers/lib/cluster-messages.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { startLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
+import type { LoanCount, WorkerStatus } from '../servers/contracts.ts';
 import { redisForRun, storeArgs } from './lib/stores.ts';
 import { faultedLoad } from './lib/faulted-load.ts';
 import { balancerKind, LB_FLAG, type BalancerKind } from './lib/topology.ts';
@@ -62,8 +63,8 @@ async function countOnce({ lab, progress, quick, port }: RunContext<Options>, st
   await cluster.waitForMessage(isEvent('worker-replaced'), 20_000, from);
   const views: Record<string, number> = {};
   for (let i = 0; i < 4 * WORKERS; i++) {
-    const r = await probeOk(`${cluster.url}/loans`);
-    views[String(r.body.pid)] = r.body.loans as number;
+    const r = await probeOk<WorkerStatus & LoanCount>(`${cluster.url}/loans`);
+    views[String(r.body.pid)] = r.body.loans;
   }
   await lab.stop(cluster);
   const values = Object.values(views);
@@ -98,7 +99,7 @@ async function countOnReplicas({ lab, progress, quick, port, options }: RunConte
     },
     async (t) => {
       const views: Record<string, number> = {};
-      for (const r of t.replicas.slice(0, -1)) views[r.name] = (await probeOk(`${r.url}/loans`)).body.loans as number;
+      for (const r of t.replicas.slice(0, -1)) views[r.name] = (await probeOk<LoanCount>(`${r.url}/loans`)).body.loans;
       return views;
     },
   );

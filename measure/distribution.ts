@@ -11,6 +11,7 @@ import { defineCommand } from '../lib/cli.ts';
 import { POLICIES } from '../core/policies.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { probe, probeOk } from './lib/probe.ts';
+import type { Whoami } from '../servers/contracts.ts';
 import { balancerKind, LB_FLAG, servedByReplica, startBalancer, startReplicas, type BalancerKind, type Replica } from './lib/topology.ts';
 import { pollUntil } from './lib/wait.ts';
 import { hints, render, shape, type DistributionResult, type PolicyDistribution } from '../results/distribution.ts';
@@ -33,7 +34,7 @@ const LONG_MS = 10_000;
 
 async function sequence(lb: ServerProcess): Promise<string[]> {
   const order: string[] = [];
-  for (let i = 0; i < REQUESTS; i++) order.push((await probeOk(`${lb.url}/whoami`)).body.replica as string);
+  for (let i = 0; i < REQUESTS; i++) order.push((await probeOk<Whoami>(`${lb.url}/whoami`)).body.replica);
   return order;
 }
 

@@ -13,6 +13,7 @@ import { addSlice, newLoadTally, sliceOf, summarizeLoadTally, turnOrder } from '
 import { runLoad } from './lib/load.ts';
 import { measureSteadily } from './lib/steady.ts';
 import { probeOk } from './lib/probe.ts';
+import type { LoanServiceStats } from '../servers/contracts.ts';
 import { pollUntil } from './lib/wait.ts';
 import { sweepConnections } from './lib/sweep.ts';
 import { formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
@@ -63,7 +64,7 @@ async function poolWait(ctx: RunContext<Options>, threads: number, waitForHeavy:
   heavy.forEach((h) => h.catch(() => {})); // abandoned ones fail when the server is stopped
   // The server counts pooled work it has handed to libuv: wait until all heavy ones are there.
   await pollUntil(`${HEAVY_IN_FLIGHT} heavy requests in the thread pool`, async () => {
-    const s = await probeOk(`${server.url}/stats`);
+    const s = await probeOk<LoanServiceStats>(`${server.url}/stats`);
     return s.body.pooledInFlight >= HEAVY_IN_FLIGHT ? true : undefined;
   }, 10_000);
   // /books three times in a row while the heavy ones run, the median kept: one sample of a few ms
@@ -110,7 +111,7 @@ async function throughputSweep(ctx: RunContext<Options>): Promise<PoolResult['sw
         const histogram = createLatencyHistogram();
         const load = await runLoad({ url: `${server.url}/member/verify-pooled`, connections: c, durationS: stepS / SWEEP_ROUNDS, settleS: 0, settledInto: histogram });
         // Requests the load generator left unanswered still run on the pool; the next slice starts on an idle one.
-        await pollUntil('the pool to finish the last slice\'s requests', async () => ((await probeOk(`${server.url}/stats`)).body.pooledInFlight === 0 ? true : undefined), 10_000);
+        await pollUntil('the pool to finish the last slice\'s requests', async () => ((await probeOk<LoanServiceStats>(`${server.url}/stats`)).body.pooledInFlight === 0 ? true : undefined), 10_000);
         return sliceOf(load, histogram);
       }, { progress });
       addSlice(tallies.get(c)!, slice);

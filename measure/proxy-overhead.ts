@@ -15,6 +15,7 @@ import { runLoad } from './lib/load.ts';
 import { measureSteadily } from './lib/steady.ts';
 import { createLatencyHistogram, summarize, type LatencyHistogram } from '../results/latency.ts';
 import { probeOk } from './lib/probe.ts';
+import type { ReplicaStats } from '../servers/contracts.ts';
 import { startBalancer, startReplicas, type Replica } from './lib/topology.ts';
 import { notShown, hints, render, shape, type ProxyConfig, type ProxyOverheadResult, type ProxyRun } from '../results/proxy-overhead.ts';
 import { measures, predictions } from '../results/proxy-overhead-predictions.ts';
@@ -62,8 +63,8 @@ const ROUNDS = 3;
 
 /** Connections the replica has accepted so far (this question's own included: it opens one), and its CPU time, µs. */
 async function replicaStats(replica: Replica): Promise<{ connections: number; cpuUs: number }> {
-  const body = (await probeOk(`${replica.url}/__replica/stats`)).body;
-  return { connections: body.connections as number, cpuUs: body.cpuUs as number };
+  const body = (await probeOk<ReplicaStats>(`${replica.url}/__replica/stats`)).body;
+  return { connections: body.connections, cpuUs: body.cpuUs };
 }
 
 /** What one configuration's loads in one round measured. */

@@ -9,6 +9,7 @@ import { defineCommand } from '../lib/cli.ts';
 import type { StoreKind } from '../servers/lib/state.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { probe } from './lib/probe.ts';
+import type { WorkerStatus } from '../servers/contracts.ts';
 import { redisForRun, storeArgs } from './lib/stores.ts';
 import { hints, notShown, render, shape, type LimitRun, type RateLimitResult } from '../results/rate-limit.ts';
 import { measures, predictions } from '../results/rate-limit-predictions.ts';
@@ -45,7 +46,7 @@ async function limitOnce({ lab, progress, port }: RunContext<object>, store: Sto
   let allowed = 0;
   let refused = 0;
   for (let i = 0; i < ATTEMPTS; i++) {
-    const r = await probe(`${cluster.url}/loan`, { method: 'POST', json: { member } });
+    const r = await probe<WorkerStatus>(`${cluster.url}/loan`, { method: 'POST', json: { member } });
     if (r.status === 200) {
       allowed++;
       allowedByWorker[String(r.body.pid)] = (allowedByWorker[String(r.body.pid)] ?? 0) + 1;

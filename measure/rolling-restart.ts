@@ -13,6 +13,7 @@ import { isEvent, type PrimaryEvent } from '../servers/lib/cluster-messages.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { startLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
+import type { WorkerStatus } from '../servers/contracts.ts';
 import { hints, render, shape, type RollingRestartResult } from '../results/rolling-restart.ts';
 import { measures, predictions } from '../results/rolling-restart-predictions.ts';
 
@@ -43,7 +44,7 @@ const isStep = isEvent('rolling-restart-step');
 /** The worker pids that answer `count` requests, each on a fresh connection. */
 async function answeringPids(url: string, count: number): Promise<number[]> {
   const pids = new Set<number>();
-  for (let i = 0; i < count; i++) pids.add((await probeOk(`${url}${ROUTE}`)).body.pid as number);
+  for (let i = 0; i < count; i++) pids.add((await probeOk<WorkerStatus>(`${url}${ROUTE}`)).body.pid);
   return [...pids].sort((a, b) => a - b);
 }
 

@@ -23,6 +23,7 @@ import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './l
 import { CONNECTIONS, HOG_MS, ROUNDS, runDegraded, type DegradedOptions } from './lib/degraded-run.ts';
 import { runLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
+import type { ReplicaStats } from '../servers/contracts.ts';
 import type { Replica } from './lib/topology.ts';
 import { caveats, hints, render, shape, type Calibration, type SimVsLabResult } from '../results/sim-vs-lab.ts';
 import { measures, predictions } from '../results/sim-vs-lab-predictions.ts';
@@ -55,7 +56,7 @@ async function run(ctx: RunContext<Options>): Promise<SimVsLabResult> {
   const { progress, options } = ctx;
   const calibrate = async (replicas: Replica[]) => {
     progress.step('calibration: /fast straight to app1 over 1 connection');
-    const stats = async () => (await probeOk(`${replicas[0]!.url}/__replica/stats`)).body as { cpuUs: number; served: Record<string, number> };
+    const stats = async () => (await probeOk<ReplicaStats>(`${replicas[0]!.url}/__replica/stats`)).body;
     const before = await stats();
     const load = await runLoad({ url: `${replicas[0]!.url}/fast`, connections: 1, durationS: 1, quantiles: QUANTILES });
     const after = await stats();

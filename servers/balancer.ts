@@ -26,6 +26,7 @@
 import http from 'node:http';
 import { defineCommand } from '../lib/cli.ts';
 import { sendJson } from './lib/http.ts';
+import type { UpstreamAdded } from './contracts.ts';
 import { failStartup, serve, serverFlags } from './lib/main.ts';
 import { BALANCER_POLICIES, isBalancerPolicy } from '../core/policies.ts';
 import { Balancer } from './lib/balancer-core.ts';
@@ -80,7 +81,7 @@ function admin(b: Balancer, req: http.IncomingMessage, res: http.ServerResponse)
   if (add && req.method === 'POST') {
     try {
       const up = b.add(decodeURIComponent(add[1]!));
-      sendJson(res, 200, { upstream: up.name, addr: up.addr, upstreams: b.upstreams.map((u) => u.name) });
+      sendJson(res, 200, { upstream: up.name, addr: up.addr, upstreams: b.upstreams.map((u) => u.name) } satisfies UpstreamAdded);
     } catch (err) {
       sendJson(res, 400, { error: (err as Error).message, field: 'upstream' });
     }

@@ -14,6 +14,7 @@ import http from 'node:http';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { sendJson, router } from './lib/http.ts';
+import type { LoanServiceStats, VerifyAnswer } from './contracts.ts';
 import { failStartup, serve, serverFlags } from './lib/main.ts';
 import { formatCost, hashOnEventLoop, hashOnThreadPool, HEAVY_COST, heavyCostFrom, LIGHT_COST, type ScryptCost } from './lib/scrypt-cost.ts';
 
@@ -58,7 +59,7 @@ function main(): void {
   let windowStart = performance.now();
   let pooledInFlight = 0;
 
-  const timed = (where: string, started: number) => ({ pid: process.pid, hashedOn: where, ms: round(performance.now() - started) });
+  const timed = (where: VerifyAnswer['hashedOn'], started: number) => ({ pid: process.pid, hashedOn: where, ms: round(performance.now() - started) });
   const pooled = async (res: http.ServerResponse, cost: ScryptCost, route: string) => {
     const started = performance.now();
     pooledInFlight++;
@@ -67,7 +68,7 @@ function main(): void {
     } finally {
       pooledInFlight--;
     }
-    sendJson(res, 200, { route, verified: true, ...timed('thread-pool', started) });
+    sendJson(res, 200, { route, verified: true, ...timed('thread-pool', started) } satisfies VerifyAnswer);
   };
 
   const server = http.createServer(
@@ -76,7 +77,7 @@ function main(): void {
         GET: (_req, res) => {
           const started = performance.now();
           hashOnEventLoop('correct horse battery staple', heavy);
-          sendJson(res, 200, { route: 'verify-blocking', verified: true, ...timed('event-loop', started) });
+          sendJson(res, 200, { route: 'verify-blocking', verified: true, ...timed('event-loop', started) } satisfies VerifyAnswer);
         },
       },
       '/member/verify-pooled': { GET: (_req, res) => pooled(res, heavy, 'verify-pooled') },
@@ -97,7 +98,7 @@ function main(): void {
             threadPoolSize: Number(process.env.UV_THREADPOOL_SIZE) || 4,
             pooledInFlight,
             heavyCost: formatCost(heavy),
-          });
+          } satisfies LoanServiceStats);
         },
       },
       '/stats/reset': {

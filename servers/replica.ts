@@ -45,6 +45,7 @@ import { openStateStore, stateFlags, stateOptions, stateRoutes } from './lib/sta
 import { burnCpu } from './lib/cpu-work.ts';
 import { holdSelfToQuota, type SelfQuota } from './lib/self-quota.ts';
 import { quotaCores, quotaMode, type QuotaMode } from './lib/cpu-quota.ts';
+import type { ReplicaStats } from './contracts.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file> [--commit-ms <ms>]] [--cpu-quota <cores> [--quota-mode auto|cgroup|throttle]] [--drain-deadline <ms>] [--abrupt] [--backlog <n>] [--state memory|sqlite|redis] [--state-file <file>] [--redis-url <url>] [--sessions store|token] [--session-secret <text>]',
@@ -204,8 +205,8 @@ async function main(): Promise<void> {
     const pathOnly = (req.url ?? '/').split('?')[0]!.replace(/^\/users\/[^/]+$/, '/users/:id');
     if (pathOnly === '/__replica/stats') {
       const cpu = process.cpuUsage();
-      const limited = quota ? { quota: { mode: quota.mode, cores: limits.quota, throttle: quota.stats() } } : {};
-      sendJson(res, 200, { replica: name, pid: process.pid, served, connections, cpuUs: cpu.user + cpu.system, loopDelayMs: loopDelay(), ...(db ? { db: db.stats() } : {}), ...limited });
+      const limited = quota ? { quota: { mode: quota.mode, cores: limits.quota!, throttle: quota.stats() } } : {};
+      sendJson(res, 200, { replica: name, pid: process.pid, served, connections, cpuUs: cpu.user + cpu.system, loopDelayMs: loopDelay(), ...(db ? { db: db.stats() } : {}), ...limited } satisfies ReplicaStats);
       return;
     }
     if (routes[pathOnly]) served[pathOnly] = (served[pathOnly] ?? 0) + 1; // known routes only: junk paths must not grow memory

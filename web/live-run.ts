@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { Lab } from '../measure/lib/lab.ts';
 import { sustainLoad } from '../measure/lib/load.ts';
 import { probe, probeOk, type ProbeResult } from '../measure/lib/probe.ts';
+import type { BalancerStats, ReplicaStats } from '../servers/contracts.ts';
 import { startBalancer, startReplicas, type Replica } from '../measure/lib/topology.ts';
 import { HOGS, HOG_CONNECTIONS } from '../measure/lib/degraded-run.ts';
 import { createLatencyHistogram, recordMs, summarize } from '../results/latency.ts';
@@ -39,9 +40,10 @@ interface LiveReplicaState {
  * /__replica/stats (undefined: not asked), all at once, each given STATS_TIMEOUT_MS; a request
  * that fails or comes late is undefined. web/bench.ts times the balancer with and without it.
  */
-export function readStats(lbUrl: string, replicaUrls: (string | undefined)[]): Promise<(ProbeResult | undefined)[]> {
-  const ask = (url: string) => probe(url, { timeoutMs: STATS_TIMEOUT_MS }).catch(() => undefined);
-  return Promise.all([ask(`${lbUrl}/__lb/stats`), ...replicaUrls.map((u) => (u === undefined ? undefined : ask(`${u}/__replica/stats`)))]);
+export async function readStats(lbUrl: string, replicaUrls: (string | undefined)[]): Promise<{ lb?: ProbeResult<BalancerStats>; replicas: (ProbeResult<ReplicaStats> | undefined)[] }> {
+  const ask = <T>(url: string) => probe<T>(url, { timeoutMs: STATS_TIMEOUT_MS }).catch(() => undefined);
+  const [lb, replicas] = await Promise.all([ask<BalancerStats>(`${lbUrl}/__lb/stats`), Promise.all(replicaUrls.map((u) => (u === undefined ? undefined : ask<ReplicaStats>(`${u}/__replica/stats`))))]);
+  return { lb, replicas };
 }
 
 /** Raised for an action the run cannot do now (409 to the page): no such replica, or it is already dead. */
@@ -149,10 +151,11 @@ export class LiveRun {
     const counts = this.counts;
     this.histogram = createLatencyHistogram();
     this.counts = { answers: 0, failed: 0 };
-    const [lb, ...stats] = await readStats(this.lbUrl, this.replicas.map((r) => (r.state === 'up' || r.state === 'draining' ? r.replica.url : undefined)));
+    const { lb, replicas: stats } = await readStats(this.lbUrl, this.replicas.map((r) => (r.state === 'up' || r.state === 'draining' ? r.replica.url : undefined)));
     if (this.ending && !final) return;
-    const ups: { name: string; requests: number; inFlight: number; down: boolean; resting: boolean }[] = lb?.body?.upstreams ?? [];
-    const retried: number = lb?.body?.retried ?? this.retriedBefore;
+    const lbOk = lb?.status === 200 ? lb.body : undefined;
+    const ups = lbOk?.upstreams ?? [];
+    const retried = lbOk?.retried ?? this.retriedBefore;
     const l = summarize(h);
     const all = summarize(this.runHistogram);
     this.onSecond({
@@ -165,7 +168,7 @@ export class LiveRun {
       replicas: this.replicas.map((r, i) => {
         const u = ups.find((x) => x.name === r.replica.name);
         const s = stats[i]?.status === 200 ? stats[i]!.body : undefined;
-        const cpuUs: number | undefined = s?.cpuUs;
+        const cpuUs = s?.cpuUs;
         // Over the time since the last stats that came in: a hogged replica's may have missed a second or two.
         const now = performance.now();
         const utilization = cpuUs !== undefined && r.cpuUs !== undefined ? Math.round(((cpuUs - r.cpuUs) / 1e3 / (now - r.cpuAt!)) * 100) / 100 : null;

@@ -8,12 +8,16 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { KitError } from '../../lib/errors.ts';
 
-export interface ProbeResult {
+/**
+ * One answer. `T` is the body's type as the route's server exports it (servers/contracts.ts); it
+ * is what the server promises, not checked here. Without one the body is `unknown`, to be narrowed.
+ */
+export interface ProbeResult<T = unknown> {
   status: number;
   /** Client-side duration, ms. */
   ms: number;
   /** Parsed JSON body, or the raw text when it is not JSON. */
-  body: any;
+  body: T;
   /** True when the request went over a connection that an earlier request had used. */
   reusedSocket: boolean;
   headers: http.IncomingHttpHeaders;
@@ -42,7 +46,7 @@ export function assertLoopback(url: URL): void {
 }
 
 /** Sends one request to `url` and resolves with its status, client-side time and body. */
-export function probe(url: string, opts: ProbeOptions = {}): Promise<ProbeResult> {
+export function probe<T = unknown>(url: string, opts: ProbeOptions = {}): Promise<ProbeResult<T>> {
   const { method = 'GET', agent = false, timeoutMs = 30_000, json, headers = {}, signal } = opts;
   return new Promise((resolve, reject) => {
     const target = new URL(url);
@@ -56,13 +60,13 @@ export function probe(url: string, opts: ProbeOptions = {}): Promise<ProbeResult
       res.on('end', () => {
         const ms = performance.now() - started;
         const text = Buffer.concat(chunks).toString('utf8');
-        let body: any = text;
+        let body: unknown = text;
         try {
           body = JSON.parse(text);
         } catch {
           /* not JSON: keep the text */
         }
-        resolve({ status: res.statusCode ?? 0, ms, body, reusedSocket: req.reusedSocket, headers: res.headers });
+        resolve({ status: res.statusCode ?? 0, ms, body: body as T, reusedSocket: req.reusedSocket, headers: res.headers });
       });
       res.on('error', fail);
     });
@@ -76,8 +80,8 @@ export function probe(url: string, opts: ProbeOptions = {}): Promise<ProbeResult
 }
 
 /** probe(), but throws KIT_ERR_UNEXPECTED_STATUS unless the status is 2xx. */
-export async function probeOk(url: string, opts: ProbeOptions = {}): Promise<ProbeResult> {
-  const r = await probe(url, opts);
+export async function probeOk<T = unknown>(url: string, opts: ProbeOptions = {}): Promise<ProbeResult<T>> {
+  const r = await probe<T>(url, opts);
   if (r.status < 200 || r.status > 299) {
     throw new KitError('KIT_ERR_UNEXPECTED_STATUS', `${opts.method ?? 'GET'} ${url} answered ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`);
   }

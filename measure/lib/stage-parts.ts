@@ -5,11 +5,12 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { findNginx } from '../../servers/lib/nginx-config.ts';
-import type { ServerRecord, StageEvent } from '../../servers/lib/stage-stamps.ts';
+import type { ServerRecord } from '../../servers/lib/stage-stamps.ts';
 import { mergeStamps, type StagedRequest, type StagesGroup, type StagesPart } from '../../results/stages.ts';
 import type { Lab } from './lab.ts';
 import type { ServerProcess } from './launch.ts';
 import { probeOk } from './probe.ts';
+import type { ProxyStages } from '../../servers/contracts.ts';
 import type { Progress } from './progress.ts';
 import { upload } from './raw-upload.ts';
 import { oneConnection, sendFresh, type Sent, type SendOptions, type StageClient } from './stage-client.ts';
@@ -38,13 +39,13 @@ const LOAN = { method: 'POST', body: JSON.stringify({ book: 42, member: 'ann' })
 
 /** The server's record of request `sid` (it waits until the request's connection is kept or closed). */
 async function serverSide(ctx: PartContext, sid: string): Promise<ServerRecord> {
-  return (await probeOk(`${ctx.server.url}/stages/${sid}`)).body as ServerRecord;
+  return (await probeOk<ServerRecord>(`${ctx.server.url}/stages/${sid}`)).body;
 }
 
 /** Both sides of one request, merged; with `proxyUrl`, the kit's balancer's stages between them too. */
 async function both(ctx: PartContext, label: string, sid: string, sent: Pick<Sent, 'status' | 'events'>, extra: Record<string, number> = {}, proxyUrl?: string): Promise<StagedRequest> {
   const rec = await serverSide(ctx, sid);
-  const proxy = proxyUrl ? ((await probeOk(`${proxyUrl}/__lb/stages/${sid}`)).body.events as StageEvent[]) : [];
+  const proxy = proxyUrl ? (await probeOk<ProxyStages>(`${proxyUrl}/__lb/stages/${sid}`)).body.events : [];
   return { label, status: sent.status, stamps: mergeStamps(sent.events, rec.events, proxy), connectionAfter: rec.connectionAfter, extra: { ...rec.extra, ...extra } };
 }
 

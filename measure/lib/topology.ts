@@ -8,6 +8,7 @@ import path from 'node:path';
 import { KitError } from '../../lib/errors.ts';
 import type { BalancerPolicy } from '../../core/policies.ts';
 import { probeOk } from './probe.ts';
+import type { ReplicaStats } from '../../servers/contracts.ts';
 import { parseRetryLine } from '../../core/failover.ts';
 
 export const BALANCERS = ['builtin', 'nginx'] as const;
@@ -93,7 +94,7 @@ export async function sweepReplicaCounts(
 /** Per replica, how many requests it has served on each route (from its /__replica/stats). */
 export async function servedByReplica(replicas: Replica[], route: string): Promise<Record<string, number>> {
   // All at once: a replica whose event loop is blocked answers late, and the others need not wait for it.
-  const counts = await Promise.all(replicas.map(async (r) => (await probeOk(`${r.url}/__replica/stats`)).body.served[route] ?? 0));
+  const counts = await Promise.all(replicas.map(async (r) => (await probeOk<ReplicaStats>(`${r.url}/__replica/stats`)).body.served[route] ?? 0));
   return Object.fromEntries(replicas.map((r, i) => [r.name, counts[i] as number]));
 }
 

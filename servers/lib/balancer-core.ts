@@ -13,6 +13,7 @@ import { parseUpstreamList, UPSTREAM_IDLE_MS, type BalancerOptions, type TwoChoi
 import { KitError } from '../../lib/errors.ts';
 import { AccessLogWriter } from './access-log.ts';
 import { timedConnector } from './upstream-timers.ts';
+import type { BalancerStats } from '../contracts.ts';
 
 /** One replica as the balancer sees it. */
 export interface Upstream extends ReplicaLoad {
@@ -128,7 +129,7 @@ export class Balancer {
   }
 
   /** The body of GET /__lb/stats. A lone replica is never taken out, so it never rests. */
-  stats(): object {
+  stats(): BalancerStats {
     const now = performance.now();
     const { keepAlive, retries, connectTimeoutMs, responseTimeoutMs } = this.options;
     const lone = this.upstreams.length === 1;

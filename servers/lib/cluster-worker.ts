@@ -7,6 +7,7 @@
 import http from 'node:http';
 import { KitError } from '../../lib/errors.ts';
 import type { WorkerMessage } from './cluster-messages.ts';
+import type { WorkerStatus } from '../contracts.ts';
 import { EXIT_PORT_IN_USE } from './cluster-supervisor.ts';
 import { reportCpu, type PauseRequest } from './cpu-quota.ts';
 import { startThrottle } from './cpu-throttle.ts';
@@ -27,7 +28,7 @@ export async function runWorker(): Promise<void> {
   const signupCost = parseCost(process.env.LAB_SIGNUP_COST || formatCost(SIGNUP_COST));
   // With --state memory (the default) the counter lives in this worker alone: lesson 3's finding.
   const store = await openStateStore(state);
-  const me = async () => ({ pid: process.pid, loanCounter: await store.counter('loans') });
+  const me = async (): Promise<WorkerStatus> => ({ pid: process.pid, loanCounter: await store.counter('loans') });
 
   const server = http.createServer(
     router(

@@ -13,17 +13,18 @@ import { runLoad } from '../../measure/lib/load.ts';
 import { probeOk } from '../../measure/lib/probe.ts';
 import { cgroupDir, noCgroup, QUOTA, startCapped } from '../fixtures/capped-replica.ts';
 import { failOnWarnings } from '../helpers.ts';
+import type { ReplicaStats } from '../../servers/contracts.ts';
 
 failOnWarnings();
 const lab = new Lab();
 after(() => lab.close());
 
 /** Cores' worth of CPU `replica` used under 4 connections of /work?ms=5 for 2 s, and its stats after. */
-async function coresUnderLoad(replica: ServerProcess & { url: string }): Promise<{ cores: number; stats: any }> {
-  const before = (await probeOk(`${replica.url}/__replica/stats`)).body;
+async function coresUnderLoad(replica: ServerProcess & { url: string }): Promise<{ cores: number; stats: ReplicaStats }> {
+  const before = (await probeOk<ReplicaStats>(`${replica.url}/__replica/stats`)).body;
   const started = performance.now();
   await runLoad({ url: `${replica.url}/work?ms=5`, connections: 4, durationS: 2 });
-  const stats = (await probeOk(`${replica.url}/__replica/stats`)).body;
+  const stats = (await probeOk<ReplicaStats>(`${replica.url}/__replica/stats`)).body;
   return { cores: (stats.cpuUs - before.cpuUs) / 1000 / (performance.now() - started), stats };
 }
 
@@ -40,9 +41,10 @@ for (const mode of ['cgroup', 'throttle'] as const) {
     assert.ok(replica.lines.some((l) => l.startsWith(`cpu quota: ${QUOTA} core, period 20 ms, enforced by ${mode === 'cgroup' ? 'a cgroup' : 'the in-process throttle'}`)), replica.lines.join(' | '));
     const { cores, stats } = await coresUnderLoad(replica);
     assert.ok(cores >= 0.75 * QUOTA && cores <= 1.2 * QUOTA, `${cores.toFixed(3)} cores under a ${QUOTA} quota`);
-    assert.equal(stats.quota.mode, mode);
-    assert.equal(stats.quota.cores, QUOTA);
-    assert.ok(stats.quota.throttle.throttled > 0 && stats.quota.throttle.throttledMs > 0, JSON.stringify(stats.quota));
+    const quota = stats.quota!;
+    assert.equal(quota.mode, mode);
+    assert.equal(quota.cores, QUOTA);
+    assert.ok(quota.throttle!.throttled! > 0 && quota.throttle!.throttledMs! > 0, JSON.stringify(quota));
     if (mode === 'cgroup') {
       assert.ok(existsSync(cgroupDir(replica.pid)));
       await lab.stop(replica);

@@ -10,6 +10,7 @@ import { startLoad } from '../../measure/lib/load.ts';
 import { probe } from '../../measure/lib/probe.ts';
 import { failOnWarnings, runScript } from '../helpers.ts';
 import { isEvent, type AutoscaleEvent } from '../../servers/lib/cluster-messages.ts';
+import type { SearchAnswer, TokenAnswer } from '../../servers/contracts.ts';
 
 failOnWarnings();
 const lab = new Lab();
@@ -47,12 +48,12 @@ test('scale-down retires workers gracefully while load runs: no failed request',
 
 test('lesson 8 routes: sign-up gives a token, refresh and search need one', async () => {
   const s = await lab.start({ server: 'cluster', args: ['--port', '0', '--workers', '2', '--signup-cost', 'N=2^10,r=8,p=1'], ipc: true });
-  const signup = await probe(`${s.url}/signup`, { method: 'POST', json: { name: 'ada' } });
+  const signup = await probe<TokenAnswer>(`${s.url}/signup`, { method: 'POST', json: { name: 'ada' } });
   assert.equal(signup.status, 201);
   const token = signup.body.token as string;
   const auth = { authorization: `Bearer ${token}` };
   assert.equal((await probe(`${s.url}/token/refresh`, { method: 'POST', headers: auth })).status, 200);
-  const books = await probe(`${s.url}/books?q=river`, { headers: auth });
+  const books = await probe<SearchAnswer>(`${s.url}/books?q=river`, { headers: auth });
   assert.equal(books.status, 200);
   assert.ok((books.body.matches as number) > 0);
   assert.equal((await probe(`${s.url}/books?q=river`)).status, 401);

@@ -10,6 +10,7 @@ import { probe } from '../../measure/lib/probe.ts';
 import { replacedMsg, startCluster as startIn, workerPids } from '../fixtures/cluster.ts';
 import { pidAlive } from '../../measure/lib/terminate.ts';
 import { assertAllGone, childrenOf, failOnWarnings, holdPort, runScript } from '../helpers.ts';
+import type { ErrorBody, WorkerStatus } from '../../servers/contracts.ts';
 
 failOnWarnings();
 const lab = new Lab();
@@ -30,17 +31,17 @@ test('ready only when every worker listens; fresh connections spread 4/4/4; coun
   const s = await startCluster(['--workers', '3']);
   const counts = new Map<number, number>();
   for (let i = 0; i < 12; i++) {
-    const r = await probe(`${s.url}/loan`, { method: 'POST' });
+    const r = await probe<WorkerStatus>(`${s.url}/loan`, { method: 'POST' });
     assert.equal(r.status, 200);
     counts.set(r.body.pid, r.body.loanCounter);
   }
   assert.deepEqual([...counts.values()], [4, 4, 4]);
-  const status = await probe(`${s.url}/status`);
+  const status = await probe<WorkerStatus>(`${s.url}/status`);
   assert.equal(status.body.loanCounter, 4, '/status does not increment');
-  const wrong = await probe(`${s.url}/loan`);
+  const wrong = await probe<ErrorBody & { pid: number }>(`${s.url}/loan`);
   assert.equal(wrong.status, 405);
   assert.equal(typeof wrong.body.pid, 'number');
-  const missing = await probe(`${s.url}/nope?junk=%%`);
+  const missing = await probe<ErrorBody & { pid: number }>(`${s.url}/nope?junk=%%`);
   assert.equal(missing.status, 404);
   assert.equal(typeof missing.body.pid, 'number');
   await lab.stop(s);
@@ -50,7 +51,7 @@ test('round robin even where the platform\'s default is SCHED_NONE (native Windo
   const s = await lab.start({ server: 'cluster', args: ['--port', '0', '--workers', '3'], ipc: true, env: { NODE_CLUSTER_SCHED_POLICY: 'none' } });
   const counts = new Map<number, number>();
   for (let i = 0; i < 12; i++) {
-    const r = await probe(`${s.url}/loan`, { method: 'POST' });
+    const r = await probe<WorkerStatus>(`${s.url}/loan`, { method: 'POST' });
     counts.set(r.body.pid, r.body.loanCounter);
   }
   assert.deepEqual([...counts.values()], [4, 4, 4]);

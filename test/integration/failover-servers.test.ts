@@ -16,6 +16,7 @@ import { retriesOf, startBalancer, startReplicas, type Replica } from '../../mea
 import { pollUntil } from '../../measure/lib/wait.ts';
 import { STOP_LINE, stopFields } from '../../servers/lib/main.ts';
 import { failOnWarnings, holdPort, balancersToTest } from '../helpers.ts';
+import type { BalancerStats, ReplicaStats } from '../../servers/contracts.ts';
 
 failOnWarnings();
 const lab = new Lab();
@@ -47,7 +48,7 @@ async function resetter(): Promise<{ addr: string; seen: { method: string; body:
 }
 
 /** Sends one request on a fresh connection; resolves with status and parsed body. */
-function send(url: string, method = 'GET', body = ''): Promise<{ status: number; body: any }> {
+function send(url: string, method = 'GET', body = ''): Promise<{ status: number; body: unknown }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
       let text = '';
@@ -90,7 +91,7 @@ test('builtin: a resting replica is probed once after fail_timeout, and rests ag
   const dead = await closedPort();
   const failTimeoutMs = 1000;
   const lb = await startBalancer(lab, 'builtin', 'round-robin', [live!, fake('dead', `127.0.0.1:${dead}`)], 0, true, ['--max-fails', '2', '--fail-timeout', '1']);
-  const stats = async () => (await probe(`${lb.url}/__lb/stats`)).body.upstreams.find((u: any) => u.name === 'dead');
+  const stats = async () => (await probe<BalancerStats>(`${lb.url}/__lb/stats`)).body.upstreams.find((u) => u.name === 'dead')!;
   for (let i = 0; i < 4; i++) await send(`${lb.url}/fast`);
   const rested = await stats();
   assert.equal(rested.resting, true);
@@ -111,7 +112,7 @@ test('builtin: a lone replica is never taken out, however often it fails', async
   const dead = await closedPort();
   const lb = await lab.start({ server: 'balancer', args: ['--upstream', `only=127.0.0.1:${dead}`, '--port', '0', '--max-fails', '1'] });
   for (let i = 0; i < 5; i++) assert.equal((await send(`${lb.url}/fast`)).status, 502);
-  const only = (await probe(`${lb.url}/__lb/stats`)).body.upstreams[0];
+  const only = (await probe<BalancerStats>(`${lb.url}/__lb/stats`)).body.upstreams[0]!;
   assert.equal(only.failures, 5, 'every request was tried on it');
   assert.equal(only.resting, false);
   await lab.stop(lb);
@@ -170,10 +171,10 @@ function stopLines(proc: ServerProcess): { kind: string; n: Record<string, numbe
 }
 
 /** Starts a slow request on `replica` and resolves once the replica has it (its own count). */
-async function slowInFlight(replica: Replica, ms: number): Promise<{ pending: Promise<{ status: number; body: any }> }> {
+async function slowInFlight(replica: Replica, ms: number): Promise<{ pending: Promise<{ status: number; body: unknown }> }> {
   const pending = send(`${replica.url}/slow-async?ms=${ms}`);
   pending.catch(() => undefined); // judged by the caller
-  await pollUntil('the slow request to reach the replica', async () => ((await probe(`${replica.url}/__replica/stats`)).body.served['/slow-async'] === 1 ? true : undefined), 5000, 10);
+  await pollUntil('the slow request to reach the replica', async () => ((await probe<ReplicaStats>(`${replica.url}/__replica/stats`)).body.served['/slow-async'] === 1 ? true : undefined), 5000, 10);
   return { pending };
 }
 

@@ -8,6 +8,7 @@ import { Lab } from '../../measure/lib/lab.ts';
 import type { ServerProcess } from '../../measure/lib/launch.ts';
 import { probe } from '../../measure/lib/probe.ts';
 import { failOnWarnings, holdPort, runScript } from '../helpers.ts';
+import type { Book, ErrorBody, LoanServiceStats, VerifyAnswer } from '../../servers/contracts.ts';
 
 failOnWarnings();
 const SMALL = 'N=2^10,r=8,p=1';
@@ -26,15 +27,15 @@ test('prints one ready line with its port and pid', () => {
 });
 
 test('GET /books answers one catalog entry', async () => {
-  const r = await probe(`${server.url}/books`);
+  const r = await probe<Book>(`${server.url}/books`);
   assert.equal(r.status, 200);
   assert.equal(typeof r.body.title, 'string');
 });
 
 test('the three password checks answer, each where it says it ran', async () => {
-  const blocking = await probe(`${server.url}/member/verify-blocking`);
-  const pooled = await probe(`${server.url}/member/verify-pooled`);
-  const light = await probe(`${server.url}/member/verify-light`);
+  const blocking = await probe<VerifyAnswer>(`${server.url}/member/verify-blocking`);
+  const pooled = await probe<VerifyAnswer>(`${server.url}/member/verify-pooled`);
+  const light = await probe<VerifyAnswer>(`${server.url}/member/verify-light`);
   assert.deepEqual([blocking.status, pooled.status, light.status], [200, 200, 200]);
   assert.equal(blocking.body.hashedOn, 'event-loop');
   assert.equal(pooled.body.hashedOn, 'thread-pool');
@@ -44,7 +45,7 @@ test('the three password checks answer, each where it says it ran', async () => 
 test('GET /stats reports delay in ms, utilization, the pool size from the environment', async () => {
   const reset = await probe(`${server.url}/stats/reset`, { method: 'POST' });
   assert.equal(reset.status, 200);
-  const r = await probe(`${server.url}/stats`);
+  const r = await probe<LoanServiceStats>(`${server.url}/stats`);
   assert.equal(r.status, 200);
   assert.equal(r.body.threadPoolSize, 6);
   assert.equal(r.body.pooledInFlight, 0);
@@ -55,10 +56,10 @@ test('GET /stats reports delay in ms, utilization, the pool size from the enviro
 });
 
 test('unknown path → 404 JSON, wrong method → 405 JSON with Allow', async () => {
-  const missing = await probe(`${server.url}/nope`);
+  const missing = await probe<ErrorBody>(`${server.url}/nope`);
   assert.equal(missing.status, 404);
   assert.equal(missing.body.error, 'not found');
-  const wrong = await probe(`${server.url}/books`, { method: 'DELETE' });
+  const wrong = await probe<ErrorBody>(`${server.url}/books`, { method: 'DELETE' });
   assert.equal(wrong.status, 405);
   assert.equal(wrong.body.allow, 'GET');
   assert.equal((await probe(`${server.url}/stats/reset`)).status, 405);

@@ -12,6 +12,7 @@ import { probe } from '../../measure/lib/probe.ts';
 import { startReplicas } from '../../measure/lib/topology.ts';
 import { acceptsErrorLogSwitch, findNginx, nginxErrorLines, nginxVersion } from '../../servers/lib/nginx-config.ts';
 import { failOnWarnings, skipUnless } from '../helpers.ts';
+import type { Whoami } from '../../servers/contracts.ts';
 
 failOnWarnings();
 const lab = new Lab();
@@ -42,7 +43,7 @@ test('nginx 1.18 (refuses -e): the kit\'s nginx balancer starts and forwards', {
   const [replica] = await startReplicas(lab, 1);
   const dir = standIn(`exec "${real}" "$@"`);
   const nginx = await lab.start({ server: 'nginx', args: ['--port', '0', '--upstream', replica!.addr], env: onPath(dir) });
-  const r = await probe(`${nginx.url}/whoami`);
+  const r = await probe<Whoami>(`${nginx.url}/whoami`);
   assert.equal(r.status, 200);
   assert.equal(r.body.replica, 'app1');
   await lab.stop(nginx);

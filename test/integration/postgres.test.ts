@@ -13,6 +13,7 @@ import { probe, probeOk } from '../../measure/lib/probe.ts';
 import { startReplicas } from '../../measure/lib/topology.ts';
 import { findPostgres } from '../../servers/lib/postgres-binary.ts';
 import { assertAllGone, childrenOf, failOnWarnings, holdPort, runScript, skipUnless } from '../helpers.ts';
+import type { ReplicaStats, UserRow } from '../../servers/contracts.ts';
 
 failOnWarnings();
 const skip = skipUnless('postgresql');
@@ -27,12 +28,12 @@ test('a throwaway PostgreSQL: replicas share its users table; SIGTERM ends every
   const made = folders().filter((f) => !before.includes(f));
   assert.equal(made.length, 1);
   const [a, b] = await startReplicas(lab, 2, [], [], pg.url);
-  const created = await probe(`${a!.url}/users`, { method: 'POST', json: { name: 'grace' } });
+  const created = await probe<Pick<UserRow, 'id'>>(`${a!.url}/users`, { method: 'POST', json: { name: 'grace' } });
   assert.equal(created.status, 201);
-  const read = await probeOk(`${b!.url}/users/${created.body.id}`);
+  const read = await probeOk<{ user: UserRow }>(`${b!.url}/users/${created.body.id}`);
   assert.equal(read.body.user.name, 'grace');
   assert.equal(read.body.user.createdBy, 'app1');
-  assert.equal((await probeOk(`${a!.url}/__replica/stats`)).body.db.writes, 1);
+  assert.equal((await probeOk<ReplicaStats>(`${a!.url}/__replica/stats`)).body.db?.writes, 1);
   const tree = (pid: number): number[] => [pid, ...childrenOf(pid).flatMap(tree)];
   const all = tree(pg.proc.pid);
   assert.ok(all.length >= 4, `the wrapper, the postmaster and its processes: ${all.length}`);

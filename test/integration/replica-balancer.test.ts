@@ -15,6 +15,7 @@ import { NGINX_METHOD, renderNginxConfig } from '../../servers/lib/nginx-config.
 import { FAILOVER_DEFAULTS } from '../../servers/lib/upstreams.ts';
 import { POLICIES } from '../../core/policies.ts';
 import { failOnWarnings, holdPort, ROOT, runScript } from '../helpers.ts';
+import type { BalancerStats, ErrorBody, ReplicaStats, UpstreamAdded, UserRow, Whoami } from '../../servers/contracts.ts';
 
 failOnWarnings();
 const lab = new Lab();
@@ -27,12 +28,13 @@ before(async () => {
 });
 after(() => lab.close());
 
-function send(url: string, method: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: http.IncomingHttpHeaders }> {
+/** One request with a raw body (malformed JSON included); `T` is the body the route answers. */
+function send<T = unknown>(url: string, method: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: T; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, agent: false, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
       let text = '';
       res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), headers: res.headers }));
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) as T, headers: res.headers }));
     });
     req.on('error', reject);
     req.end(body);
@@ -42,7 +44,7 @@ function send(url: string, method: string, body: string, headers: Record<string,
 test('replica routes name the replica in a header and the body', async () => {
   const r = replicas[0]!;
   for (const route of ['/fast', '/whoami', '/health', '/slow-async?ms=5', '/slow-sync?ms=5', '/work?ms=5']) {
-    const res = await probe(`${r.url}${route}`);
+    const res = await probe<{ replica: string }>(`${r.url}${route}`);
     assert.equal(res.status, 200, route);
     assert.equal(res.body.replica, 'app1', route);
   }
@@ -66,9 +68,9 @@ test('replica bad input: 400 for a bad ms, 400 for bad JSON, 413 for a big body;
 });
 
 test('a user created through one replica is read back through another', async () => {
-  const created = await send(`${replicas[0]!.url}/users`, 'POST', JSON.stringify({ name: 'ada' }));
+  const created = await send<Pick<UserRow, 'id'>>(`${replicas[0]!.url}/users`, 'POST', JSON.stringify({ name: 'ada' }));
   assert.equal(created.status, 201);
-  const read = await probe(`${replicas[1]!.url}/users/${created.body.id}`);
+  const read = await probe<{ user: UserRow }>(`${replicas[1]!.url}/users/${created.body.id}`);
   assert.equal(read.status, 200);
   assert.deepEqual(read.body.user, { id: created.body.id, name: 'ada', createdBy: 'app1' });
   assert.equal((await probe(`${replicas[1]!.url}/users/999999`)).status, 404);
@@ -77,7 +79,7 @@ test('a user created through one replica is read back through another', async ()
 test('the balancer forwards, names the upstream, keeps POST bodies, and counts per replica', async () => {
   const seen = new Set<string>();
   for (let i = 0; i < 4; i++) {
-    const r = await send(`${lb.url}/whoami`, 'GET', '');
+    const r = await send<Whoami>(`${lb.url}/whoami`, 'GET', '');
     assert.equal(r.status, 200);
     assert.match(String(r.headers['x-upstream-addr']), /^127\.0\.0\.1:\d+$/);
     seen.add(r.body.replica);
@@ -85,7 +87,7 @@ test('the balancer forwards, names the upstream, keeps POST bodies, and counts p
   assert.deepEqual([...seen].sort(), ['app1', 'app2']);
   const created = await send(`${lb.url}/users`, 'POST', JSON.stringify({ name: 'grace' }));
   assert.equal(created.status, 201);
-  const stats = await probe(`${lb.url}/__lb/stats`);
+  const stats = await probe<BalancerStats>(`${lb.url}/__lb/stats`);
   assert.equal(stats.body.policy, 'round-robin');
   assert.equal(stats.body.twoChoices, 'distinct');
   assert.equal(stats.body.upstreams.length, 2);
@@ -95,10 +97,10 @@ test('the balancer forwards, names the upstream, keeps POST bodies, and counts p
 test('--two-choices with-replacement: the balancer says so in its stats, and it stays in force after a policy switch', async () => {
   const sampled = await startBalancer(lab, 'builtin', 'power-of-two-choices', replicas, 0, true, ['--two-choices', 'with-replacement']);
   try {
-    assert.equal((await probe(`${sampled.url}/__lb/stats`)).body.twoChoices, 'with-replacement');
+    assert.equal((await probe<BalancerStats>(`${sampled.url}/__lb/stats`)).body.twoChoices, 'with-replacement');
     assert.equal((await send(`${sampled.url}/__lb/policy?name=round-robin`, 'POST', '')).status, 200);
     assert.equal((await send(`${sampled.url}/__lb/policy?name=power-of-two-choices`, 'POST', '')).status, 200);
-    assert.equal((await probe(`${sampled.url}/__lb/stats`)).body.twoChoices, 'with-replacement');
+    assert.equal((await probe<BalancerStats>(`${sampled.url}/__lb/stats`)).body.twoChoices, 'with-replacement');
   } finally {
     await lab.stop(sampled);
   }
@@ -109,7 +111,7 @@ test('a dead upstream is a 502 JSON; no upstream available at all is a 503 at on
   await held.release();
   const dead = await lab.start({ server: 'balancer', args: ['--upstream', `127.0.0.1:${held.port}`, '--port', '0'] });
   const t0 = performance.now();
-  const r = await probe(`${dead.url}/fast`);
+  const r = await probe<ErrorBody>(`${dead.url}/fast`);
   assert.equal(r.status, 502);
   assert.equal(r.body.error, 'bad gateway');
   assert.ok(performance.now() - t0 < 2000, 'a refused connection fails fast');
@@ -118,7 +120,7 @@ test('a dead upstream is a 502 JSON; no upstream available at all is a 503 at on
   // Every replica out of rotation: 503 at once, and back in: served again.
   for (const r of replicas) assert.equal((await probe(`${lb.url}/__lb/down?upstream=${r.name}`, { method: 'POST' })).status, 200);
   const t1 = performance.now();
-  const none = await probe(`${lb.url}/fast`, { timeoutMs: 5000 });
+  const none = await probe<ErrorBody>(`${lb.url}/fast`, { timeoutMs: 5000 });
   assert.equal(none.status, 503);
   assert.equal(none.body.error, 'no replica available');
   assert.ok(performance.now() - t1 < 1000, '503 comes at once');
@@ -130,19 +132,19 @@ test('a dead upstream is a 502 JSON; no upstream available at all is a 503 at on
 test('POST /__lb/add puts one more replica into rotation; a name in use or a non-loopback address is a 400', async () => {
   const own = await lab.start({ server: 'balancer', args: ['--upstream', `${replicas[0]!.name}=${replicas[0]!.addr}`, '--port', '0'] });
   try {
-    const add = (item: string) => probe(`${own.url}/__lb/add?upstream=${encodeURIComponent(item)}`, { method: 'POST' });
+    const add = (item: string) => probe<Partial<UpstreamAdded & ErrorBody>>(`${own.url}/__lb/add?upstream=${encodeURIComponent(item)}`, { method: 'POST' });
     const added = await add(`${replicas[1]!.name}=${replicas[1]!.addr}`);
     assert.equal(added.status, 200);
     assert.deepEqual(added.body.upstreams, ['app1', 'app2']);
     const seen = new Set<string>();
-    for (let i = 0; i < 4; i++) seen.add((await probe(`${own.url}/whoami`)).body.replica);
+    for (let i = 0; i < 4; i++) seen.add((await probe<Whoami>(`${own.url}/whoami`)).body.replica);
     assert.deepEqual([...seen].sort(), ['app1', 'app2']);
     for (const item of [`app1=${replicas[1]!.addr}`, 'far=10.0.0.1:80', 'app3=127.0.0.1:99999']) {
       const r = await add(item);
       assert.equal(r.status, 400, item);
       assert.equal(r.body.field, 'upstream');
     }
-    assert.equal((await probe(`${own.url}/__lb/stats`)).body.upstreams.length, 2);
+    assert.equal((await probe<BalancerStats>(`${own.url}/__lb/stats`)).body.upstreams.length, 2);
   } finally {
     await lab.stop(own);
   }
@@ -154,11 +156,11 @@ test('a replica\'s stats show its event loop delay: a 300 ms block within a seco
   let max = 0;
   // The figures are of the last whole second: they change once a second.
   for (const until = performance.now() + 3000; performance.now() < until && max < 250; ) {
-    max = (await probe(`${blocked.url}/__replica/stats`)).body.loopDelayMs.max;
+    max = (await probe<ReplicaStats>(`${blocked.url}/__replica/stats`)).body.loopDelayMs.max;
     if (max < 250) await new Promise((r) => setTimeout(r, 100));
   }
   assert.ok(max >= 250 && max < 1000, `blocked 300 ms: max ${max} ms`);
-  const calm = (await probe(`${idle.url}/__replica/stats`)).body.loopDelayMs;
+  const calm = (await probe<ReplicaStats>(`${idle.url}/__replica/stats`)).body.loopDelayMs;
   assert.ok(calm.p99 < 100, `idle: p99 ${calm.p99} ms`);
 });
 

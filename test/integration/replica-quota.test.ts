@@ -11,6 +11,7 @@ import { Lab } from '../../measure/lib/lab.ts';
 import { probe, probeOk } from '../../measure/lib/probe.ts';
 import { cgroupDir, noCgroup, QUOTA, startCapped } from '../fixtures/capped-replica.ts';
 import { failOnWarnings, runScript } from '../helpers.ts';
+import type { ReplicaStats } from '../../servers/contracts.ts';
 
 failOnWarnings();
 const lab = new Lab();
@@ -32,10 +33,10 @@ test('--commit-ms: a write holds the writer lock through the flush; ?work= is ch
   const replica = await start(['--db', path.join(lab.tempDir('db'), 'users.db'), '--commit-ms', '25']);
   const created = await probe(`${replica.url}/users?work=1`, { method: 'POST', json: { name: 'ada' } });
   assert.equal(created.status, 201);
-  const { db } = (await probeOk(`${replica.url}/__replica/stats`)).body;
+  const db = (await probeOk<ReplicaStats>(`${replica.url}/__replica/stats`)).body.db!;
   assert.equal(db.writes, 1);
-  assert.ok(db.lockHeldMs >= 25, `held ${db.lockHeldMs} ms`);
-  assert.ok(db.lockWaitMs < 25, `waited ${db.lockWaitMs} ms with no other writer`);
+  assert.ok(db.lockHeldMs! >= 25, `held ${db.lockHeldMs} ms`);
+  assert.ok(db.lockWaitMs! < 25, `waited ${db.lockWaitMs} ms with no other writer`);
   const bad = await probe(`${replica.url}/users/1?work=lots`);
   assert.equal(bad.status, 400);
   assert.match(JSON.stringify(bad.body), /work must be a whole number/);

@@ -14,6 +14,7 @@ import { SERVER_STAGES, type ServerRecord } from '../../servers/lib/stage-stamps
 import { launchChromium } from '../../web/browser.ts';
 import { CHROMIUM, noBrowser } from '../traffic-lab-helpers.ts';
 import { failOnWarnings } from '../helpers.ts';
+import type { ErrorBody, ProxyStages } from '../../servers/contracts.ts';
 
 failOnWarnings();
 const lab = new Lab();
@@ -25,7 +26,7 @@ before(async () => {
 });
 after(() => lab.close());
 
-const record = async (sid: string) => (await probe(`${server.url}/stages/${sid}`)).body as ServerRecord;
+const record = async (sid: string) => (await probe<ServerRecord>(`${server.url}/stages/${sid}`)).body;
 
 test('a loan on its own connection: every server stage once, in the lifecycle order, from accept to close', async () => {
   const r = await probe(`${server.url}/loans?sid=fresh-1`, { method: 'POST', json: LOAN, headers: { connection: 'close' } });
@@ -70,7 +71,7 @@ test('a request without ?sid= is recorded too (Server-Timing on every answer), a
   const r = await probe(`${server.url}/books/3`);
   assert.equal(r.status, 200);
   assert.match(String(r.headers['server-timing']), /sqlite-read;dur=/);
-  const missing = await probe(`${server.url}/stages/no-such-id`);
+  const missing = await probe<ErrorBody>(`${server.url}/stages/no-such-id`);
   assert.equal(missing.status, 404);
   assert.match(missing.body.error, /^id: /);
 });
@@ -88,7 +89,7 @@ test('bad input is answered 400 naming the field, and the server goes on serving
     ['/upload?check=sometimes', 'POST', {}, 'check'],
   ];
   for (const [path, method, json, field] of cases) {
-    const r = await probe(`${server.url}${path}`, { method, ...(json === undefined ? {} : { json }) });
+    const r = await probe<ErrorBody>(`${server.url}${path}`, { method, ...(json === undefined ? {} : { json }) });
     assert.equal(r.status, 400, path);
     assert.match(r.body.error, new RegExp(`^${field}: `), path);
   }
@@ -186,16 +187,16 @@ test("the kit's balancer with --stages stamps its own stages of a request, in or
   const plain = await lab.start({ server: 'balancer', args: ['--upstream', upstream, '--port', '0'] });
   try {
     assert.equal((await probe(`${lb.url}/loans?sid=lb-1`, { method: 'POST', json: LOAN })).status, 201);
-    const r = await probe(`${lb.url}/__lb/stages/lb-1`);
+    const r = await probe<ProxyStages>(`${lb.url}/__lb/stages/lb-1`);
     assert.equal(r.status, 200);
-    const stages = (r.body.events as { stage: string; atUs: number }[]).map((e) => e.stage);
+    const stages = r.body.events.map((e) => e.stage);
     assert.deepEqual(stages, ['accept', 'headers-parsed', 'upstream-connect', 'upstream-request-written', 'upstream-headers-parsed', 'finish']);
     const server_ = await record('lb-1');
-    const at = (stage: string) => (r.body.events as { stage: string; atUs: number }[]).find((e) => e.stage === stage)!.atUs;
+    const at = (stage: string) => r.body.events.find((e) => e.stage === stage)!.atUs;
     const srv = (stage: string) => server_.events.find((e) => e.stage === stage)!.atUs;
     assert.ok(at('upstream-request-written') <= srv('headers-parsed') && srv('response-headers-written') <= at('upstream-headers-parsed'), 'one clock: the balancer forwards before the server parses, and parses the answer after the server wrote it');
-    assert.match((await probe(`${lb.url}/__lb/stages/a.b`)).body.error, /^id: /);
-    const off = await probe(`${plain.url}/__lb/stages/lb-1`);
+    assert.match((await probe<ErrorBody>(`${lb.url}/__lb/stages/a.b`)).body.error, /^id: /);
+    const off = await probe<ErrorBody>(`${plain.url}/__lb/stages/lb-1`);
     assert.equal(off.status, 404);
     assert.match(off.body.error, /--stages/);
   } finally {

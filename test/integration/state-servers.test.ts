@@ -17,6 +17,7 @@ import { hashKey, ipHashKey, pickByKey } from '../../core/policies.ts';
 import { createToken } from '../../servers/lib/session-token.ts';
 import { FAILOVER_DEFAULTS } from '../../servers/lib/upstreams.ts';
 import { failOnWarnings, skipUnless, holdPort, ROOT, runScript } from '../helpers.ts';
+import type { ErrorBody, LoanCount, MemberAnswer } from '../../servers/contracts.ts';
 
 failOnWarnings();
 const lab = new Lab();
@@ -42,7 +43,7 @@ test('login, /me and the session cookie; wrong passwords and unknown sessions ar
   const sid = cookieOf(good.headers, 'session')!;
   assert.ok(sid, 'a session cookie');
   assert.match(String(good.headers['set-cookie']), /HttpOnly/);
-  const me = await probe(`${replica.url}/me`, { headers: { cookie: `session=${sid}` } });
+  const me = await probe<MemberAnswer>(`${replica.url}/me`, { headers: { cookie: `session=${sid}` } });
   assert.equal(me.status, 200);
   assert.equal(me.body.member, 'ann');
   for (const cookie of ['', 'session=', 'session=nope', `session=${sid}x`, 'other=1', 'session']) {
@@ -57,7 +58,7 @@ test('--sessions token: a token from another replica works; tampered, expired or
   const [a, b] = await Promise.all(['app1', 'app2'].map((name) => lab.start({ server: 'replica', args: ['--name', name, '--port', '0', '--sessions', 'token', '--session-secret', secret] })));
   const login = await probe(`${a!.url}/login`, { method: 'POST', json: { member: 'bob', password: 'pw-bob' } });
   const token = cookieOf(login.headers, 'session')!;
-  assert.equal((await probe(`${b!.url}/me`, { headers: { cookie: `session=${token}` } })).body.member, 'bob', 'any replica with the secret accepts it');
+  assert.equal((await probe<MemberAnswer>(`${b!.url}/me`, { headers: { cookie: `session=${token}` } })).body.member, 'bob', 'any replica with the secret accepts it');
   const [payload, sig] = token.split('.');
   // Tampered: the signature's first character changed (a fixed 'x' was no change for 1 token in 64).
   const forged = Buffer.from(JSON.stringify({ m: 'admin', exp: Date.now() + 60_000 })).toString('base64url');
@@ -78,7 +79,7 @@ test('the loan limit: 200 up to the limit, then 429 with retry-after; loans with
   assert.equal(refused.headers['retry-after'], '60');
   assert.equal((await probe(`${replica.url}/loan`, { method: 'POST', json: { member: 'dee' } })).status, 200, 'a limit per member');
   for (let i = 0; i < 5; i++) assert.equal((await probe(`${replica.url}/loan`, { method: 'POST' })).status, 200);
-  assert.equal((await probe(`${replica.url}/loans`)).body.loans, 9);
+  assert.equal((await probe<LoanCount>(`${replica.url}/loans`)).body.loans, 9);
   await lab.stop(replica);
 });
 
@@ -106,7 +107,7 @@ test('a state store that stops answering is a 503 naming it, and the replica kee
   const replica = await lab.start({ server: 'replica', args: ['--name', 'app1', '--port', '0', '--state', 'redis', '--redis-url', `redis://127.0.0.1:${redis.port}`] });
   assert.equal((await probe(`${replica.url}/loan`, { method: 'POST' })).status, 200);
   await lab.stop(redis);
-  const r = await probe(`${replica.url}/loans`);
+  const r = await probe<ErrorBody>(`${replica.url}/loans`);
   assert.equal(r.status, 503);
   assert.match(r.body.error, /state store \(redis at redis:\/\/127\.0\.0\.1:\d+\) is not answering/);
   assert.equal((await probe(`${replica.url}/fast`)).status, 200);
