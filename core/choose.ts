@@ -21,7 +21,7 @@ export interface Candidate extends ReplicaLoad {
  * is reset and they are all open again (nginx: "all peers failed, mark them as live for quick
  * recovery", ngx_http_upstream_round_robin.c). Returns how many are open.
  */
-export function markAvailable(upstreams: readonly Candidate[], tried: Iterable<number>, rules: HealthRules, now: number): number {
+function markAvailable(upstreams: readonly Candidate[], tried: Iterable<number>, rules: HealthRules, now: number): number {
   const lone = upstreams.length === 1;
   let open = 0;
   let up = 0;
@@ -49,7 +49,7 @@ export function markAvailable(upstreams: readonly Candidate[], tried: Iterable<n
  * After the policy picked `u`: true when this try is the probe that ends its rest (then the other
  * tries keep skipping it until the probe answers).
  */
-export function claimProbe(u: Candidate, lone: boolean, rules: HealthRules, now: number): boolean {
+function claimProbe(u: Candidate, lone: boolean, rules: HealthRules, now: number): boolean {
   const probe = !lone && admission(u.health, rules, now) === 'probe';
   if (probe) startProbe(u.health);
   return probe;

@@ -95,7 +95,7 @@ export type HpaReason =
   | 'steady'
   | 'clamped'; // min/max moved it
 
-export interface HpaDecision {
+interface HpaDecision {
   /** Workers wanted now (clamped to [min, max]). */
   desired: number;
   /** This sync's own recommendation, before stabilization and limits. */

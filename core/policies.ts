@@ -26,7 +26,7 @@ export interface ReplicaLoad {
 export type Rng = () => number;
 
 /** The chosen replica's index (undefined: none available) and the round-robin cursor to keep. */
-export interface Choice {
+interface Choice {
   index: number | undefined;
   cursor: number;
 }
@@ -133,8 +133,8 @@ export function isPolicy(name: string): name is Policy {
  *                  address: so every client on 127.0.0.1 lands on one replica)
  *   sticky-cookie  the balancer names the replica in a cookie (`lb=app2`) and follows it afterwards
  */
-export const STICKY_POLICIES = ['ip-hash', 'sticky-cookie'] as const;
-export type StickyPolicy = (typeof STICKY_POLICIES)[number];
+const STICKY_POLICIES = ['ip-hash', 'sticky-cookie'] as const;
+type StickyPolicy = (typeof STICKY_POLICIES)[number];
 /** Every policy a balancer accepts. */
 export const BALANCER_POLICIES = [...POLICIES, ...STICKY_POLICIES] as const;
 export type BalancerPolicy = Policy | StickyPolicy;

@@ -20,7 +20,7 @@ export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const RECORD = path.join(ROOT, 'node_modules', '.nsl-native.json');
 
 /** Which Node.js built node_modules (written after an install or a rebuild). */
-export interface NativeRecord {
+interface NativeRecord {
   node: string;
   modules: string;
 }

@@ -22,7 +22,7 @@ const command = defineCommand({
 });
 
 /** One busy-then-idle cycle, ms: short beside a measured step (0.5 s or more), long beside the scheduler's tick. */
-export const PERIOD_MS = 20;
+const PERIOD_MS = 20;
 
 /** Reads a number flag from `min` to `max`; KIT_ERR_USAGE naming the flag otherwise. */
 function numberFlag(name: string, raw: string | undefined, min: number, max: number): number {
@@ -34,7 +34,7 @@ function numberFlag(name: string, raw: string | undefined, min: number, max: num
 }
 
 /** Spins for `cores × PERIOD_MS` and blocks for the rest of each period, until `seconds` have passed. */
-export function burn(cores: number, seconds: number): void {
+function burn(cores: number, seconds: number): void {
   const idle = new Int32Array(new SharedArrayBuffer(4));
   const end = performance.now() + seconds * 1000;
   for (let start = performance.now(); start < end; start += PERIOD_MS) {

@@ -54,7 +54,7 @@ const SIGNUP_SAMPLES = 5;
  * `cost` in this process, each timed with process.cpuUsage() (user + system). The worker hashes on
  * its thread pool, the same work on another thread.
  */
-export function signupCpuMs(cost: ScryptCost = SIGNUP_COST): number {
+function signupCpuMs(cost: ScryptCost = SIGNUP_COST): number {
   const samples: number[] = [];
   for (let i = 0; i < SIGNUP_SAMPLES; i++) {
     const before = process.cpuUsage();

@@ -58,7 +58,7 @@ const RUNNERS: Record<PartName, (ctx: PartContext) => Promise<StagesPart>> = {
 };
 
 /** The --part flag as part names, in the lesson's order; KIT_ERR_USAGE for a name that is none. */
-export function partsFlag(raw: string | undefined): PartName[] {
+function partsFlag(raw: string | undefined): PartName[] {
   if (raw === undefined) return [...PARTS];
   const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
   const bad = names.find((n) => !(PARTS as readonly string[]).includes(n));

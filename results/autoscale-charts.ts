@@ -7,7 +7,7 @@ import { makeChalk } from './format.ts';
 import type { ScenarioResult } from './autoscale.ts';
 
 /** Per-second series for charts: req/s, p95 (ms), workers (retiring included), from the load's start. */
-export function series(s: ScenarioResult): { rps: number[]; p95: number[]; workers: number[] } {
+function series(s: ScenarioResult): { rps: number[]; p95: number[]; workers: number[] } {
   const seconds = Math.max(s.workload.timeline.length, Math.ceil(Math.max(0, ...s.syncs.map((x) => x.t))));
   const rps: number[] = [];
   const p95: number[] = [];
@@ -24,7 +24,7 @@ export function series(s: ScenarioResult): { rps: number[]; p95: number[]; worke
 
 const BLOCKS = ' ▁▂▃▄▅▆▇█';
 /** One row per worker: its utilization per sync as a block character (full = 100 % of its quota or more). */
-export function utilizationStrip(s: ScenarioResult): string[] {
+function utilizationStrip(s: ScenarioResult): string[] {
   const pids = [...new Set(s.syncs.flatMap((x) => x.perWorker.map((w) => w.pid)))];
   return pids.map((pid, i) => {
     const cells = s.syncs.map((x) => {

@@ -13,7 +13,7 @@ import type { AutoscaleResult } from './autoscale.ts';
  * worker, and steady-throughput-vs-1-worker ran 1.30–2.24 over 9 runs (under 1.4 in 2).
  */
 export const DEMAND_VS_CAPACITY = 2.1;
-export const CALIBRATION_TOLERANCE = 0.1;
+const CALIBRATION_TOLERANCE = 0.1;
 
 /**
  * The think time, ms, at which `users` closed-loop users ask DEMAND_VS_CAPACITY × `capacityRps`

@@ -69,7 +69,7 @@ export interface AutoscaleResult {
 }
 
 /** The numbers the table and the shape use, for one scenario. */
-export interface ScenarioStats {
+interface ScenarioStats {
   total: number;
   errors: number;
   peakRps: number;
@@ -141,7 +141,7 @@ export function stats(s: ScenarioResult, syncMs: number): ScenarioStats {
  * it: counted in syncs, since a machine that stalls delays every sync (Node runs a late
  * setInterval once). Healthy here: the 3rd sync, 42 of 42; all kit processes stopped 2.5 s: the 4th.
  */
-export const PROMPT_SYNCS = 5;
+const PROMPT_SYNCS = 5;
 /**
  * "Far higher": the 40-user steady p50 on one worker is at least this many times the 10-user one
  * (an order of magnitude). The p50, not the p95: at 10 users the typical request does not wait

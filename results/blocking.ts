@@ -32,19 +32,19 @@ export interface BlockingResult {
 }
 
 /** A light request "waited for the heavy one" when it took at least this share of (heavy − offset). */
-export const WAITED_SHARE = 0.5;
+const WAITED_SHARE = 0.5;
 /**
  * A light request "answered at once" when it took at most this many times as long as the same
  * requests with nothing else running (the idle yardstick, a few ms): within an order of magnitude
  * of its own cost, whatever the heavy request's. (Sharing the cores with a pooled scrypt, they took
  * 1.1-5.2x the yardstick in a full run here: 4.5-22 ms against 4.27 ms.)
  */
-export const AT_ONCE_FACTOR = 10;
+const AT_ONCE_FACTOR = 10;
 /** The event-loop delay is "far below" the heavy duration at most at this share of it. */
-export const AT_ONCE_SHARE = 0.1;
+const AT_ONCE_SHARE = 0.1;
 
 /** True when the heavy request outlasted the offset by at least the offset: light ones could overlap it. */
-export function heavyLongEnough(heavyMs: number, offsetMs: number): boolean {
+function heavyLongEnough(heavyMs: number, offsetMs: number): boolean {
   return heavyMs - offsetMs >= offsetMs;
 }
 

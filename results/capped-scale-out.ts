@@ -84,9 +84,9 @@ export const CAPPED_GROWS_FACTOR = 3;
  * uncapped replica uses a whole core, and on a machine of 5 cores or more would grow 5× anyway).
  * Measured 0.21-0.22 core at 0.2 over 40 runs.
  */
-export const CAP_HELD = 1.3;
+const CAP_HELD = 1.3;
 /** User scenario: 2 replicas reach at least this multiple of one's, before the database fills (the kit's "grows", results/scaling.ts). */
-export const BEFORE_DB_FACTOR = GROWS_FACTOR;
+const BEFORE_DB_FACTOR = GROWS_FACTOR;
 /**
  * User scenario: 5 replicas stay under this multiple of 3's once the writer lock is full: the
  * kit's "flat" (results/scaling.ts). Measured 0.92-1.14 over 20 runs (two 2 s steps of a closed
@@ -123,7 +123,7 @@ const dbCapped = (r: CappedScaleOutResult) => r.database.kind === 'sqlite';
  * write waiting longer than it holds the lock is no test of it: with --commit-ms 0 a rare
  * collision still costs the busy handler's 1 ms sleep against a 0.3 ms hold.
  */
-export const LOCK_FULL = 0.6;
+const LOCK_FULL = 0.6;
 
 /** 'full' when SQLite's writer lock was held at least LOCK_FULL of the step. */
 export function databaseVerdict(s: CappedStep): 'full' | 'has-room' {

@@ -50,7 +50,7 @@ export interface CeilingResult {
  * 0.25–0.6 ms, so the second connection added 5–12 %; pinned to the same core, −6 to +5 %. With a
  * 10 % line the CPU-bound knee moved between 1 and 2 from run to run (1 run in 15 of ceiling --quick).
  */
-export const KNEE_GROWTH = 1.25;
+const KNEE_GROWTH = 1.25;
 
 /**
  * The knee: the last concurrency before throughput stops growing by 25 % per step while p95 keeps
@@ -69,7 +69,7 @@ export function knee(steps: readonly CeilingStep[]): number | undefined {
 export const littlesMs = (s: CeilingStep) => (s.throughput > 0 ? (s.connections / s.throughput) * 1000 : Infinity);
 
 /** Measured mean within this share of Little's prediction: the law "holds". */
-export const LITTLE_TOLERANCE = 0.15;
+const LITTLE_TOLERANCE = 0.15;
 /**
  * The shape checks Little's law and linearity up to this many connections: the CPU-bound route's
  * sweep ends there (measure/ceiling.ts), and past it the I/O-bound route's thousands of requests a
@@ -134,7 +134,7 @@ function bar(value: number, max: number): string {
 }
 
 /** Two bar charts side by side per route: throughput and p95 against connections. */
-export function chart(sweep: RouteSweep): string[] {
+function chart(sweep: RouteSweep): string[] {
   const maxT = Math.max(...sweep.steps.map((s) => s.throughput));
   const maxP = Math.max(...sweep.steps.map((s) => s.p95));
   const rows = [`  ${'conns'.padStart(5)}  ${'throughput'.padEnd(BAR + 12)}  p95`];
@@ -143,7 +143,7 @@ export function chart(sweep: RouteSweep): string[] {
 }
 
 /** The load generator is "saturated" at this many cores' worth of CPU (it is one process). */
-export const GENERATOR_SATURATED = 0.9;
+const GENERATOR_SATURATED = 0.9;
 
 /** A sentence for each route where the load generator ran out of CPU: its ceiling was partly autocannon's. */
 export function caveats(r: CeilingResult): string[] {

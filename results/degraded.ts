@@ -36,7 +36,7 @@ export { DEGRADED_SPEC } from './degraded-spec.ts';
 /** "An order of magnitude": p95 at least this many times the state-reading policies' (the worse of them). */
 export const P95_FACTOR = 10;
 /** "Much lower throughput": at most this share of the state-reading policies' (the lower of them). */
-export const THROUGHPUT_SHARE = 0.5;
+const THROUGHPUT_SHARE = 0.5;
 /**
  * The median hides the busy replica: for round robin and random, p95 is at least this many times
  * their own p50. (Measured here over 20 runs: 27-46x through the kit's balancer. Comparing p50
@@ -51,7 +51,7 @@ export const TAIL_FACTOR = 10;
  * over a few hundred requests spreads by ±3 %).
  */
 export const SMALL_SHARE = 0.05;
-export const THIRD = { min: 0.2, max: 0.47 } as const;
+const THIRD = { min: 0.2, max: 0.47 } as const;
 
 /** The policies that read replica state: the yardstick for the other two. */
 export const AWARE = ['least-connections', 'power-of-two-choices'];

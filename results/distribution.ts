@@ -33,10 +33,10 @@ export interface DistributionResult {
  * quarter (3 of 30) failed fair policies about 0.2 % per policy in theory and 1 % in a live run of
  * 300 × 30 requests: too close to the noise for a check run 20 times in class.
  */
-export const MIN_SHARE_OF_FAIR = 0.2;
+const MIN_SHARE_OF_FAIR = 0.2;
 
 /** Requests per replica, from an order. */
-export function countsOf(order: string[]): Record<string, number> {
+function countsOf(order: string[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of order) out[r] = (out[r] ?? 0) + 1;
   return out;
@@ -66,7 +66,7 @@ export function orderVerdict(order: string[], replicas: string[]): string {
  * include an idle replica) or some (round robin and random do not look; random sends it none of
  * 30 with probability (2/3)^30, about 5 in a million).
  */
-export function busyVerdict(d: PolicyDistribution): string {
+function busyVerdict(d: PolicyDistribution): string {
   if (!d.heldThroughout) return 'long-request-ended-too-soon';
   return d.withBusy.some((r) => r === d.busy) ? 'some-to-the-busy-one' : 'none-to-the-busy-one';
 }

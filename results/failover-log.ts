@@ -39,7 +39,7 @@ export function timedOutTries(firstTriesS: readonly number[], t: { connectTimeou
 }
 
 /** The clients' side: answers whose x-upstream-addr named more than one replica, and answers of the slow threshold or more. */
-export interface ClientCounts {
+interface ClientCounts {
   retried: number;
   slow: number;
 }
@@ -51,7 +51,7 @@ const TRY_MATCH = { low: 0.95, high: 1.4 } as const;
  * The sample line's story in one token: a first try that ran out `expect.ms` (a timeout, 504),
  * then 200 from another replica: `<expect.label>-then-200`; `other` for any other retried line.
  */
-export function sampleVerdict(sample: string | undefined, expect: { label: string; ms: number }): string {
+function sampleVerdict(sample: string | undefined, expect: { label: string; ms: number }): string {
   const e = sample === undefined ? undefined : parseAccessLine(sample);
   if (!e || e.tries.length < 2) return 'none';
   const first = e.tries[0]!;

@@ -74,15 +74,15 @@ export function machineCaption(m: MachineInfo): string {
 }
 
 /** Other programs busier than this many cores' worth, before or during a run, make its findings unsafe. */
-export const BUSY_CORES = 0.5;
+const BUSY_CORES = 0.5;
 /** Or this many in one second of the run: a measured step lasts a second or two. */
-export const BUSY_BURST_CORES = 0.75;
+const BUSY_BURST_CORES = 0.75;
 /**
  * Or this many taken by other virtual machines on average (steal): the host is busy, and it costs
  * more than the steal it shows. Measured here: with 0.29 cores of steal, one replica answered
  * 7,400 req/s instead of 33,000, and a shape line failed.
  */
-export const BUSY_STEAL_CORES = 0.25;
+const BUSY_STEAL_CORES = 0.25;
 
 /** Whether other programs kept the cores busy before or during the run (see BUSY_CORES, BUSY_BURST_CORES, BUSY_STEAL_CORES). */
 export function machineWasBusy(m: MachineInfo): boolean {

@@ -74,7 +74,7 @@ export const CLEARLY_WORSE = 1.25;
  * 0.86-1.26 over the same 17 runs. A stop that stalled requests would still show: 200 ms stalls on
  * 8 connections raise the mean a few percent and p99 many times.
  */
-export const NOISE_FACTOR = 1.5;
+const NOISE_FACTOR = 1.5;
 
 /** A case's runs' median of `f`. */
 export const medianOf = (c: StopCase, f: (r: StopRun) => number) => median(c.runs.map(f));

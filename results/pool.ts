@@ -56,7 +56,7 @@ export const WAITED_SHARE = 0.5;
  * threads (five runnable threads on two cores), so it takes a few times its idle time, not
  * hundreds of times.
  */
-export const AT_ONCE_FACTOR = 10;
+const AT_ONCE_FACTOR = 10;
 function classifyWait(ms: number, referenceMs: number, idleMs: number, waited: string, atOnce: string): string {
   if (ms >= WAITED_SHARE * referenceMs) return waited;
   if (ms <= AT_ONCE_FACTOR * idleMs) return atOnce;

@@ -7,7 +7,7 @@ import { formatMeasure, type Measure } from './measures.ts';
 import { makeChalk } from './format.ts';
 
 /** One choice: the measure's value falls in [from, to) (either end open when absent). */
-export interface Choice {
+interface Choice {
   label: string;
   from?: number;
   to?: number;
@@ -77,7 +77,7 @@ export function formatChoices(q: Question): string[] {
   return q.choices.map((c, i) => `  ${i + 1}) ${c.label}`);
 }
 
-export interface Graded {
+interface Graded {
   question: Question;
   chosen: number;
   /** The choice the measured value falls in (undefined: the run did not measure it). */

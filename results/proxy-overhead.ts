@@ -48,9 +48,9 @@ export interface ProxyOverheadResult {
  */
 export const ADDED_P50_FACTOR = 10;
 /** "Few" upstream connections: at most this share of the requests. */
-export const FEW_SHARE = 0.02;
+const FEW_SHARE = 0.02;
 /** "One per request": at least this share of the requests. */
-export const ONE_PER_REQUEST_SHARE = 0.95;
+const ONE_PER_REQUEST_SHARE = 0.95;
 /** Without keep-alive, throughput must drop below this share of keep-alive's, p50 rise above 1/that. */
 export const CLEARLY_WORSE = 0.85;
 /**

@@ -65,7 +65,7 @@ export const CPU_GROWS_FACTOR = 1.3;
  * two cores its plateau comes from the shared SQLite file's writer lock and the balancer, and moved
  * between 760 and 2,100 req/s from run to run.)
  */
-export function spreadVerdict(w: ScaleOutResult['workloads'][number]): string {
+function spreadVerdict(w: ScaleOutResult['workloads'][number]): string {
   const ok = w.steps.every((s) => {
     if (!s.perReplica) return true;
     const counts = Object.values(s.perReplica);

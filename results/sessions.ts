@@ -48,12 +48,12 @@ export const CONFIGS = [
 ] as const;
 
 /** none: 0; some: under half; most: half or more. */
-export function lostVerdict(p: PhaseCount): 'none-lost' | 'some-lost' | 'most-lost' {
+function lostVerdict(p: PhaseCount): 'none-lost' | 'some-lost' | 'most-lost' {
   if (p.lost === 0) return 'none-lost';
   return p.lost / Math.max(p.requests, 1) >= 0.5 ? 'most-lost' : 'some-lost';
 }
 
-export function spreadVerdict(perReplica: Record<string, number>): 'one-replica' | 'several-replicas' {
+function spreadVerdict(perReplica: Record<string, number>): 'one-replica' | 'several-replicas' {
   return Object.values(perReplica).filter((n) => n > 0).length === 1 ? 'one-replica' : 'several-replicas';
 }
 

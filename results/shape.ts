@@ -27,9 +27,9 @@ export function splitLine(l: string): { key: string; verdict: string } {
   return { key: tokens.slice(0, -1).join('  '), verdict: tokens.at(-1) ?? '' };
 }
 
-export type LineStatus = 'held' | 'failed' | 'missing' | 'unexpected' | 'not-shown';
+type LineStatus = 'held' | 'failed' | 'missing' | 'unexpected' | 'not-shown';
 
-export interface LineVerdict {
+interface LineVerdict {
   status: LineStatus;
   expected?: string;
   actual?: string;

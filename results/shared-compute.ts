@@ -31,7 +31,7 @@ export interface SharedComputeResult {
 }
 
 /** What the table and the shape use, for one scenario. */
-export interface ComputeStats {
+interface ComputeStats {
   requests: number;
   errors: number;
   steadyRps: number;

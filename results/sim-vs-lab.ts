@@ -45,7 +45,7 @@ export interface SimVsLabResult {
  * blocked replica): measured here, 1-second p95s of the same policy moved by up to 1.7x between
  * runs. A difference the model may miss by 2x (RATIO_FACTOR) is no order to hold it to.
  */
-export const TIE_FACTOR = 2;
+const TIE_FACTOR = 2;
 /**
  * "Within a factor of 2": round robin's p95 in the lab and in the simulation, the wait behind the
  * blocked replica's hog that the model predicts from the hog's turns. It is not the

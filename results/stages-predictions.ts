@@ -17,7 +17,7 @@ function only(g: StagesGroup | undefined, label: string): StagedRequest | undefi
  * The light request's wait before its headers were parsed, as a share of the heavy scrypt's time
  * left when it was written: near 1 when it waited for the heavy one, near 0 when it did not.
  */
-export function lightWaitShare(g: StagesGroup | undefined): number | undefined {
+function lightWaitShare(g: StagesGroup | undefined): number | undefined {
   const light = only(g, 'light');
   const heavy = only(g, 'heavy');
   if (!light || !heavy) return undefined;

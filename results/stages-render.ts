@@ -8,7 +8,7 @@ import { groupHopsUs, proxyWorkUs } from './stages-shape.ts';
 import { group, timeline, type StagedRequest, type StagesGroup, type StagesPart, type StagesResult } from './stages.ts';
 
 /** Waterfall characters: each segment is drawn with the letter of the stage it ends at. */
-export const WATERFALL_LETTERS: Record<string, string> = {
+const WATERFALL_LETTERS: Record<string, string> = {
   connect: 'c',
   accept: 'a',
   'request-written': 'w',

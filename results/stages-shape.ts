@@ -44,7 +44,7 @@ export const DRAIN_SHARE = 0.5;
  * The most a request head can be (Node's default --max-http-header-size, 16 KiB): a connection
  * that read no more than this before its 413 read the headers only, no body.
  */
-export const HEAD_MAX_BYTES = 16 * 1024;
+const HEAD_MAX_BYTES = 16 * 1024;
 /**
  * A late body check costs the server "much longer" when its time from headers parsed to the 413
  * is at least this many times the early check's: reading a body 32 times the limit (tens of ms)
@@ -121,7 +121,7 @@ function upstreamConnect(g: StagesGroup): string {
  * the order holds whatever the scheduler does; a request that went around the balancer has no
  * balancer stamps ('not-recorded').
  */
-export const PROXY_PATH: [string, Side][] = [
+const PROXY_PATH: [string, Side][] = [
   ['request-written', 'client'],
   ['headers-parsed', 'proxy'],
   ['upstream-request-written', 'proxy'],
@@ -193,7 +193,7 @@ function blockedLines(r: StagesResult): string[] {
 }
 
 /** How much of the body the server queued in memory at most. */
-export function queuedVerdict(q: StagedRequest | undefined, chunkBytes: number): string {
+function queuedVerdict(q: StagedRequest | undefined, chunkBytes: number): string {
   const queued = q?.extra.queuedMaxBytes;
   const body = q?.extra.responseBytes;
   if (queued === undefined || body === undefined) return 'unmeasured';

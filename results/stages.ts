@@ -12,7 +12,7 @@ export type PartName = (typeof PARTS)[number];
 /** Who stamped it: the client, the lesson server, or the kit's balancer between them (the proxy part). */
 export type Side = 'client' | 'server' | 'proxy';
 
-export interface Stamp {
+interface Stamp {
   /** A stage name: CLIENT_STAGES or SERVER_STAGES (measure/lib/stage-client.ts, servers/lib/stage-stamps.ts). */
   stage: string;
   side: Side;
@@ -74,7 +74,7 @@ export function mergeStamps(client: Events, server: Events, proxy: Events = []):
 }
 
 /** A row of a stage table: when it happened after the request started, and how long since the row before, µs. */
-export interface TimelineRow extends Stamp {
+interface TimelineRow extends Stamp {
   offsetUs: number;
   tookUs: number;
 }

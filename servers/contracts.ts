@@ -56,7 +56,7 @@ export interface WorkerStatus {
 }
 
 /** Who answered: a replica by its name, a cluster worker by its pid. */
-export type Identity = { replica: string } | { pid: number };
+type Identity = { replica: string } | { pid: number };
 
 /** GET /loans on a replica or a worker: the loan counter as this process's store holds it. */
 export type LoanCount = Identity & { loans: number };
@@ -102,7 +102,7 @@ export interface ReplicaStats {
 }
 
 /** One upstream in the balancer's GET /__lb/stats. */
-export interface UpstreamStats {
+interface UpstreamStats {
   name: string;
   addr: string;
   /** Taken out by POST /__lb/down. */

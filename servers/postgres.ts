@@ -33,7 +33,7 @@ const spec = defineCommand({
 });
 
 /** The database user the replicas connect as. */
-export const PG_USER = 'nsl';
+const PG_USER = 'nsl';
 
 /** As root, the `postgres` account's uid and gid (from /etc/passwd), which initdb and postgres run as. */
 function runAs(): { uid: number; gid: number } | undefined {

@@ -71,7 +71,7 @@ const spec = defineCommand({
 });
 
 /** Longest ?ms= a route accepts: beyond it the request is a mistake, not a lesson. */
-export const MAX_MS = 10_000;
+const MAX_MS = 10_000;
 /** Largest request body, bytes. */
 const BODY_LIMIT = 16 * 1024;
 

@@ -21,7 +21,7 @@ const command = defineCommand({
 });
 
 /** The command; throws KIT_ERR_USAGE. */
-export async function main(argv: string[], io: Io): Promise<number> {
+async function main(argv: string[], io: Io): Promise<number> {
   const parsed = parseFlags(command, argv);
   if (parsed.help) {
     io.stdout.write(helpText(command));

@@ -33,7 +33,7 @@
 import { SimSession } from './session.ts';
 import type { SimConfig, SimResult } from './types.ts';
 
-export type { ClientModel, FaultAction, Hog, ReplicaReport, SimConfig, SimPolicy, SimResult, TimelineEvent } from './types.ts';
+export type { FaultAction, SimConfig, SimPolicy, SimResult, TimelineEvent } from './types.ts';
 export { SIM_POLICIES } from './types.ts';
 export { validate } from './validate.ts';
 export { REFUSED_MS } from './world.ts';

@@ -16,10 +16,10 @@ import type { Dist } from './dist.ts';
 export const SIM_POLICIES = [...POLICIES, 'ip-hash'] as const;
 export type SimPolicy = (typeof SIM_POLICIES)[number];
 
-export type ClientModel = { kind: 'open'; ratePerS: number } | { kind: 'closed'; count: number; think?: Dist };
+type ClientModel = { kind: 'open'; ratePerS: number } | { kind: 'closed'; count: number; think?: Dist };
 
 /** A stream of requests sent straight to one replica (not through the balancer), like the lab's hog. */
-export interface Hog {
+interface Hog {
   replica: number;
   /** Each hog request's time on the event loop. */
   ms: Dist;
@@ -97,7 +97,7 @@ export interface SimConfig {
   slowMs?: number;
 }
 
-export interface ReplicaReport {
+interface ReplicaReport {
   name: string;
   /** Client tries it answered in the measured window. */
   served: number;

@@ -131,7 +131,7 @@ export const REFUSED_MS = 0.1;
  * (answer) or the try fails back to the balancer (fail). sim/session.ts wires them, so clients.ts,
  * balancer.ts and replica.ts import only world.ts and one another's module graph has no cycle.
  */
-export interface Wiring {
+interface Wiring {
   /** balancer.ts tryNext: picks a replica for the request's next try. */
   route(w: World, req: Request): void;
   /** clients.ts finish: the client has its answer (`none`: no replica was even tried). */

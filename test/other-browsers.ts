@@ -42,7 +42,7 @@ const firstExisting = (paths: (string | undefined)[]) => paths.find((p): p is st
 const onPath = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim() || undefined;
 
 /** Firefox: $FIREFOX_PATH, Debian's firefox-esr or a firefox on the PATH. */
-export const FIREFOX = firstExisting([process.env.FIREFOX_PATH, '/usr/bin/firefox-esr', '/usr/bin/firefox']);
+const FIREFOX = firstExisting([process.env.FIREFOX_PATH, '/usr/bin/firefox-esr', '/usr/bin/firefox']);
 export const noFirefox = toolSkip('firefox-esr', FIREFOX ? false : 'no Firefox found (Debian: apt-get install firefox-esr; Ubuntu: the firefox package; or set FIREFOX_PATH); .ci/run installs it where apt-get can');
 
 /** WebKitGTK's WebDriver and the MiniBrowser it drives (Debian: the webkit2gtk-driver package). */

@@ -31,7 +31,7 @@ export interface TrafficLab {
 }
 
 /** Starts `web/traffic-lab.ts --port 0` (with `env` added to this process's) and resolves once it has printed its URL. */
-export async function startTrafficLab(env: Record<string, string> = {}): Promise<TrafficLab> {
+async function startTrafficLab(env: Record<string, string> = {}): Promise<TrafficLab> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'web/traffic-lab.ts'), '--port', '0'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env, LAB_LIFELINE: 'stdin' } });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));

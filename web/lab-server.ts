@@ -21,7 +21,7 @@ export const TOKEN_HEADER = 'x-traffic-lab-token';
 const PAGE = path.join(ROOT, 'web', 'page');
 
 /** Why a request is refused (403), or undefined when it may go on. */
-export function refusal(req: { host?: string; origin?: string; token?: string }, port: number, token: string): string | undefined {
+function refusal(req: { host?: string; origin?: string; token?: string }, port: number, token: string): string | undefined {
   const hosts = [`127.0.0.1:${port}`, `localhost:${port}`];
   if (!req.host || !hosts.includes(req.host.toLowerCase())) return `Host must be ${hosts.join(' or ')}; got ${JSON.stringify(req.host ?? null)}`;
   if (req.origin !== undefined && !hosts.map((h) => `http://${h}`).includes(req.origin.toLowerCase())) return `Origin ${JSON.stringify(req.origin)} is not this page's`;

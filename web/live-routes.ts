@@ -19,7 +19,7 @@ import { parseLiveAction, parseLiveSettings, type LiveSecond } from './page/live
 import { kitPlatform, needsWslMessage, WSL_HINT } from '../lib/platform.ts';
 
 /** A live run with no page streaming it for this long is stopped, ms. */
-export const HEARTBEAT_MS = 3000;
+const HEARTBEAT_MS = 3000;
 const BODY_LIMIT = 4096;
 
 export class LiveHost {

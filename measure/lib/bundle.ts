@@ -30,7 +30,7 @@ function sourceFiles(): string[] {
 }
 
 /** A hash of every source file's path, size and modification time: a new one for any edit. */
-export function sourcesHash(files = sourceFiles()): string {
+function sourcesHash(files = sourceFiles()): string {
   const h = createHash('sha256');
   for (const f of files) {
     const st = statSync(f);

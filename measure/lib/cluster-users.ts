@@ -27,7 +27,7 @@ const REQUEST_TIMEOUT_MS = 30_000;
 
 const isAutoscale = isEvent('autoscale');
 
-export interface ClusterUsersOptions {
+interface ClusterUsersOptions {
   /** The scenario's name in progress lines. */
   label: string;
   users: number;

@@ -16,7 +16,7 @@ export function loadExpected(dir = path.join(ROOT, 'expected-output')): Map<stri
   return out;
 }
 
-export interface FileVerdict {
+interface FileVerdict {
   file: string;
   /** Experiment → its comparison. */
   experiments: Map<string, Comparison>;

@@ -25,7 +25,7 @@ export interface CpuSnapshot {
 }
 
 /** What other programs used between two snapshots, in cores' worth of CPU (1 = one core busy). */
-export interface OtherCpu {
+interface OtherCpu {
   /** Processes outside the kit's tree (their own time and that of children they reaped). */
   otherCores: number;
   /** Time other virtual machines took from this one (0 on bare metal). */
@@ -136,7 +136,7 @@ export function formatPrograms(programs: BusyProgram[]): string {
 }
 
 /** Other programs' CPU over a run: the average, and the busiest sampling interval's. */
-export interface RunContention {
+interface RunContention {
   /** Cores' worth, on average over the run (steal included). */
   averageCores: number;
   /** Cores' worth in the busiest interval (a second by default): a burst that an average hides. */

@@ -9,7 +9,7 @@ import type { FlagSpec } from '../../lib/cli.ts';
 import { formatCost, HEAVY_COST, parseCost } from '../../servers/lib/scrypt-cost.ts';
 
 /** --quick: about 0.5 s of one core (the default heavy cost is about 1-1.5 s). */
-export const QUICK_HEAVY_COST = 'N=2^15,r=8,p=4';
+const QUICK_HEAVY_COST = 'N=2^15,r=8,p=4';
 /** Throughput sweep: a pooled request of a few tens of ms, so a 1 s step holds dozens of them. */
 export const SWEEP_COST = 'N=2^14,r=8,p=1';
 

@@ -38,7 +38,8 @@ export interface DegradedOptions {
   twoChoices: TwoChoicesSampling;
 }
 
-export const { replicas: REPLICAS, connections: CONNECTIONS, hogConnections: HOG_CONNECTIONS, hogMs: HOG_MS, warmupS: WARMUP_S, settleS: SETTLE_S, rounds: ROUNDS } = DEGRADED_SPEC;
+export const { connections: CONNECTIONS, hogConnections: HOG_CONNECTIONS, hogMs: HOG_MS, rounds: ROUNDS } = DEGRADED_SPEC;
+const { replicas: REPLICAS, warmupS: WARMUP_S, settleS: SETTLE_S } = DEGRADED_SPEC;
 /**
  * How the hog blocks app3's event loop, 30 ms per request: `stall` sleeps the thread (no CPU),
  * `busy` busy-waits (a full core). The default is stall: on a 2-core machine a busy-waiting hog
@@ -49,10 +50,10 @@ export const { replicas: REPLICAS, connections: CONNECTIONS, hogConnections: HOG
 export const HOGS = { stall: `/stall?ms=${HOG_MS}`, busy: `/slow-sync?ms=${HOG_MS}` } as const;
 // Each slice's first SETTLE_S after a policy switch is not measured: requests of the previous
 // policy are still in flight on app3, and the clients open a fresh set of connections.
-export const sliceS = (quick: boolean) => DEGRADED_SPEC.sliceS[quick ? 'quick' : 'full'];
+const sliceS = (quick: boolean) => DEGRADED_SPEC.sliceS[quick ? 'quick' : 'full'];
 
 /** The path outside the replicas, measured in the same rounds (for sim-vs-lab). */
-export interface PathMeasurement {
+interface PathMeasurement {
   latency: LatencySummary;
   throughput: number;
   /** 1000 evenly spaced quantiles of its latency, ms. */
@@ -80,7 +81,7 @@ function newSlot(name: string, replicas: Replica[], url: () => string, enter = a
 }
 
 /** The slots in round `k`'s order: the list rotated by k, so no policy always follows the same one. */
-export function roundOrder<T>(slots: readonly T[], k: number): T[] {
+function roundOrder<T>(slots: readonly T[], k: number): T[] {
   const n = slots.length;
   return Array.from({ length: n }, (_, i) => slots[(i + k) % n]!);
 }

@@ -16,7 +16,7 @@ import type { ServerProcess } from './launch.ts';
 import type { Progress } from './progress.ts';
 import { retriesOf, startBalancer, startReplicas, type BalancerKind, type Replica } from './topology.ts';
 
-export interface FaultedLoadSpec {
+interface FaultedLoadSpec {
   /** For progress lines: `2/5 sigkill`. */
   label: string;
   replicas: number;
@@ -50,7 +50,7 @@ export interface FaultedLoadSpec {
   accessLog?: boolean;
 }
 
-export interface FaultedTopology {
+interface FaultedTopology {
   /** With the shared database's file (`dbFile`), as startReplicas returns them. */
   replicas: Replica[] & { dbFile?: string };
   victim: Replica;

@@ -28,7 +28,7 @@ export interface Outcome {
  * Errors that say this machine cannot run the kit as installed (a native module built for another
  * Node, a Node too old): every later run would fail the same way, so fidelity stops at the first.
  */
-export const SETUP_ERRORS = ['KIT_ERR_NATIVE_BUILD', 'KIT_ERR_NODE_TOO_OLD'] as const;
+const SETUP_ERRORS = ['KIT_ERR_NATIVE_BUILD', 'KIT_ERR_NODE_TOO_OLD'] as const;
 
 /** The run's setup error (its code and message, from the coded `error KIT_ERR_…: …` line on stderr), if it stopped on one. */
 export function setupError(outcome: Outcome): { code: (typeof SETUP_ERRORS)[number]; message: string } | undefined {

@@ -7,7 +7,7 @@
  */
 
 /** The verdict of one graded exercise. */
-export type GradedVerdict = 'right' | 'wrong' | 'not-counted';
+type GradedVerdict = 'right' | 'wrong' | 'not-counted';
 
 export interface GradedExercise {
   kind: 'graded-exercise';

@@ -28,7 +28,7 @@ export interface LaunchSpec {
   readyTimeoutMs?: number;
 }
 
-export interface Exit {
+interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
 }

@@ -2,7 +2,7 @@
  * The course: which experiments each lesson runs, in order, and where its text is. The README's
  * lesson list, the Makefile's lesson-N targets and the tests all follow this list.
  */
-export interface Lesson {
+interface Lesson {
   id: number;
   slug: string;
   title: string;

@@ -65,7 +65,7 @@ export interface LoadOptions {
 }
 
 /** Responses at or over a threshold. */
-export interface SlowResponses {
+interface SlowResponses {
   thresholdMs: number;
   count: number;
   /** Their latencies, ms, sorted (at most the first 1000 kept). */
@@ -73,7 +73,7 @@ export interface SlowResponses {
 }
 
 /** A load that is running: stop it early, or wait for its result. */
-export interface RunningLoad {
+interface RunningLoad {
   stop(): void;
   result: Promise<LoadResult>;
 }

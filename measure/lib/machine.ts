@@ -14,7 +14,7 @@ import { findRedis } from '../../servers/lib/redis-binary.ts';
  * programs compete with the experiment, which the load average (a minute-long decaying mean that
  * still holds the previous run) cannot.
  */
-export async function measureBusyCores(ms = 250): Promise<number> {
+async function measureBusyCores(ms = 250): Promise<number> {
   const a = cpuTimes();
   await new Promise((r) => setTimeout(r, ms));
   return busyCoresBetween(a, cpuTimes());

@@ -5,11 +5,6 @@ import path from 'node:path';
 /** Absolute path of the project root (the folder with package.json). */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Absolute path of `servers/<name>.ts`. */
-export function serverScript(name: string): string {
-  return path.join(ROOT, 'servers', `${name}.ts`);
-}
-
 /** Absolute path of `expected-output/<experiment>.txt`. */
 export function expectedFile(experiment: string): string {
   return path.join(ROOT, 'expected-output', `${experiment}.txt`);

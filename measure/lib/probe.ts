@@ -23,7 +23,7 @@ export interface ProbeResult<T = unknown> {
   headers: http.IncomingHttpHeaders;
 }
 
-export interface ProbeOptions {
+interface ProbeOptions {
   method?: string;
   /** false (default): a fresh connection; or a keep-alive agent to share one. */
   agent?: http.Agent | false;

@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 
-export interface ProgressStream {
+interface ProgressStream {
   write(s: string): unknown;
   isTTY?: boolean;
 }

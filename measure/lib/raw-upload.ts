@@ -13,7 +13,7 @@ import { drainOrClose } from '../../servers/lib/http.ts';
 import { HOST } from '../../lib/ready.ts';
 import { nowUs, type StageEvent } from '../../servers/lib/stage-stamps.ts';
 
-export interface Uploaded {
+interface Uploaded {
   status: number;
   events: StageEvent[];
   bodyBytesSent: number;

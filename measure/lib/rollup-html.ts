@@ -18,7 +18,7 @@ import type { Measure } from '../../results/measures.ts';
 import { classSummary, failures, gradedRows, headline, lineRows, machineRows, studentsAndExperiments, type Rollup } from './rollup.ts';
 
 /** One chart: a measure of one experiment, each run's value by student. */
-export interface ChartData {
+interface ChartData {
   experiment: string;
   id: string;
   label: string;

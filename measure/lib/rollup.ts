@@ -12,7 +12,7 @@ import { makeChalk, makeTable, type MachineInfo } from '../../results/format.ts'
 import { byAttempt, gradedCell, isGradedDocument, readGraded, type GradedExercise } from './graded.ts';
 
 /** One student's run of one experiment, compared. */
-export interface RunEntry {
+interface RunEntry {
   student: string;
   file: string;
   experiment: string;
@@ -23,7 +23,7 @@ export interface RunEntry {
 }
 
 /** One student's graded exercise, as check-exercise --save wrote it. */
-export interface GradedEntry {
+interface GradedEntry {
   student: string;
   file: string;
   graded: GradedExercise;
@@ -88,7 +88,7 @@ export function rollUp(files: { student: string; file: string }[], expected: Map
 }
 
 /** One cell: ✓ every run held the line, – none could show it, ✗ k/n otherwise (k runs failed of n). */
-export function cell(statuses: string[]): string {
+function cell(statuses: string[]): string {
   if (statuses.length === 0) return '';
   const failed = statuses.filter((s) => s === 'failed' || s === 'missing').length;
   if (failed > 0) return `✗ ${failed}/${statuses.length}`;
@@ -119,7 +119,7 @@ function toolCell(mine: readonly RunEntry[], tool: 'nginx' | 'redis'): string {
   return seen.length ? 'missing' : '?';
 }
 
-export interface MachineRow {
+interface MachineRow {
   student: string;
   cores: number;
   /** The worst busy-before of the student's runs (cores' worth). */
@@ -143,7 +143,7 @@ export function machineRows(r: Rollup, students: readonly string[]): MachineRow[
 }
 
 /** One shape line of one experiment across the class. */
-export interface LineRow {
+interface LineRow {
   key: string;
   /** What the line should read: its verdict in expected-output/. */
   expected: string;
@@ -169,7 +169,7 @@ export function lineRows(r: Rollup, experiment: string, expected: Map<string, st
 }
 
 /** One experiment in the class summary: how many students ran it, how many held every line, and each line some did not hold. */
-export interface SummaryRow {
+interface SummaryRow {
   experiment: string;
   students: number;
   heldAll: number;

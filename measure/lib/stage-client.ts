@@ -24,9 +24,6 @@ import { Client, request, type Dispatcher } from 'undici';
 import { KitError } from '../../lib/errors.ts';
 import { nowUs, stageId, type StageEvent } from '../../servers/lib/stage-stamps.ts';
 
-/** The client's stage names, in order. */
-export const CLIENT_STAGES = ['request-start', 'connect', 'request-written', 'response-headers-parsed', 'last-byte'] as const;
-
 interface Followed {
   sid: string;
   events: StageEvent[];

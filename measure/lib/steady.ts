@@ -28,7 +28,7 @@ export const STEP_TRIES = 3;
  * try counts as disturbed only when it took `busyCores` more than the least of the recent tries
  * (the floor), which stays 0 on an idle machine; the run's caveat still says the machine was busy.
  */
-export const FLOOR_TRIES = 6;
+const FLOOR_TRIES = 6;
 
 /** The disturbance of recent tries (cores' worth), oldest first; one per process by default. */
 export class DisturbanceHistory {
@@ -50,11 +50,11 @@ export class DisturbanceHistory {
 }
 
 /** The least steady load that raises the floor, cores' worth: half of STEP_BUSY_CORES, twice an idle machine's noise. */
-export const STEADY_FLOOR_CORES = 0.1;
+const STEADY_FLOOR_CORES = 0.1;
 
 const PROCESS_HISTORY = new DisturbanceHistory();
 
-export interface SteadyOptions {
+interface SteadyOptions {
   /** Where repeats are said (optional). */
   progress?: Pick<Progress, 'note'>;
   /** Cores' worth from which a try counts as disturbed (default STEP_BUSY_CORES). */
@@ -67,14 +67,14 @@ export interface SteadyOptions {
 }
 
 /** The step's value, how many tries it took, and how disturbed the kept try was (cores' worth; undefined without /proc). */
-export interface SteadyResult<T> {
+interface SteadyResult<T> {
   value: T;
   tries: number;
   busyCores: number | undefined;
 }
 
 /** What disturbed one try, cores' worth: other programs' processes, and other virtual machines (steal). */
-export interface Disturbance {
+interface Disturbance {
   otherCores: number;
   stealCores: number;
   /** The busiest other programs during the try, when known. */

@@ -8,7 +8,7 @@ import { KitError } from '../../lib/errors.ts';
 import type { StoreKind } from '../../servers/lib/state.ts';
 import type { Lab } from './lab.ts';
 
-export interface StoreSetup {
+interface StoreSetup {
   /** Server flags that select the store (for servers/replica.ts and servers/cluster.ts). */
   args: string[];
 }

@@ -11,7 +11,7 @@ import { probeOk } from './probe.ts';
 import type { ReplicaStats } from '../../servers/contracts.ts';
 import { parseRetryLine } from '../../core/failover.ts';
 
-export const BALANCERS = ['builtin', 'nginx'] as const;
+const BALANCERS = ['builtin', 'nginx'] as const;
 export type BalancerKind = (typeof BALANCERS)[number];
 
 /** The --lb flag every lesson 4 experiment has (LB=nginx in the environment sets its default). */

@@ -26,8 +26,8 @@ import { assertLoopback } from './probe.ts';
 import { EXPECTED_STATUS, REQUEST_TYPES, type RequestType, type UsersResult, type UsersSecond } from '../../results/users.ts';
 
 /** Rounds per iteration, and queries per round (the script: 3 × (refresh + 10 queries)). */
-export const ROUNDS = 3;
-export const QUERIES_PER_ROUND = 10;
+const ROUNDS = 3;
+const QUERIES_PER_ROUND = 10;
 /** Requests in one complete iteration. */
 export const REQUESTS_PER_ITERATION = 1 + ROUNDS * (1 + QUERIES_PER_ROUND);
 const MAX_ITERATIONS = 10_000;
@@ -46,7 +46,7 @@ export function thinkPauseMs(meanMs: number, random = Math.random()): number {
 }
 const WORDS = ['river', 'night', 'garden', 'iron', 'stone', 'winter', 'glass', 'north'];
 
-export interface UsersOptions {
+interface UsersOptions {
   /** Base URL of the server, e.g. http://127.0.0.1:3001 (loopback only). */
   url: string;
   users: number;
@@ -73,7 +73,7 @@ export interface UsersOptions {
 
 
 /** A running workload: stop it early, or wait for its result. */
-export interface RunningUsers {
+interface RunningUsers {
   stop(): void;
   result: Promise<UsersResult>;
 }

@@ -21,7 +21,7 @@ export const NGINX_ACCESS_FORMAT =
 export const CLIENT_CLOSED = 499;
 
 /** One try of a request, as the log has it. */
-export interface AccessTry {
+interface AccessTry {
   addr: string;
   /** The replica's status, or 502/504 for a failed try; undefined for "-". */
   status: number | undefined;

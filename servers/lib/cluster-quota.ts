@@ -10,7 +10,7 @@ import type { WorkerThrottle } from './cluster-messages.ts';
 import { MAX_PAUSE_MS } from './cpu-throttle.ts';
 
 /** What the primary knows of one worker's CPU: when it began listening, its reports, its pause. */
-export interface WorkerCpu {
+interface WorkerCpu {
   forkedAt: number;
   readyAt?: number;
   samples: CpuSample[];

@@ -21,7 +21,7 @@ const SHUTDOWN_GRACE_MS = 2000;
  */
 export const EXIT_PORT_IN_USE = 75;
 
-export interface SupervisorOptions {
+interface SupervisorOptions {
   /** The port asked for (0: any). */
   port: number;
   /** Workers that must listen before the ready line. */

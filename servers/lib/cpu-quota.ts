@@ -24,7 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { KitError } from '../../lib/errors.ts';
 
 export type QuotaMode = 'auto' | 'cgroup' | 'throttle';
-export const QUOTA_MODES: readonly QuotaMode[] = ['auto', 'cgroup', 'throttle'];
+const QUOTA_MODES: readonly QuotaMode[] = ['auto', 'cgroup', 'throttle'];
 
 /**
  * The cgroup quota's period, ms: a worker may use quota × this much CPU in every period. CFS
@@ -36,7 +36,7 @@ export const QUOTA_MODES: readonly QuotaMode[] = ['auto', 'cgroup', 'throttle'];
  */
 export const QUOTA_PERIOD_MS = 20;
 /** The quotas the kit accepts, cores: below 0.05 a period's share is under the 1 ms CFS allows at 20 ms. */
-export const QUOTA_CORES_RANGE = [0.05, 4] as const;
+const QUOTA_CORES_RANGE = [0.05, 4] as const;
 
 /** A lone server's --cpu-quota: undefined when not given; KIT_ERR_USAGE outside QUOTA_CORES_RANGE. */
 export function quotaCores(text: string | undefined): number | undefined {

@@ -21,11 +21,11 @@ import { performance } from 'node:perf_hooks';
  * throttle deliver less than its quota (measured: 0.38 of a 0.5 core quota with a 20 ms bucket),
  * since every late resume then wastes credit the bucket cannot hold.
  */
-export const THROTTLE_BUCKET_MS = 100;
+const THROTTLE_BUCKET_MS = 100;
 /** How often a throttled worker checks its CPU time, ms; IDLE_CHECK_MS while it uses under IDLE_SHARE of its quota. */
-export const CHECK_MS = 10;
-export const IDLE_CHECK_MS = 100;
-export const IDLE_SHARE = 0.1;
+const CHECK_MS = 10;
+const IDLE_CHECK_MS = 100;
+const IDLE_SHARE = 0.1;
 /** Longest pause the throttle asks for at once, ms; a larger debt is paid over several pauses. */
 export const MAX_PAUSE_MS = 2000;
 
@@ -42,7 +42,7 @@ export function throttleStep(creditMs: number, usedMs: number, elapsedMs: number
 }
 
 /** The period bookkeeping's state: credit in ms of CPU, and the period it was last granted in. */
-export interface PeriodState {
+interface PeriodState {
   creditMs: number;
   period: number;
 }

@@ -16,7 +16,7 @@ import { requestWhenSent } from './upstream-timers.ts';
 /** Answers up to this size (by Content-Length) are buffered whole; larger or unsized ones stream. */
 const BUFFER_LIMIT = 64 * 1024;
 /** Largest request body the balancer reads, bytes (nginx's client_max_body_size default). */
-export const MAX_BODY = 1024 * 1024;
+const MAX_BODY = 1024 * 1024;
 /** Headers that describe one connection, not the message (RFC 9110 §7.6.1): never forwarded. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host']);
 

@@ -32,7 +32,7 @@ export function failStartup(err: unknown): never {
   process.exit(exitCodeFor(err));
 }
 
-export interface ServeOptions {
+interface ServeOptions {
   /**
    * How long in-flight requests may take to finish after a stop signal, in ms (default 5000).
    * At the deadline the connections still open are closed by force (closeAllConnections).

@@ -53,7 +53,7 @@ function stickyCookieBlocks(upstreams: { name: string; addr: string }[], serverP
  */
 export const NGINX_KEEPALIVE = 'keepalive 64;\n        keepalive_timeout 4s;';
 
-export interface NginxConfigInput {
+interface NginxConfigInput {
   prefix: string;
   port: number;
   policy: BalancerPolicy;

@@ -8,7 +8,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { KitError } from '../../lib/errors.ts';
 
-export interface PostgresBinaries {
+interface PostgresBinaries {
   initdb: string;
   postgres: string;
 }

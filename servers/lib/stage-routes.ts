@@ -25,13 +25,13 @@ import { isStageId, STAGE_ID_RULE, type StageRecorder } from './stage-stamps.ts'
 /** The export route's chunk size: a realistic read-file-and-send size, bytes. */
 export const EXPORT_CHUNK_BYTES = 64 * 1024;
 /** The largest export, MiB: ignoring backpressure may hold all of it in memory. */
-export const MAX_EXPORT_MB = 64;
+const MAX_EXPORT_MB = 64;
 /** The upload's default limit, bytes. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 /** The late check reads at most this many times the limit before it gives up (and closes): a bound on memory. */
-export const LATE_READ_CAP = 64;
+const LATE_READ_CAP = 64;
 /** Books in the catalogue table. */
-export const BOOKS = 1000;
+const BOOKS = 1000;
 
 /** An in-memory catalogue of BOOKS books, for the loan route's SQLite read. */
 export function seedCatalogue(db: SqliteDatabase): void {

@@ -34,7 +34,7 @@ export const SERVER_STAGES = [
   'finish',
   'close',
 ] as const;
-export type ServerStage = (typeof SERVER_STAGES)[number];
+type ServerStage = (typeof SERVER_STAGES)[number];
 
 export interface StageEvent {
   stage: string;

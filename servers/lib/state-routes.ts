@@ -26,8 +26,8 @@ const scryptAsync = promisify(scrypt) as (password: string, salt: string, keylen
 const LOGIN_COST = { N: 1024 };
 const SESSION_COOKIE = 'session';
 
-export const SESSION_MODES = ['store', 'token'] as const;
-export type SessionMode = (typeof SESSION_MODES)[number];
+const SESSION_MODES = ['store', 'token'] as const;
+type SessionMode = (typeof SESSION_MODES)[number];
 
 export interface StateOptions {
   store: StoreKind;

@@ -44,7 +44,7 @@ export interface StateStore {
 }
 
 /** A new session id: 18 random bytes, base64url (144 bits: not guessable). */
-export function newSessionId(): string {
+function newSessionId(): string {
   return randomBytes(18).toString('base64url');
 }
 
@@ -169,7 +169,7 @@ export function sqliteStore(file: string, clock: () => number = Date.now): State
  * open) then INCR, in one MULTI. Redis docs: SET PX NX (Redis >= 2.6.12), INCR, INCRBY, MULTI.
  * Rejects KIT_ERR_STORE if Redis cannot be reached.
  */
-export async function redisStore(url: string, prefix = 'nsl:'): Promise<StateStore> {
+async function redisStore(url: string, prefix = 'nsl:'): Promise<StateStore> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: 2000, enableOfflineQueue: true });
   redis.on('error', () => {}); // reported by the failing command instead
   try {
@@ -208,7 +208,7 @@ export async function redisStore(url: string, prefix = 'nsl:'): Promise<StateSto
   };
 }
 
-export interface StoreOptions {
+interface StoreOptions {
   kind: StoreKind;
   /** SQLite file (sqlite). */
   file?: string;

@@ -47,7 +47,7 @@ export interface BalancerOptions extends FailoverOptions {
   twoChoices?: TwoChoicesSampling;
 }
 
-export const TWO_CHOICES_SAMPLING = ['distinct', 'with-replacement'] as const;
+const TWO_CHOICES_SAMPLING = ['distinct', 'with-replacement'] as const;
 export type TwoChoicesSampling = (typeof TWO_CHOICES_SAMPLING)[number];
 
 /** --two-choices, checked: distinct or with-replacement; throws KIT_ERR_USAGE otherwise. */

@@ -49,7 +49,7 @@ const BUSY_TIMEOUT_MS = 5000;
  * about 60 transactions a second; on a laptop's SSD the flush is short, and SQLite's default
  * settings here (WAL, synchronous=FULL) on a tmpfs make it nearly free.
  */
-export interface UsersDbOptions {
+interface UsersDbOptions {
   /** 0 to MAX_COMMIT_MS. */
   commitMs?: number;
 }

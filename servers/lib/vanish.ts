@@ -18,7 +18,7 @@ import { HOST } from '../../lib/ready.ts';
 import { DRAIN_IDLE_CLOSE_MS } from './main.ts';
 
 /** How long the replica waits for its connections to close before it stops anyway, closing the rest, ms. */
-export const VANISH_DEADLINE_MS = 1000;
+const VANISH_DEADLINE_MS = 1000;
 
 /** Wires SIGUSR2 to the fault on `server` (listening with `backlog` on `port()`); `say` prints its `vanish:` lines. */
 export function vanishOnSignal(server: http.Server, backlog: number, port: () => number, say: (line: string) => void): void {

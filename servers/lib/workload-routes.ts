@@ -23,9 +23,9 @@ const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number,
 /** The sign-up's scrypt cost: about 10–20 ms of one core on a laptop (N=2^13: 8 MiB). */
 export const SIGNUP_COST: ScryptCost = { N: 2 ** 13, r: 8, p: 1 };
 /** How long a token lives, ms. */
-export const TOKEN_TTL_MS = 10 * 60_000;
+const TOKEN_TTL_MS = 10 * 60_000;
 /** Largest /work?ms= accepted. */
-export const MAX_WORK_MS = 10_000;
+const MAX_WORK_MS = 10_000;
 
 const WORDS = ['river', 'night', 'garden', 'iron', 'silent', 'north', 'glass', 'winter', 'paper', 'stone', 'golden', 'city', 'last', 'small', 'hidden', 'long'];
 /** 2000 made-up titles, the same in every worker. */

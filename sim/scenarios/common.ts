@@ -22,7 +22,7 @@ export interface ScenarioOptions {
   progress?: (step: string) => void;
 }
 
-export interface ScenarioRun {
+interface ScenarioRun {
   /** The mirrored experiment's Result (so `--json` is comparable with the lab's), or the scenario's own. */
   result: unknown;
   /** The table(s), in the matching experiment's format. */

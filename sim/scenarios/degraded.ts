@@ -10,7 +10,7 @@ import { fixed, meanOf, withStalls, type Dist } from '../dist.ts';
 import { simulate, type SimConfig, type SimResult } from '../engine.ts';
 import { DEFAULT_LOOP, FAST, SIM_MACHINE, simCaption, totalsOf, type Scenario, type ScenarioOptions } from './common.ts';
 
-export interface DegradedParams {
+interface DegradedParams {
   /** /fast on a replica's event loop (default FAST). */
   fast: Dist;
   /** The hog's requests on the blocked replica (the lab's /stall?ms=30). */
@@ -35,7 +35,7 @@ export const DEGRADED_DEFAULTS: DegradedParams = {
 };
 
 /** The engine config for one policy. */
-export function degradedConfig(policy: Policy, p: DegradedParams, o: ScenarioOptions): SimConfig {
+function degradedConfig(policy: Policy, p: DegradedParams, o: ScenarioOptions): SimConfig {
   return {
     seed: o.seed,
     loop: o.loop ?? DEFAULT_LOOP,
@@ -52,14 +52,14 @@ export function degradedConfig(policy: Policy, p: DegradedParams, o: ScenarioOpt
 }
 
 /** The lab's healthy path, as sim-vs-lab measures it: /fast through the balancer to the two healthy replicas. */
-export interface PathTarget {
+interface PathTarget {
   throughput: number;
   p50: number;
   p95: number;
 }
 
 /** The path queue fitted to a PathTarget, and what the model's healthy path then showed. */
-export interface PathFit {
+interface PathFit {
   /** The queue's time per request; undefined when the replicas alone carry no more than the target (they are then the bottleneck). */
   queue: Dist | undefined;
   /** Its parts (sim/dist.ts withStalls), ms: the exponential mean, the share of requests that meet a stall, the stall. */

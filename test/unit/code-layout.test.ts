@@ -138,6 +138,69 @@ export function importCycles(graph: Map<string, string[]>): string[][] {
   return cycles;
 }
 
+/**
+ * Scripts loaded by name, not by an import: measure/<experiment>.ts's `experiment`, which
+ * measure/lib/experiments.ts imports with a path built from the experiment's name.
+ */
+const LOADED_BY_NAME: readonly [RegExp, string][] = [[/^measure\/[^/]+\.ts$/, 'experiment']];
+
+/** The names a top-level statement exports, re-exports included (a destructured const gives each name it binds). */
+function exportedNames(st: ts.Statement, sf: ts.SourceFile): string[] {
+  const mods = ts.canHaveModifiers(st) ? ts.getModifiers(st) : undefined;
+  if (!mods?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) {
+    if (ts.isExportDeclaration(st) && st.exportClause && ts.isNamedExports(st.exportClause)) return st.exportClause.elements.map((e) => e.name.text);
+    return [];
+  }
+  if (mods.some((m) => m.kind === ts.SyntaxKind.DefaultKeyword)) return ['default'];
+  const bound = (n: ts.BindingName): string[] => (ts.isIdentifier(n) ? [n.text] : n.elements.flatMap((e) => (ts.isOmittedExpression(e) ? [] : bound(e.name))));
+  if (ts.isVariableStatement(st)) return st.declarationList.declarations.flatMap((d) => bound(d.name));
+  const name = (st as ts.DeclarationStatement).name;
+  return name && ts.isIdentifier(name) ? [name.text] : [];
+}
+
+/**
+ * Exports no other file imports, as `file name`, from the texts of `files` (paths with / between
+ * folders). `import * as`, `export *` and a dynamic import of a fixed path count as using every
+ * export of their module. Test files (*.test.ts) are importers only.
+ */
+export function unusedExports(files: Record<string, string>): string[] {
+  const exported = new Map<string, string[]>();
+  const imported = new Map<string, Set<string>>();
+  const whole = new Set<string>();
+  const uses = (target: string) => imported.get(target) ?? imported.set(target, new Set()).get(target)!;
+  for (const [file, text] of Object.entries(files)) {
+    const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const target = (spec: string) => path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
+    exported.set(file, sf.statements.flatMap((st) => exportedNames(st, sf)));
+    for (const st of sf.statements) {
+      if (!(ts.isImportDeclaration(st) || ts.isExportDeclaration(st)) || !st.moduleSpecifier) continue;
+      const spec = (st.moduleSpecifier as ts.StringLiteral).text;
+      if (!spec.startsWith('.')) continue;
+      const t = target(spec);
+      const bindings = ts.isImportDeclaration(st) ? st.importClause?.namedBindings : st.exportClause;
+      if (ts.isImportDeclaration(st) && st.importClause?.name) uses(t).add('default');
+      if (!bindings) {
+        if (ts.isExportDeclaration(st)) whole.add(t);
+      } else if (ts.isNamespaceImport(bindings) || ts.isNamespaceExport(bindings)) whole.add(t);
+      else for (const e of bindings.elements) uses(t).add((e.propertyName ?? e.name).text);
+    }
+    const visit = (n: ts.Node) => {
+      if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword && n.arguments[0] && ts.isStringLiteral(n.arguments[0]) && n.arguments[0].text.startsWith('.')) whole.add(target(n.arguments[0].text));
+      ts.forEachChild(n, visit);
+    };
+    visit(sf);
+  }
+  const problems: string[] = [];
+  for (const [file, names] of exported) {
+    if (file.endsWith('.test.ts') || whole.has(file)) continue;
+    for (const name of names) {
+      if (imported.get(file)?.has(name) || LOADED_BY_NAME.some(([re, n]) => re.test(file) && n === name)) continue;
+      problems.push(`${file} ${name}`);
+    }
+  }
+  return problems;
+}
+
 /** The folders of test/ whose *.test.ts files the Makefile runs, each in its tier. */
 const TEST_TIERS = ['unit', 'integration', 'smoke', 'e2e'];
 /** Modules a unit test may not import: each starts processes, servers or browsers. */
@@ -237,6 +300,25 @@ test('the cycle check finds a cycle of three and ignores type-only imports', () 
   };
   assert.deepEqual(importCycles(valueImports(files)), [['sim/a.ts', 'sim/b.ts', 'sim/c.ts']]);
   assert.deepEqual(importCycles(valueImports({ ...files, 'sim/c.ts': "import type { A } from './a.ts';" })), []);
+});
+
+test('every export has an importer: none dead, none used only in its own file', () => {
+  const all = [...Object.keys(LAYERS).flatMap(sourceFiles).map((f) => f.split(path.sep).join('/')), ...testFiles().filter((f) => f.endsWith('.ts'))];
+  const files = Object.fromEntries(all.map((f) => [f, readFileSync(path.join(ROOT, f), 'utf8')]));
+  assert.deepEqual(unusedExports(files), []);
+});
+
+test('the export check finds a dead export and a file-local one, and counts every kind of import', () => {
+  const files = {
+    'lib/a.ts': 'export const used = 1;\nexport const dead = 2;\nexport function local() {}\nlocal();\nexport const { x: X, y: Y } = { x: 1, y: 2 };\nexport type T = 1;',
+    'lib/b.ts': "import { used, type T } from './a.ts';\nimport * as c from './c.ts';\nexport { X } from './a.ts';\nconst d = await import('./d.ts');",
+    'lib/c.ts': 'export const anything = 1;',
+    'lib/d.ts': 'export const loaded = 1;',
+    'measure/e.ts': 'export const experiment = 1;\nexport const other = 1;',
+    'test/unit/f.test.ts': "import { X } from '../../lib/b.ts';\nexport const fine = 1;",
+  };
+  assert.deepEqual(unusedExports(files), ['lib/a.ts dead', 'lib/a.ts local', 'lib/a.ts Y', 'measure/e.ts other']);
+  assert.deepEqual(unusedExports({ ...files, 'test/unit/f.test.ts': '' }), ['lib/a.ts dead', 'lib/a.ts local', 'lib/a.ts Y', 'lib/b.ts X', 'measure/e.ts other']);
 });
 
 test('the core check finds an outside import, a Node module, a package, a global, the clock and Math.random', () => {

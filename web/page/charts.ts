@@ -6,7 +6,7 @@
 import uPlot from 'uplot';
 
 /** One second on the charts: simulated (runner.ts) or measured in live mode (live-settings.ts LiveSecond). */
-export interface ChartPoint {
+interface ChartPoint {
   second: number;
   /** Answers in the second, req/s. */
   throughput: number;
@@ -18,7 +18,7 @@ export interface ChartPoint {
 }
 
 /** Seconds of history on the charts. */
-export const WINDOW_S = 600;
+const WINDOW_S = 600;
 /** Each chart's width, px: three side by side on a laptop screen, one under another on a narrow one. */
 const CHART_WIDTH = 400;
 

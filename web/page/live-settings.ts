@@ -11,8 +11,8 @@ import type { SimConfig } from '../../sim/types.ts';
 import { degradeHog, failed, numberIn, oneOf, type FieldError, type Range } from './settings.ts';
 
 /** The kit balancer's policies that make sense for one client machine (sticky-cookie needs cookies the load does not keep). */
-export const LIVE_POLICIES = ['round-robin', 'least-connections', 'random', 'power-of-two-choices', 'ip-hash'] as const;
-export type LivePolicy = (typeof LIVE_POLICIES)[number];
+const LIVE_POLICIES = ['round-robin', 'least-connections', 'random', 'power-of-two-choices', 'ip-hash'] as const;
+type LivePolicy = (typeof LIVE_POLICIES)[number];
 
 export interface LiveSettings {
   replicas: number;
@@ -31,7 +31,7 @@ export const LIVE_MAX_REPLICAS = 8;
 /** The most a live run starts in all (app1 to app99; dead ones keep their names). */
 export const LIVE_MAX_STARTED = 99;
 
-export const LIVE_RANGES: Record<Exclude<keyof LiveSettings, 'policy'>, Range> = {
+const LIVE_RANGES: Record<Exclude<keyof LiveSettings, 'policy'>, Range> = {
   replicas: { min: 1, max: 6, whole: true, unit: '' },
   connections: { min: 1, max: 64, whole: true, unit: '' },
   // Whole req/s: autocannon refuses an overall rate under 1 and splits a fractional one across connections.
@@ -40,7 +40,7 @@ export const LIVE_RANGES: Record<Exclude<keyof LiveSettings, 'policy'>, Range> =
   durationS: { min: 5, max: 600, whole: true, unit: 's' },
 };
 
-export type LiveParsed = { ok: true; settings: LiveSettings } | FieldError;
+type LiveParsed = { ok: true; settings: LiveSettings } | FieldError;
 
 /** Checks a start request's body; the first bad or missing field is named. */
 export function parseLiveSettings(raw: unknown): LiveParsed {
@@ -62,8 +62,7 @@ export function parseLiveSettings(raw: unknown): LiveParsed {
  * thaw: SIGCONT, stop: SIGTERM and its drain), a hog on one replica's event loop, a replica more
  * or fewer, or another policy for the requests that follow.
  */
-export const LIVE_ACTIONS = ['kill', 'freeze', 'thaw', 'stop', 'hog', 'add', 'remove', 'policy'] as const;
-export type LiveActionName = (typeof LIVE_ACTIONS)[number];
+const LIVE_ACTIONS = ['kill', 'freeze', 'thaw', 'stop', 'hog', 'add', 'remove', 'policy'] as const;
 export type LiveAction = { action: 'kill' | 'freeze' | 'thaw' | 'stop' | 'hog'; replica: string } | { action: 'add' } | { action: 'remove' } | { action: 'policy'; policy: LivePolicy };
 
 /** Checks an action request's body. */

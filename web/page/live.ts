@@ -7,7 +7,7 @@
 import type { LiveSecond, LiveSettings } from './live-settings.ts';
 import type { ReplicaView } from './topology.ts';
 
-export interface LiveView {
+interface LiveView {
   /** The server's state when the stream (re)connects: a run may be going from another tab. */
   hello(running: boolean, settings: LiveSettings | null): void;
   started(settings: LiveSettings): void;

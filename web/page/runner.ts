@@ -14,7 +14,7 @@ export interface SecondPoint extends SecondStats {
   throughput: number;
 }
 
-export interface RunnerView {
+interface RunnerView {
   second(point: SecondPoint): void;
   frame(replicas: ReplicaNow[], now: number): void;
   finished(session: SimSession): void;

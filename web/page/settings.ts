@@ -6,8 +6,8 @@
 import { DEGRADED_SPEC } from '../../results/degraded-spec.ts';
 import { SIM_POLICIES, type SimConfig, type SimPolicy } from '../../sim/engine.ts';
 
-export const TOPOLOGIES = ['single', 'balanced', 'large'] as const;
-export type Topology = (typeof TOPOLOGIES)[number];
+const TOPOLOGIES = ['single', 'balanced', 'large'] as const;
+type Topology = (typeof TOPOLOGIES)[number];
 /** The "large" preset's replicas. */
 export const LARGE_REPLICAS = 100;
 
@@ -63,7 +63,7 @@ export const RANGES: Record<Numeric, Range> = {
   seed: { min: 0, max: 2 ** 31 - 1, whole: true, unit: '' },
 };
 
-export type Parsed = { ok: true; settings: Settings } | FieldError;
+type Parsed = { ok: true; settings: Settings } | FieldError;
 
 /** A field's range: from min to max, whole numbers only or not, and its unit for messages. */
 export interface Range {

@@ -25,7 +25,7 @@ export const NOT_STARTED = 'not started';
 /** Queue length that fills a box's bar. */
 const FULL_QUEUE = 20;
 
-export type ActOn = (action: string, replica: number) => void;
+type ActOn = (action: string, replica: number) => void;
 
 export class Topology {
   private boxes: HTMLElement[] = [];
