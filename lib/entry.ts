@@ -6,7 +6,8 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describeError, exitCodeFor } from './errors.ts';
+import { helpText, parseFlags, type CommandSpec, type FlagSpecs, type ParsedFlags } from './cli.ts';
+import { describeError, EXIT, exitCodeFor } from './errors.ts';
 
 /** Where a command writes: the terminal, or strings in a test. */
 export interface Io {
@@ -40,4 +41,29 @@ export async function runMain(main: Main, argv: string[], io: Io): Promise<numbe
 /** Runs `main` with the process's arguments and terminal when `meta` is the entry module. */
 export async function runIfMain(meta: ImportMeta, main: Main): Promise<void> {
   if (isEntry(meta)) process.exitCode = await runMain(main, process.argv.slice(2), TERMINAL);
+}
+
+/** A command's flags and its other arguments, parsed (--help already answered). */
+interface Parsed<S extends FlagSpecs> {
+  flags: ParsedFlags<S>;
+  positionals: string[];
+}
+
+/**
+ * Parses `argv` by `spec`; for --help, writes the help to `io.stdout` and returns undefined (the
+ * command then exits 0). A flag the spec does not know throws KIT_ERR_USAGE (lib/cli.ts).
+ */
+export function parseOrHelp<S extends FlagSpecs>(spec: CommandSpec<S>, argv: string[], io: Io): Parsed<S> | undefined {
+  const parsed = parseFlags(spec, argv);
+  if (!parsed.help) return parsed;
+  io.stdout.write(helpText(spec));
+  return undefined;
+}
+
+/** A command's main(argv, io): --help prints `spec`'s help and exits 0; anything else reaches `run` parsed. */
+export function commandMain<S extends FlagSpecs>(spec: CommandSpec<S>, run: (parsed: Parsed<S>, io: Io) => Promise<number>): Main {
+  return async (argv, io) => {
+    const parsed = parseOrHelp(spec, argv, io);
+    return parsed ? run(parsed, io) : EXIT.holds;
+  };
 }

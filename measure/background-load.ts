@@ -7,9 +7,9 @@
  * still shows (instructors/busy-laptops.md).
  */
 import { performance } from 'node:perf_hooks';
-import { defineCommand, helpText, parseFlags } from '../lib/cli.ts';
+import { defineCommand } from '../lib/cli.ts';
 import { EXIT, KitError } from '../lib/errors.ts';
-import { runIfMain, type Io } from '../lib/entry.ts';
+import { commandMain, runIfMain } from '../lib/entry.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/background-load.ts --cores <share> [--seconds <n>]',
@@ -44,17 +44,12 @@ function burn(cores: number, seconds: number): void {
   }
 }
 
-export async function main(argv: string[], io: Io): Promise<number> {
-  const parsed = parseFlags(command, argv);
-  if (parsed.help) {
-    io.stdout.write(helpText(command));
-    return EXIT.holds;
-  }
+export const main = commandMain(command, async (parsed, io) => {
   const cores = numberFlag('cores', parsed.flags.cores, 0.05, 1);
   const seconds = numberFlag('seconds', parsed.flags.seconds, 1, 3600);
   io.stderr.write(`background load: ${cores} of a core busy for ${seconds} s (pid ${process.pid}); Ctrl-C stops it\n`);
   burn(cores, seconds);
   return EXIT.holds;
-}
+});
 
 await runIfMain(import.meta, main);

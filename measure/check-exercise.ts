@@ -11,8 +11,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { EXIT, KitError } from '../lib/errors.ts';
-import { runIfMain, type Io } from '../lib/entry.ts';
-import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
+import { commandMain, runIfMain, type Io } from '../lib/entry.ts';
+import { defineCommand, intFlag } from '../lib/cli.ts';
 import { runExperiment } from './lib/experiment.ts';
 import { loadExperiment } from './lib/experiments.ts';
 import { commandLine, EXERCISES, findExercise, lessonExercises, type CheckOutcome, type ExerciseRun } from './lib/exercises.ts';
@@ -174,12 +174,7 @@ export function runReport(lesson: number, outcome: CheckOutcome, grade: boolean,
   return lines.join('\n') + '\n';
 }
 
-export async function main(argv: string[], io: Io): Promise<number> {
-  const parsed = parseFlags(command, argv);
-  if (parsed.help) {
-    io.stdout.write(helpText(command));
-    return EXIT.holds;
-  }
+export const main = commandMain(command, async (parsed, io) => {
   const lesson = intFlag('lesson', parsed.flags.lesson, 1, Math.max(...LESSONS.map((l) => l.id)), NaN);
   const n = intFlag('exercise', parsed.flags.exercise, 1, 99, NaN);
   if (Number.isNaN(n)) {
@@ -228,6 +223,6 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const outcome = exercise.check(results);
   io.stdout.write(runReport(lesson, outcome, grade, colorEnabled(io.stdout)));
   return finish(gradedExercise(lesson, n, exercise.title, outcome.cannotShow ? 'not-counted' : outcome.held ? 'right' : 'wrong'), to, io);
-}
+});
 
 await runIfMain(import.meta, main);

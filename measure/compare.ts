@@ -8,9 +8,9 @@
  * with no shape line of the kit in it).
  */
 import { readFileSync } from 'node:fs';
-import { defineCommand, helpText, parseFlags } from '../lib/cli.ts';
+import { defineCommand } from '../lib/cli.ts';
 import { EXIT, KitError } from '../lib/errors.ts';
-import { runIfMain, type Io } from '../lib/entry.ts';
+import { commandMain, runIfMain } from '../lib/entry.ts';
 import { compareText, loadExpected, renderVerdict } from './lib/compare.ts';
 import { colorEnabled } from '../results/format.ts';
 
@@ -27,12 +27,7 @@ const command = defineCommand({
 });
 
 /** The command: exit 0 when every file held, 1 when one did not; throws KIT_ERR_USAGE. */
-export async function main(argv: string[], io: Io): Promise<number> {
-  const parsed = parseFlags(command, argv);
-  if (parsed.help) {
-    io.stdout.write(helpText(command));
-    return EXIT.holds;
-  }
+export const main = commandMain(command, async (parsed, io) => {
   const only = parsed.flags.experiment;
   const expected = loadExpected();
   if (only !== undefined && !expected.has(only)) throw new KitError('KIT_ERR_USAGE', `--experiment: no expected file for '${only}'; there are ${[...expected.keys()].join(', ')}`);
@@ -53,6 +48,6 @@ export async function main(argv: string[], io: Io): Promise<number> {
     allHold &&= v.holds;
   }
   return allHold ? EXIT.holds : EXIT.doesNotHold;
-}
+});
 
 await runIfMain(import.meta, main);

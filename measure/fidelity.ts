@@ -13,9 +13,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
+import { defineCommand, intFlag } from '../lib/cli.ts';
 import { EXIT, KitError } from '../lib/errors.ts';
-import { runIfMain, type Io } from '../lib/entry.ts';
+import { commandMain, runIfMain } from '../lib/entry.ts';
 import { BALANCED_EXPERIMENTS, LESSONS } from './lib/lessons.ts';
 import { colorEnabled, makeChalk, makeTable } from '../results/format.ts';
 import { expectedFile, ROOT } from './lib/paths.ts';
@@ -67,12 +67,7 @@ function median(xs: number[]): number {
 }
 
 /** The command: exit 0 when every run of every experiment held, 1 otherwise; throws KIT_ERR_USAGE. */
-export async function main(argv: string[], io: Io): Promise<number> {
-  const parsed = parseFlags(command, argv);
-  if (parsed.help) {
-    io.stdout.write(helpText(command));
-    return EXIT.holds;
-  }
+export const main = commandMain(command, async (parsed, io) => {
   const { full, only, lb, out } = parsed.flags;
   assertSignals('fidelity');
   const runs = intFlag('runs', parsed.flags.runs, 1, 1000, 20);
@@ -131,6 +126,6 @@ export async function main(argv: string[], io: Io): Promise<number> {
   io.stdout.write(`busy machine: runs during which other programs kept the cores busy (each says so in its caveats).\nEach run's JSON: ${dir}\n`);
   if (relay.interrupted) return EXIT.sigint;
   return [...tallies.values()].every((t) => t.held === t.runs && t.runs === runs) ? EXIT.holds : EXIT.doesNotHold;
-}
+});
 
 await runIfMain(import.meta, main);

@@ -8,8 +8,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { EXIT, KitError } from '../lib/errors.ts';
-import { runIfMain, type Io } from '../lib/entry.ts';
-import { intFlag, parseFlags, defineCommand, helpText } from '../lib/cli.ts';
+import { parseOrHelp, runIfMain, type Io } from '../lib/entry.ts';
+import { defineCommand, helpText, intFlag } from '../lib/cli.ts';
 import { runExperiment } from './lib/experiment.ts';
 import { loadExperiment } from './lib/experiments.ts';
 import { BALANCED_EXPERIMENTS, LESSONS } from './lib/lessons.ts';
@@ -48,11 +48,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
   const lessons = id === 'all' ? LESSONS : LESSONS.filter((l) => String(l.id) === id);
   if (lessons.length === 0) throw new KitError('KIT_ERR_USAGE', `no lesson '${id}'; the lessons are ${LESSONS.map((l) => l.id).join(', ')}, or all`, 'run with --help');
-  const parsed = parseFlags(command, rest);
-  if (parsed.help) {
-    io.stdout.write(helpText(command));
-    return EXIT.holds;
-  }
+  const parsed = parseOrHelp(command, rest, io);
+  if (!parsed) return EXIT.holds;
   const { quick, shape, lb, save } = parsed.flags;
   assertSignals(id === 'all' ? 'every lesson' : `lesson ${id}`);
   if (typeof save === 'string' && /\.json$/i.test(save)) throw new KitError('KIT_ERR_USAGE', `--save takes a folder for a lesson (one file per experiment); got '${save}'`, 'e.g. --save runs/ann');

@@ -7,9 +7,9 @@
  */
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { defineCommand, helpText, parseFlags } from '../lib/cli.ts';
+import { defineCommand } from '../lib/cli.ts';
 import { EXIT, KitError } from '../lib/errors.ts';
-import { runIfMain, type Io } from '../lib/entry.ts';
+import { commandMain, runIfMain } from '../lib/entry.ts';
 import { loadExpected } from './lib/compare.ts';
 import { loadExperiment } from './lib/experiments.ts';
 import { listRuns, renderRollup, rollUp } from './lib/rollup.ts';
@@ -31,12 +31,7 @@ const command = defineCommand({
 });
 
 /** The command; throws KIT_ERR_USAGE for a missing folder or one without JSON files. */
-export async function main(argv: string[], io: Io): Promise<number> {
-  const parsed = parseFlags(command, argv);
-  if (parsed.help) {
-    io.stdout.write(helpText(command));
-    return EXIT.holds;
-  }
+export const main = commandMain(command, async (parsed, io) => {
   const [dir, ...extra] = parsed.positionals;
   if (dir === undefined || extra.length > 0) throw new KitError('KIT_ERR_USAGE', 'name one folder of --json files (make rollup DIR=<folder>)', 'run with --help');
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new KitError('KIT_ERR_USAGE', `no folder '${dir}'`);
@@ -64,6 +59,6 @@ export async function main(argv: string[], io: Io): Promise<number> {
     io.stdout.write(`\nWrote ${html}: open it in a browser.\n`);
   }
   return r.runs.every((x) => x.comparison.holds) ? EXIT.holds : EXIT.doesNotHold;
-}
+});
 
 await runIfMain(import.meta, main);

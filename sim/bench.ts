@@ -4,9 +4,9 @@
  * nothing is kept per request once it has ended). `npx tsx sim/bench.ts [--requests <n>]`.
  */
 import { performance } from 'node:perf_hooks';
-import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
+import { defineCommand, intFlag } from '../lib/cli.ts';
 import { EXIT } from '../lib/errors.ts';
-import { runIfMain, type Io } from '../lib/entry.ts';
+import { commandMain, runIfMain } from '../lib/entry.ts';
 import { colorEnabled, makeChalk, makeTable, textThenNumbers } from '../results/format.ts';
 import { simulate } from './engine.ts';
 import { workloads } from './workloads.ts';
@@ -21,12 +21,7 @@ const command = defineCommand({
 });
 
 /** The command; throws KIT_ERR_USAGE. */
-async function main(argv: string[], io: Io): Promise<number> {
-  const parsed = parseFlags(command, argv);
-  if (parsed.help) {
-    io.stdout.write(helpText(command));
-    return 0;
-  }
+const main = commandMain(command, async (parsed, io) => {
   const n = intFlag('requests', parsed.flags.requests as string, 10_000, 50_000_000, 2_000_000);
   const color = colorEnabled(io.stdout);
   const c = makeChalk(color);
@@ -45,6 +40,6 @@ async function main(argv: string[], io: Io): Promise<number> {
   }
   io.stdout.write(c.bold(`Simulator speed: ${n.toLocaleString('en-US')} requests per workload`) + '\n' + table.toString() + '\n');
   return 0;
-}
+});
 
 await runIfMain(import.meta, main);

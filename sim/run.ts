@@ -5,9 +5,9 @@
  * 130/143 when interrupted.
  */
 import { performance } from 'node:perf_hooks';
-import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
+import { defineCommand, intFlag } from '../lib/cli.ts';
 import { EXIT, KitError } from '../lib/errors.ts';
-import { runIfMain, type Io } from '../lib/entry.ts';
+import { commandMain, runIfMain } from '../lib/entry.ts';
 import { colorEnabled, makeChalk } from '../results/format.ts';
 import { SCENARIOS, scenarioNamed } from './scenarios/index.ts';
 import type { ScenarioOptions } from './scenarios/common.ts';
@@ -32,12 +32,7 @@ const command = defineCommand({
 });
 
 /** The command; throws KIT_ERR_USAGE. */
-export async function main(argv: string[], io: Io): Promise<number> {
-  const parsed = parseFlags(command, argv);
-  if (parsed.help) {
-    io.stdout.write(helpText(command));
-    return 0;
-  }
+export const main = commandMain(command, async (parsed, io) => {
   const name = parsed.flags.scenario as string | undefined;
   if (!name) throw new KitError('KIT_ERR_USAGE', 'which scenario? --scenario is missing', `pick one of ${SCENARIOS.map((s) => s.name).join(', ')}`);
   const scenario = scenarioNamed(name);
@@ -75,7 +70,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     c.dim(`simulated ${n.toLocaleString('en-US')} requests in ${runs} run(s) in ${(wallMs / 1000).toFixed(2)} s of wall time` + (scenario.mirrors ? `; the lab: npx tsx measure/${scenario.mirrors}.ts` : '')) + '\n',
   );
   return 0;
-}
+});
 
 await runIfMain(import.meta, main);
 

@@ -16,9 +16,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Browser, Page } from 'playwright-core';
-import { defineCommand, helpText, intFlag, parseFlags } from '../lib/cli.ts';
+import { defineCommand, intFlag } from '../lib/cli.ts';
 import { EXIT, KitError } from '../lib/errors.ts';
-import { runIfMain, type Io } from '../lib/entry.ts';
+import { commandMain, runIfMain } from '../lib/entry.ts';
 import { Lab } from '../measure/lib/lab.ts';
 import { runLoad } from '../measure/lib/load.ts';
 import { ROOT } from '../measure/lib/paths.ts';
@@ -47,12 +47,7 @@ const command = defineCommand({
 type Row = [string, string, string];
 
 /** The command; throws KIT_ERR_USAGE and KIT_ERR_BROWSER_MISSING. */
-export async function main(argv: string[], io: Io): Promise<number> {
-  const parsed = parseFlags(command, argv);
-  if (parsed.help) {
-    io.stdout.write(helpText(command));
-    return 0;
-  }
+export const main = commandMain(command, async (parsed, io) => {
   assertSignals('the Traffic Lab benchmark');
   const parts = String(parsed.flags.part).split(',').map((p) => p.trim());
   const bad = parts.find((p) => !(PARTS as readonly string[]).includes(p));
@@ -85,7 +80,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   table.push(...rows);
   io.stdout.write(`Traffic Lab benchmark (headless Chromium)\n${table.toString()}\n`);
   return 0;
-}
+});
 
 /** The simulator's workloads inside a blank page (no CSP there), bundled as a classic script. */
 async function engine(browser: Browser, n: number, say: (l: string) => void): Promise<Row[]> {

@@ -11,8 +11,8 @@
 import { assertNodeVersion, describeError, EXIT, exitCodeFor, KitError } from '../../lib/errors.ts';
 
 export { EXIT };
-import { isEntry, TERMINAL, type Io } from '../../lib/entry.ts';
-import { helpText, intFlag, parseFlags, type CommandSpec, type FlagSpecs, type ParsedFlags } from '../../lib/cli.ts';
+import { isEntry, parseOrHelp, TERMINAL, type Io } from '../../lib/entry.ts';
+import { intFlag, type CommandSpec, type FlagSpecs, type ParsedFlags } from '../../lib/cli.ts';
 import { Lab } from './lab.ts';
 import { ContentionMonitor, formatPrograms } from './contention.ts';
 import { busyMachineCaveat, colorEnabled, machineWasBusy, makeChalk, type MachineInfo } from '../../results/format.ts';
@@ -230,11 +230,8 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
   process.on('SIGTERM', onSignal);
   try {
     assertNodeVersion();
-    const parsed = parseFlags(exp.command, normalizePredictFlag(argv));
-    if (parsed.help) {
-      io.stdout.write(helpText(exp.command));
-      return 0;
-    }
+    const parsed = parseOrHelp(exp.command, normalizePredictFlag(argv), io);
+    if (!parsed) return EXIT.holds;
     if (parsed.flags.list) {
       if (typeof parsed.flags.predict !== 'string') throw new KitError('KIT_ERR_USAGE', '--list goes with --predict', `npx tsx measure/${exp.name}.ts --predict --list`);
       io.stdout.write(questionList(exp.name, exp.report.predictions ?? []));

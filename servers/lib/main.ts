@@ -8,7 +8,8 @@ import type http from 'node:http';
 import net, { type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { describeError, exitCodeFor, assertNodeVersion } from '../../lib/errors.ts';
-import { helpText, parseFlags, type CommandSpec, type FlagSpecs, type ParsedFlags } from '../../lib/cli.ts';
+import type { CommandSpec, FlagSpecs, ParsedFlags } from '../../lib/cli.ts';
+import { parseOrHelp, TERMINAL } from '../../lib/entry.ts';
 import { formatReady } from '../../lib/ready.ts';
 import { exitWithLauncher } from './lifeline.ts';
 import { listen } from './http.ts';
@@ -18,11 +19,8 @@ import { listen } from './http.ts';
  * Throws KIT_ERR_USAGE for a bad flag (the caller's failStartup turns it into exit code 2).
  */
 export function serverFlags<S extends FlagSpecs>(spec: CommandSpec<S>): ParsedFlags<S> {
-  const parsed = parseFlags(spec, process.argv.slice(2));
-  if (parsed.help) {
-    process.stdout.write(helpText(spec));
-    process.exit(0);
-  }
+  const parsed = parseOrHelp(spec, process.argv.slice(2), TERMINAL);
+  if (!parsed) process.exit(0);
   return parsed.flags;
 }
 

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { defineCommand, helpText, intFlag, nearestFlag, parseFlags } from '../../lib/cli.ts';
 import { assertNodeVersion, describeError, exitCodeFor, KitError } from '../../lib/errors.ts';
 import { formatReady, parseReady } from '../../lib/ready.ts';
+import { commandMain, runMain } from '../../lib/entry.ts';
 import { formatCost, HEAVY_COST, maxmemFor, memoryFor, parseCost } from '../../servers/lib/scrypt-cost.ts';
 import { failOnWarnings } from '../helpers.ts';
 
@@ -46,6 +47,24 @@ test('a mistyped flag gets a "did you mean"; one far from every flag does not', 
   assert.equal(hint(['--bogus']), 'run with --help to see the flags');
   assert.equal(nearestFlag('x', ['quick', 'port']), undefined, 'a one-letter name matches nothing');
   assert.equal(nearestFlag('lb', ['lb', 'db']), 'lb');
+});
+
+test('commandMain: --help prints the help and exits 0 without running; flags reach the body; a bad flag is exit 2', async () => {
+  const out: string[] = [];
+  const io = { stdout: { write: (t: string) => out.push(t) }, stderr: { write: (t: string) => out.push(t) } };
+  let ran: unknown;
+  const main = commandMain(spec, async ({ flags, positionals }) => {
+    ran = { port: flags.port, quick: flags.quick, positionals };
+    return 7;
+  });
+  assert.equal(await main(['--help'], io), 0);
+  assert.equal(ran, undefined, 'the body does not run for --help');
+  assert.equal(out.join(''), helpText(spec));
+  assert.equal(await main(['--port', '5', '--quick'], io), 7);
+  assert.deepEqual(ran, { port: '5', quick: true, positionals: [] });
+  out.length = 0;
+  assert.equal(await runMain(main, ['--prot', '5'], io), 2);
+  assert.match(out.join(''), /KIT_ERR_USAGE.*--prot/);
 });
 
 test('intFlag: range and form', () => {
