@@ -13,7 +13,7 @@ import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './l
 import { probe, probeOk } from './lib/probe.ts';
 import type { Whoami } from '../servers/contracts.ts';
 import { balancerKind, LB_FLAG, servedByReplica, startBalancer, startReplicas, type BalancerKind, type Replica } from './lib/topology.ts';
-import { pollUntil } from './lib/wait.ts';
+import { pollUntil } from '../lib/wait.ts';
 import { hints, render, shape, type DistributionResult, type PolicyDistribution } from '../results/distribution.ts';
 import { measures, predictions } from '../results/distribution-predictions.ts';
 import type { ServerProcess } from './lib/launch.ts';

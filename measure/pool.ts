@@ -14,7 +14,7 @@ import { runLoad } from './lib/load.ts';
 import { measureSteadily } from './lib/steady.ts';
 import { probeOk } from './lib/probe.ts';
 import type { LoanServiceStats } from '../servers/contracts.ts';
-import { pollUntil } from './lib/wait.ts';
+import { pollUntil } from '../lib/wait.ts';
 import { sweepConnections } from './lib/sweep.ts';
 import { formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
 import { COST_FLAG, heavyCost, SWEEP_COST } from './lib/costs.ts';

@@ -12,7 +12,7 @@ import type { ServerProcess } from './lib/launch.ts';
 import { runLoad } from './lib/load.ts';
 import { measureSteadily } from './lib/steady.ts';
 import { userScenario } from './lib/user-scenario.ts';
-import { allStats, TICKS_PER_S, type ProcStat } from './lib/proc.ts';
+import { allStats, TICKS_PER_S, type ProcStat } from '../lib/proc.ts';
 import { busyCoresBetween, cpuTimes } from './lib/machine.ts';
 import { balancerKind, LB_FLAG, servedByReplica, startReplicas, sweepReplicaCounts, type BalancerKind, type Replica } from './lib/topology.ts';
 import { caveats, hints, notShown, render, SCALE_OUT_SPEC, shape, type RoleCpu, type ScaleOutResult, type ScaleStep } from '../results/scale-out.ts';

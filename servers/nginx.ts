@@ -5,7 +5,7 @@
  * SIGINT or a lost launcher stops it with SIGQUIT (nginx's graceful shutdown) and removes the
  * prefix. nginx's master and worker are this process's children, in its process group.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -13,11 +13,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineCommand } from '../lib/cli.ts';
-import { KitError } from '../lib/errors.ts';
-import { formatReady, HOST } from '../lib/ready.ts';
-import { exitWithLauncher } from './lib/lifeline.ts';
+import { HOST } from '../lib/ready.ts';
+import { runDaemon } from './lib/daemon.ts';
 import { failStartup, serverFlags } from './lib/main.ts';
-import { freePort, portInUse } from './lib/http.ts';
+import { freePort } from './lib/http.ts';
 import { acceptsErrorLogSwitch, findNginx, nginxErrorLines, nginxRetryLine, nginxVersion, renderNginxConfig } from './lib/nginx-config.ts';
 import { balancerFlags, balancerOptions } from './lib/upstreams.ts';
 
@@ -91,9 +90,6 @@ async function main(): Promise<void> {
   }
 }
 
-/** nginx's own last lines for an error message, or that it printed none. */
-const said = (lines: string): string => (lines ? `nginx said: ${lines}` : 'nginx printed nothing on stderr or in its error log');
-
 /** Keeps the last `bytes` of what `stream` writes; the returned function reads them. */
 function keepTail(stream: NodeJS.ReadableStream, bytes: number): () => string {
   let text = '';
@@ -108,8 +104,7 @@ async function start(binary: string, prefix: string, port: number, token: string
   // (Ubuntu 22.04, Debian 11) has no -e: it opens its compiled-in error log first, and as an
   // ordinary user says on stderr that it cannot, then goes on with the config's error_log.
   const errorSwitch = acceptsErrorLogSwitch(nginxVersion(binary)) ? ['-e', path.join(prefix, 'error.log')] : [];
-  const nginx = spawn(binary, ['-p', prefix, '-c', path.join(prefix, 'nginx.conf'), ...errorSwitch], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const stderr = keepTail(nginx.stderr!, 4096);
+  let stderr = () => '';
   const errorLog = () => {
     let log = '';
     try {
@@ -119,39 +114,31 @@ async function start(binary: string, prefix: string, port: number, token: string
     }
     return nginxErrorLines(stderr(), log);
   };
-  let stopping = false;
-  const stop = () => {
-    if (stopping) return;
-    stopping = true;
-    nginx.kill('SIGQUIT'); // graceful: finish in-flight requests, then exit
-    setTimeout(() => nginx.kill('SIGKILL'), 5000).unref();
-  };
   const retries = tailRetries(path.join(prefix, 'retries.log'), names);
   process.on('SIGUSR1', () => retries.flush(true));
-  nginx.once('exit', (code, signal) => {
-    retries.flush(false);
-    clearInterval(retries.timer);
-    const log = errorLog();
-    cleanup();
-    if (stopping) process.exit(0);
-    const err = /Address already in use/.test(log)
-      ? portInUse(port)
-      : new KitError('KIT_ERR_NGINX_FAILED', `nginx exited (${signal ?? `code ${code}`}); ${said(log)}`);
-    failStartup(err);
+  await runDaemon({
+    name: 'nginx',
+    program: 'nginx',
+    command: binary,
+    args: ['-p', prefix, '-c', path.join(prefix, 'nginx.conf'), ...errorSwitch],
+    options: { stdio: ['ignore', 'ignore', 'pipe'] },
+    port,
+    stopSignal: 'SIGQUIT', // graceful: finish in-flight requests, then exit
+    graceMs: 5000,
+    errorCode: 'KIT_ERR_NGINX_FAILED',
+    said: errorLog,
+    quote: (lines) => `; ${lines ? `nginx said: ${lines}` : 'nginx printed nothing on stderr or in its error log'}`,
+    portTaken: /Address already in use/,
+    answers: (nginx) => {
+      stderr = keepTail(nginx.stderr!, 4096);
+      return answers(port, token, nginx, 10_000);
+    },
+    onExit: () => {
+      retries.flush(false);
+      clearInterval(retries.timer);
+      cleanup();
+    },
   });
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  exitWithLauncher(stop);
-  try {
-    await answers(port, token, nginx, 10_000);
-  } catch (err) {
-    if (nginx.exitCode === null) {
-      stop();
-      throw new KitError('KIT_ERR_NGINX_FAILED', `nginx did not start: ${(err as Error).message}; ${said(errorLog())}`);
-    }
-    return; // the 'exit' handler reports it
-  }
-  process.stdout.write(formatReady('nginx', port, process.pid) + '\n');
 }
 
 /**

@@ -11,16 +11,16 @@
  * throttle's stalls, not its capacity, then set the write times.
  * Run alone: `npx tsx servers/postgres.ts --port 0`, then `psql -h 127.0.0.1 -p <port> -U nsl postgres`.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
-import { formatReady, HOST } from '../lib/ready.ts';
-import { exitWithLauncher } from './lib/lifeline.ts';
+import { HOST } from '../lib/ready.ts';
+import { runDaemon } from './lib/daemon.ts';
 import { failStartup, serverFlags } from './lib/main.ts';
-import { freePort, portInUse } from './lib/http.ts';
+import { freePort } from './lib/http.ts';
 import { findPostgres } from './lib/postgres-binary.ts';
 
 const spec = defineCommand({
@@ -64,35 +64,32 @@ async function main(): Promise<void> {
   if (owner) for (const d of [dir, sockets]) chownSync(d, owner.uid, owner.gid);
   initCluster(bins.initdb, data, owner);
   const settings = ['listen_addresses=' + HOST, 'max_connections=60', 'shared_buffers=32MB', 'fsync=on', 'synchronous_commit=on', 'logging_collector=off'];
-  const pg = spawn(bins.postgres, ['-D', data, '-p', String(port), '-k', sockets, ...settings.flatMap((s) => ['-c', s])], { stdio: ['ignore', 'ignore', 'pipe'], ...owner });
   const log: string[] = [];
-  let ready = false;
-  let stopping = false;
-  const stop = () => {
-    if (stopping) return;
-    stopping = true;
-    pg.kill('SIGINT'); // fast shutdown: disconnect clients, checkpoint, exit
-    // Within the harness's 2 s grace, so that this process still removes the folder itself.
-    setTimeout(() => pg.kill('SIGKILL'), 1500).unref();
-  };
-  pg.stderr.on('data', (d: Buffer) => {
-    for (const l of d.toString().trim().split('\n')) {
-      log.push(l);
-      if (!ready && /ready to accept connections/.test(l)) {
-        ready = true;
-        process.stdout.write(`url: postgres://${PG_USER}@${HOST}:${port}/postgres\n${formatReady('postgres', port, process.pid)}\n`);
-      }
-    }
-    log.splice(0, Math.max(0, log.length - 5));
+  await runDaemon({
+    name: 'postgres',
+    program: 'postgres',
+    command: bins.postgres,
+    args: ['-D', data, '-p', String(port), '-k', sockets, ...settings.flatMap((s) => ['-c', s])],
+    options: { stdio: ['ignore', 'ignore', 'pipe'], ...owner },
+    port,
+    stopSignal: 'SIGINT', // fast shutdown: disconnect clients, checkpoint, exit
+    graceMs: 1500, // within the harness's 2 s grace, so that this process still removes the folder itself
+    errorCode: 'KIT_ERR_STORE',
+    said: () => log.join(' | '),
+    portTaken: /Address already in use|could not bind/i,
+    // PostgreSQL says when it accepts connections; the launcher's own deadline covers one that never does.
+    answers: (pg) =>
+      new Promise((resolve) => {
+        pg.stderr!.on('data', (d: Buffer) => {
+          for (const l of d.toString().trim().split('\n')) {
+            log.push(l);
+            if (/ready to accept connections/.test(l)) resolve();
+          }
+          log.splice(0, Math.max(0, log.length - 5));
+        });
+      }),
+    readyLines: [`url: postgres://${PG_USER}@${HOST}:${port}/postgres`],
   });
-  pg.once('exit', (code, signal) => {
-    if (stopping) process.exit(0);
-    const said = log.join(' | ');
-    failStartup(/Address already in use|could not bind/i.test(said) ? portInUse(port) : new KitError('KIT_ERR_STORE', `postgres exited (${signal ?? `code ${code}`}): ${said}`));
-  });
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  exitWithLauncher(stop);
 }
 
 main().catch(failStartup);

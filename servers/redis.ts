@@ -6,17 +6,15 @@
  * removes the directory. A missing binary is a clear error naming how to install it.
  * Run alone: `npx tsx servers/redis.ts --port 0`, then `redis-cli -p <port> ping`.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { KitError } from '../lib/errors.ts';
-import { formatReady, HOST } from '../lib/ready.ts';
-import { exitWithLauncher } from './lib/lifeline.ts';
+import { HOST } from '../lib/ready.ts';
+import { runDaemon } from './lib/daemon.ts';
 import { failStartup, serverFlags } from './lib/main.ts';
-import { freePort, portInUse } from './lib/http.ts';
+import { freePort } from './lib/http.ts';
 import { findRedis } from './lib/redis-binary.ts';
 
 const spec = defineCommand({
@@ -71,41 +69,31 @@ async function main(): Promise<void> {
   const port = requested || (await freePort());
   const dir = mkdtempSync(path.join(os.tmpdir(), 'nsl-redis-'));
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
-  const args = ['--port', String(port), '--bind', HOST, '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--logfile', ''];
-  const redis = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const log: string[] = [];
   const keep = (d: Buffer) => {
     log.push(...d.toString().trim().split('\n'));
     log.splice(0, Math.max(0, log.length - 5));
   };
-  redis.stdout.on('data', keep);
-  redis.stderr.on('data', keep);
-  let stopping = false;
-  const stop = () => {
-    if (stopping) return;
-    stopping = true;
-    redis.kill('SIGTERM'); // Redis shuts down cleanly (nothing to save: --save '')
-    setTimeout(() => redis.kill('SIGKILL'), 5000).unref();
-  };
-  redis.once('exit', (code, signal) => {
-    cleanup();
-    if (stopping) process.exit(0);
-    const said = log.join(' | ');
-    failStartup(/Address already in use/i.test(said) ? portInUse(port) : new KitError('KIT_ERR_STORE', `redis-server exited (${signal ?? `code ${code}`}): ${said}`));
+  await runDaemon({
+    name: 'redis',
+    program: 'redis-server',
+    command: binary,
+    args: ['--port', String(port), '--bind', HOST, '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--logfile', ''],
+    options: { stdio: ['ignore', 'pipe', 'pipe'] },
+    port,
+    stopSignal: 'SIGTERM', // Redis shuts down cleanly (nothing to save: --save '')
+    graceMs: 5000,
+    errorCode: 'KIT_ERR_STORE',
+    said: () => log.join(' | '),
+    quote: (said) => `; it said: ${said}`,
+    portTaken: /Address already in use/i,
+    answers: (redis) => {
+      redis.stdout!.on('data', keep);
+      redis.stderr!.on('data', keep);
+      return answers(port, redis.pid!, 10_000, () => redis.exitCode === null && redis.signalCode === null);
+    },
+    onExit: cleanup,
   });
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  exitWithLauncher(stop);
-  try {
-    await answers(port, redis.pid!, 10_000, () => redis.exitCode === null && redis.signalCode === null);
-  } catch (err) {
-    if (redis.exitCode === null) {
-      stop();
-      throw new KitError('KIT_ERR_STORE', `redis-server did not start: ${(err as Error).message}; it said: ${log.join(' | ')}`);
-    }
-    return; // the 'exit' handler reports it
-  }
-  process.stdout.write(formatReady('redis', port, process.pid) + '\n');
 }
 
 main().catch(failStartup);

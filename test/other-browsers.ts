@@ -8,7 +8,7 @@
  * Both are wrapped in one small interface, so a browser test is written once and run in each.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { groupAlive, signalGroup, terminateGroup, waitUntilGone } from '../measure/lib/terminate.ts';
+import { groupAlive, signalGroup, terminateGroup, waitUntilGone } from '../lib/terminate.ts';
 import { existsSync, readdirSync } from 'node:fs';
 import { freePort } from '../servers/lib/http.ts';
 import { toolSkip } from './helpers.ts';

@@ -22,7 +22,7 @@ import { commandMain, runIfMain } from '../lib/entry.ts';
 import { Lab } from '../measure/lib/lab.ts';
 import { runLoad } from '../measure/lib/load.ts';
 import { ROOT } from '../measure/lib/paths.ts';
-import { readStat, TICKS_PER_S } from '../measure/lib/proc.ts';
+import { readStat, TICKS_PER_S } from '../lib/proc.ts';
 import { startBalancer, startReplicas } from '../measure/lib/topology.ts';
 import { makeTable } from '../results/format.ts';
 import { launchChromium } from './browser.ts';

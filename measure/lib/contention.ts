@@ -11,7 +11,7 @@
  * prints whole seconds). There is no steal there. The busiest other programs are named either way.
  */
 import { performance } from 'node:perf_hooks';
-import { allStats, cpuSource, descendants, machineTicks, TICKS_PER_S, type CpuSource, type MachineTicks, type ProcStat } from './proc.ts';
+import { allStats, cpuSource, descendants, machineTicks, TICKS_PER_S, type CpuSource, type MachineTicks, type ProcStat } from '../../lib/proc.ts';
 
 export interface CpuSnapshot {
   atMs: number;

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { KitError } from '../../lib/errors.ts';
 import { launch, type LaunchSpec, type ServerProcess } from './launch.ts';
-import { signalGroup } from './terminate.ts';
+import { signalGroup } from '../../lib/terminate.ts';
 
 export class Lab {
   private readonly running = new Set<ServerProcess>();

@@ -12,7 +12,7 @@ import { KitError, type KitErrorCode } from '../../lib/errors.ts';
 import { READY_PATTERN } from '../../lib/ready.ts';
 import { serverBuild, serverCommand } from './bundle.ts';
 import { ROOT } from './paths.ts';
-import { signalGroup, terminateGroup } from './terminate.ts';
+import { signalGroup, terminateGroup } from '../../lib/terminate.ts';
 
 export interface LaunchSpec {
   /** Server script under servers/, without .ts: 'loan', 'cluster'. */

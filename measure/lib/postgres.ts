@@ -5,7 +5,7 @@
  */
 import type { Lab } from './lab.ts';
 import type { ServerProcess } from './launch.ts';
-import { allStats, descendants, TICKS_PER_S } from './proc.ts';
+import { allStats, descendants, TICKS_PER_S } from '../../lib/proc.ts';
 
 export interface Postgres {
   proc: ServerProcess;

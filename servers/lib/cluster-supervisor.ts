@@ -9,6 +9,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { describeError, exitCodeFor, KitError } from '../../lib/errors.ts';
 import { formatReady } from '../../lib/ready.ts';
+import { stopChild } from '../../lib/terminate.ts';
 import type { PrimaryEvent, WorkerMessage } from './cluster-messages.ts';
 import type { QuotaDelivery } from './cluster-quota.ts';
 import { portInUse } from './http.ts';
@@ -126,10 +127,7 @@ export class Supervisor {
     const left = this.living();
     if (left.length === 0) process.exit(this.exitCode);
     for (const w of left) this.o.quota.resume(w);
-    for (const w of left) w.process.kill('SIGTERM');
-    setTimeout(() => {
-      for (const w of this.living()) w.process.kill('SIGKILL');
-    }, SHUTDOWN_GRACE_MS).unref();
+    for (const w of left) void stopChild(w.process, 'SIGTERM', SHUTDOWN_GRACE_MS);
   }
 
   private onListening(worker: Worker, port: number): void {

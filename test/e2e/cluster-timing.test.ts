@@ -9,8 +9,8 @@ import { isEvent } from '../../servers/lib/cluster-messages.ts';
 import { Lab } from '../../measure/lib/lab.ts';
 import { probe } from '../../measure/lib/probe.ts';
 import { replacedMsg, startCluster as startIn, workerPids } from '../fixtures/cluster.ts';
-import { pidAlive } from '../../measure/lib/terminate.ts';
-import { pollUntil } from '../../measure/lib/wait.ts';
+import { pidAlive } from '../../lib/terminate.ts';
+import { pollUntil } from '../../lib/wait.ts';
 import { cpuTicks, failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();

@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after } from 'node:test';
-import { pollUntil } from '../../measure/lib/wait.ts';
+import { pollUntil } from '../../lib/wait.ts';
 import { assertAllGone, childrenOf, failOnWarnings, runScript, spawnScript } from '../helpers.ts';
 
 failOnWarnings();

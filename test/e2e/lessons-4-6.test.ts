@@ -10,9 +10,9 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import os from 'node:os';
 import { BALANCED_EXPERIMENTS, LESSONS } from '../../measure/lib/lessons.ts';
-import { readStat } from '../../measure/lib/proc.ts';
+import { readStat } from '../../lib/proc.ts';
 import { createInterface } from 'node:readline';
-import { pollUntil } from '../../measure/lib/wait.ts';
+import { pollUntil } from '../../lib/wait.ts';
 import { assertPredicted, classSave, assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, predictFor, skipUnless, holdPort, runInProcess, runScript, spawnScript } from '../helpers.ts';
 
 failOnWarnings();

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { Lab } from '../../measure/lib/lab.ts';
 import { probe } from '../../measure/lib/probe.ts';
 import { replacedMsg, startCluster as startIn, workerPids } from '../fixtures/cluster.ts';
-import { pidAlive } from '../../measure/lib/terminate.ts';
+import { pidAlive } from '../../lib/terminate.ts';
 import { assertAllGone, childrenOf, failOnWarnings, holdPort, runScript } from '../helpers.ts';
 import type { ErrorBody, WorkerStatus } from '../../servers/contracts.ts';
 

@@ -13,7 +13,7 @@ import { Lab } from '../../measure/lib/lab.ts';
 import type { ServerProcess } from '../../measure/lib/launch.ts';
 import { probe } from '../../measure/lib/probe.ts';
 import { retriesOf, startBalancer, startReplicas, type Replica } from '../../measure/lib/topology.ts';
-import { pollUntil } from '../../measure/lib/wait.ts';
+import { pollUntil } from '../../lib/wait.ts';
 import { STOP_LINE, stopFields } from '../../servers/lib/main.ts';
 import { failOnWarnings, holdPort, balancersToTest } from '../helpers.ts';
 import type { BalancerStats, ReplicaStats } from '../../servers/contracts.ts';

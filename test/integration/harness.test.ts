@@ -11,7 +11,7 @@ import { runLoad } from '../../measure/lib/load.ts';
 import { colorEnabled } from '../../results/format.ts';
 import { probe } from '../../measure/lib/probe.ts';
 import { Progress } from '../../measure/lib/progress.ts';
-import { pidAlive } from '../../measure/lib/terminate.ts';
+import { pidAlive } from '../../lib/terminate.ts';
 import { assertAllGone, failOnWarnings, portFree, ROOT, spawnOwned } from '../helpers.ts';
 
 failOnWarnings();

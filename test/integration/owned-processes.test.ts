@@ -3,7 +3,7 @@
 // with a plain spawn leaves its process alive (so the check can fail).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pidAlive } from '../../measure/lib/terminate.ts';
+import { pidAlive } from '../../lib/terminate.ts';
 import { assertAllGone, failOnWarnings, runScript } from '../helpers.ts';
 
 failOnWarnings();

@@ -9,7 +9,7 @@ import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Lab } from '../../measure/lib/lab.ts';
-import { pollUntil } from '../../measure/lib/wait.ts';
+import { pollUntil } from '../../lib/wait.ts';
 import { memoryStore, openStore, sqliteStore, type StateStore, type StoreKind } from '../../servers/lib/state.ts';
 import { createToken, verifyToken } from '../../servers/lib/session-token.ts';
 import { failOnWarnings, skipUnless, ROOT } from '../helpers.ts';

@@ -7,7 +7,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createInterface } from 'node:readline';
 import { LESSONS } from '../../measure/lib/lessons.ts';
-import { pollUntil } from '../../measure/lib/wait.ts';
+import { pollUntil } from '../../lib/wait.ts';
 import { assertShapeOutput, classSave, assertAllGone, childrenOf, failOnWarnings, holdPort, portFree, runInProcess, runScript, spawnScript } from '../helpers.ts';
 
 failOnWarnings();

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { busiestPrograms, otherCpu, type CpuSnapshot } from '../../measure/lib/contention.ts';
-import { cpuSource, parsePs, parsePsTime, programName, readStat, type ProcStat } from '../../measure/lib/proc.ts';
+import { cpuSource, parsePs, parsePsTime, programName, readStat, type ProcStat } from '../../lib/proc.ts';
 import { busyMachineCaveat, machineCaption } from '../../results/format.ts';
 import { renderComparison } from '../../measure/lib/experiment.ts';
 import { compareShape } from '../../results/shape.ts';

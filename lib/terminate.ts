@@ -1,9 +1,11 @@
 /**
- * Two-step termination of a launched server and everything it started (execa's pattern):
- * SIGTERM to the whole process group, then SIGKILL after a grace period. A server is launched as
- * the leader of its own process group, so its cluster workers (and tsx's esbuild helper) are in
- * that group too and go with it.
+ * Two-step termination (execa's pattern): a polite signal, then SIGKILL after a grace period.
+ * terminateGroup stops a launched server and everything it started: a server is launched as the
+ * leader of its own process group, so its cluster workers (and tsx's esbuild helper) are in that
+ * group too and go with it. stopChild stops one child the same way: a server's nginx, Redis or
+ * PostgreSQL, or a cluster worker.
  */
+import type { ChildProcess } from 'node:child_process';
 
 import { listPids, readStat } from './proc.ts';
 import { waitUntil } from './wait.ts';
@@ -72,4 +74,30 @@ export async function terminateGroup(pgid: number, leaderExited: Promise<unknown
   signalGroup(pgid, 'SIGKILL');
   await waitUntilGone(() => groupAlive(pgid), 2000);
   return inTime ? 'graceful' : 'killed';
+}
+
+/** True once `child` has exited or was ended by a signal. */
+const exited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null;
+
+/**
+ * Stops `child`: `signal` (the program's own clean shutdown: SIGTERM for Node and Redis, SIGQUIT
+ * for nginx, SIGINT for PostgreSQL's fast shutdown), then SIGKILL if it has not exited within
+ * `graceMs`. Resolves 'graceful' or 'killed' once it has exited; the timer does not keep the
+ * process alive.
+ */
+export function stopChild(child: ChildProcess, signal: NodeJS.Signals, graceMs: number): Promise<'graceful' | 'killed'> {
+  if (exited(child)) return Promise.resolve('graceful');
+  return new Promise((resolve) => {
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, graceMs);
+    timer.unref();
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(killed ? 'killed' : 'graceful');
+    });
+    child.kill(signal);
+  });
 }

@@ -4,7 +4,7 @@
  * process (that is the ready line) and never a fixed sleep.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { KitError } from '../../lib/errors.ts';
+import { KitError } from './errors.ts';
 
 /**
  * Calls `check` every `everyMs` until it returns something other than undefined, and resolves
