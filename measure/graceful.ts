@@ -12,7 +12,7 @@
  */
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
-import { STOP_LINE, stopFields } from '../servers/lib/main.ts';
+import { STOP_LINE, stopFields } from '../servers/lib/drain.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { faultedLoad } from './lib/faulted-load.ts';
 import { measureSteadily } from './lib/steady.ts';

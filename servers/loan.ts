@@ -1,21 +1,18 @@
 /**
- * Loan service, one process: the lesson 3 server for the event loop and the thread pool.
- *
- *   GET  /member/verify-blocking  heavy scrypt on the event loop (scryptSync): blocks every request
- *   GET  /member/verify-pooled    the same scrypt on libuv's thread pool (crypto.scrypt)
- *   GET  /member/verify-light     a small pooled scrypt (N=2^10): cheap, but needs a pool thread
- *   GET  /books                   one catalog entry: no pool, no CPU
- *   GET  /stats                   event-loop delay (ms), event-loop utilization, pool size, pooled work in flight
- *   POST /stats/reset             starts a new measurement window for /stats
- *
+ * Loan service, one process: the lesson 3 server for the event loop and the thread pool. Its
+ * password check runs scrypt on the event loop (/member/verify-blocking) or on libuv's thread pool
+ * (/member/verify-pooled). The routes are listed once, in --help (the epilogue below).
  * Run alone: `npx tsx servers/loan.ts --port 3000`; it prints one ready line when listening.
  */
 import http from 'node:http';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { sendJson, router } from './lib/http.ts';
+import { assertNodeVersion } from '../lib/errors.ts';
+import { formatReady } from '../lib/ready.ts';
+import { drainOnStop } from './lib/drain.ts';
+import { listen, sendJson, router } from './lib/http.ts';
 import type { LoanServiceStats, VerifyAnswer } from './contracts.ts';
-import { failStartup, serve, serverFlags } from './lib/main.ts';
+import { failStartup, serverFlags } from './lib/main.ts';
 import { formatCost, hashOnEventLoop, hashOnThreadPool, HEAVY_COST, heavyCostFrom, LIGHT_COST, type ScryptCost } from './lib/scrypt-cost.ts';
 
 const spec = defineCommand({
@@ -48,7 +45,8 @@ const spec = defineCommand({
 /** Event-loop delay histogram: Node reports the timer's full interval, so subtract its resolution. */
 const RESOLUTION_MS = 10;
 
-function main(): void {
+async function main(): Promise<void> {
+  assertNodeVersion();
   const flags = serverFlags(spec);
   const port = intFlag('port', flags.port, 0, 65535, 3000);
   const heavy = heavyCostFrom(flags.cost);
@@ -115,7 +113,9 @@ function main(): void {
       },
     }),
   );
-  serve('loan-service', server, port).catch(failStartup);
+  drainOnStop(server); // SIGTERM, SIGINT: finish what is in flight, then exit (lib/drain.ts)
+  const bound = await listen(server, port); // 127.0.0.1 only
+  process.stdout.write(formatReady('loan-service', bound, process.pid) + '\n');
 }
 
 function round(x: number, digits = 2): number {
@@ -123,8 +123,4 @@ function round(x: number, digits = 2): number {
   return Math.round(x * f) / f;
 }
 
-try {
-  main();
-} catch (err) {
-  failStartup(err);
-}
+main().catch(failStartup);

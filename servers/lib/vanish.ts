@@ -15,7 +15,7 @@ import type http from 'node:http';
 import net, { type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { HOST } from '../../lib/ready.ts';
-import { DRAIN_IDLE_CLOSE_MS } from './main.ts';
+import { DRAIN_IDLE_CLOSE_MS } from './drain.ts';
 
 /** How long the replica waits for its connections to close before it stops anyway, closing the rest, ms. */
 const VANISH_DEADLINE_MS = 1000;

@@ -14,7 +14,7 @@ import type { ServerProcess } from '../../measure/lib/launch.ts';
 import { probe } from '../../measure/lib/probe.ts';
 import { retriesOf, startBalancer, startReplicas, type Replica } from '../../measure/lib/topology.ts';
 import { pollUntil } from '../../lib/wait.ts';
-import { STOP_LINE, stopFields } from '../../servers/lib/main.ts';
+import { STOP_LINE, stopFields } from '../../servers/lib/drain.ts';
 import { failOnWarnings, holdPort, balancersToTest } from '../helpers.ts';
 import type { BalancerStats, ReplicaStats } from '../../servers/contracts.ts';
 
