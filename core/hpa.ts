@@ -1,6 +1,6 @@
 /**
  * An HPA-style autoscaler for cluster workers (lesson 8), as a pure function: it never reads a
- * clock, a process or a socket. The cluster primary (servers/cluster.ts) calls `decide()` once per
+ * clock, a process or a socket. The cluster primary (servers/managed-cluster.ts) calls `decide()` once per
  * sync period with the time and each worker's CPU utilization; tests call it with invented ones.
  *
  * The rules are those of the Kubernetes Horizontal Pod Autoscaler

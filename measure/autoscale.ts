@@ -54,7 +54,7 @@ const command = defineCommand({
     'keep-alive': { type: 'boolean', description: 'each user keeps one connection for the whole run instead of opening one per iteration (lesson 8, exercise 3)' },
   },
   epilogue:
-    'By hand: npx tsx servers/cluster.ts --workers 1 --autoscale, and watch its "autoscale:" lines while you load it.\n' +
+    'By hand: npx tsx servers/managed-cluster.ts --workers 1 --autoscale, and watch its "autoscale:" lines while you load it.\n' +
     'The controller\'s settings (target 60% of the quota, sync 1 s, window 10 s) are printed with the results.',
 });
 

@@ -1,7 +1,7 @@
 /**
  * Lesson 7 · counter: does a loan counter survive several processes and a crash?
  *
- * For each store (memory, SQLite, Redis), starts servers/cluster.ts with 3 workers on that store
+ * For each store (memory, SQLite, Redis), starts servers/managed-cluster.ts with 3 workers on that store
  * and sends 6000 POST /loan (2000 with --quick) over 6 connections; halfway through, the primary
  * SIGKILLs one worker and starts a replacement. Afterwards every worker is asked for the total
  * (GET /loans, fresh connections, so each worker answers). Then the same with 3 replicas behind
@@ -43,7 +43,7 @@ async function countOnce({ lab, progress, quick, port }: RunContext<Options>, st
   const loans = quick ? 2000 : 6000;
   progress.step(`${store}: starting a ${WORKERS}-worker cluster`);
   const { args } = storeArgs(lab, store, redisUrl, `counter-${store}`);
-  const cluster = await lab.start({ server: 'cluster', args: ['--port', String(port), '--workers', String(WORKERS), ...args], ipc: true });
+  const cluster = await lab.start({ server: 'managed-cluster', args: ['--port', String(port), '--workers', String(WORKERS), ...args], ipc: true });
   progress.step(`${store}: ${loans} POST /loan over ${CONNECTIONS} connections; one worker SIGKILLed halfway`);
   const from = cluster.messageCount;
   // A count, not a duration: autocannon then waits for every answer, so a loan counted but not

@@ -37,7 +37,7 @@ async function limitOnce({ lab, progress, port }: RunContext<object>, store: Sto
   progress.step(`${store}: starting a ${WORKERS}-worker cluster, limit ${LIMIT} per ${WINDOW_MS / 1000} s`);
   const { args } = storeArgs(lab, store, redisUrl, `limit-${store}`);
   const cluster = await lab.start({
-    server: 'cluster',
+    server: 'managed-cluster',
     args: ['--port', String(port), '--workers', String(WORKERS), '--loan-limit', String(LIMIT), '--loan-window', String(WINDOW_MS), ...args],
   });
   progress.step(`${store}: ${ATTEMPTS} loan attempts by one member`);

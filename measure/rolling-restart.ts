@@ -1,7 +1,7 @@
 /**
  * Lesson 6 · rolling restart: replacing every worker of a cluster while it serves.
  *
- * Starts servers/cluster.ts with N workers (3 by default), puts 8 keep-alive connections of load on
+ * Starts servers/managed-cluster.ts with N workers (3 by default), puts 8 keep-alive connections of load on
  * GET /status, and a second later asks the primary for a rolling restart over IPC. The primary
  * forks a new worker, waits until it listens, then sends the old one SIGTERM; the old one drains.
  * The load stops a second after the last step. Which worker answers is read from /status on fresh
@@ -26,7 +26,7 @@ const command = defineCommand({
     ...COMMON_FLAGS,
     workers: { type: 'string', valueName: 'n', description: 'cluster workers (2-8)', default: '3' },
   },
-  epilogue: 'By hand: npx tsx servers/cluster.ts, then kill -HUP <primary pid> while a load runs.',
+  epilogue: 'By hand: npx tsx servers/managed-cluster.ts, then kill -HUP <primary pid> while a load runs.',
 });
 
 interface Options {
@@ -50,7 +50,7 @@ async function answeringPids(url: string, count: number): Promise<number[]> {
 
 async function run({ lab, progress, options, port, machine }: RunContext<Options>): Promise<RollingRestartResult> {
   progress.step(`starting the cluster with ${options.workers} workers`);
-  const server = await lab.start({ server: 'cluster', args: ['--port', String(port), '--workers', String(options.workers)], ipc: true });
+  const server = await lab.start({ server: 'managed-cluster', args: ['--port', String(port), '--workers', String(options.workers)], ipc: true });
   const pidsBefore = await answeringPids(server.url, 3 * options.workers);
 
   progress.step(`load: ${CONNECTIONS} connections on ${ROUTE}; rolling restart after 1 s`);

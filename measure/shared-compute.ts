@@ -43,7 +43,7 @@ const command = defineCommand({
       description: `seconds of load per scenario, ${LOAD_S_RANGE[0]} to ${LOAD_S_RANGE[1]} (default ${DURATIONS.full}; ${DURATIONS.quick} with --quick); the shape needs ${DURATIONS.quick} or more`,
     },
   },
-  epilogue: 'By hand: npx tsx servers/cluster.ts --workers 1 --cpu-quota 0.25 --quota-period-ms 100, then load it (measure/autoscale.ts shows how).',
+  epilogue: 'By hand: npx tsx servers/managed-cluster.ts --workers 1 --cpu-quota 0.25 --quota-period-ms 100, then load it (measure/autoscale.ts shows how).',
 });
 
 /** Sign-ups timed before the run: their median is the caption's CPU per sign-up. */

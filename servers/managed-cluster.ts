@@ -1,9 +1,11 @@
 /**
- * Cluster loan server (node:cluster): the lesson 3 server for several processes on one port.
+ * The cluster loan server of lessons 6 to 8: lesson 3's cluster (servers/cluster.ts, which shows
+ * the idea in one screen) with what running it for real adds: a rolling restart (lesson 6), state
+ * shared through SQLite or Redis (lesson 7), a CPU quota per worker and an autoscaler (lesson 8).
  * This file reads the flags and wires the primary's parts together: lib/cluster-supervisor.ts
- * (forking, replacing, stopping workers), cluster-rolling.ts, cluster-autoscaler.ts,
- * cluster-quota.ts (lesson 8's CPU quota), cluster-worker.ts (a worker), and the messages they
- * exchange with the launcher, cluster-messages.ts.
+ * (forking, replacing, retiring workers, on cluster-keeper.ts), cluster-rolling.ts,
+ * cluster-autoscaler.ts, cluster-quota.ts (lesson 8's CPU quota), cluster-worker.ts (a worker),
+ * and the messages they exchange with the launcher, cluster-messages.ts.
  *
  * Every worker keeps its own loan counter in memory (with --state sqlite or redis, lesson 7, they
  * share one). These paths answer `{ pid, loanCounter }`:
@@ -42,25 +44,24 @@ import { randomBytes } from 'node:crypto';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { startAutoscaler } from './lib/cluster-autoscaler.ts';
-import type { LauncherCommand } from './lib/cluster-messages.ts';
 import { QuotaDelivery } from './lib/cluster-quota.ts';
 import { rollingRestart } from './lib/cluster-rolling.ts';
 import { Supervisor } from './lib/cluster-supervisor.ts';
 import { runWorker } from './lib/cluster-worker.ts';
 import { CPU_SAMPLE_MS, quotaMode, QUOTA_PERIOD_MS, QUOTA_PERIOD_RANGE_MS } from './lib/cpu-quota.ts';
 import { DEFAULT_HPA, DEFAULT_SYNC_MS, METRIC_WINDOW_SYNCS, validateHpaConfig, type HpaConfig } from '../core/hpa.ts';
-import { exitWithLauncher } from './lib/lifeline.ts';
 import { failStartup, serverFlags } from './lib/main.ts';
 import { formatCost, HEAVY_COST, heavyCostFrom, parseCost } from './lib/scrypt-cost.ts';
 import { stateFlags, stateOptions } from './lib/state-routes.ts';
 import { SIGNUP_COST } from './lib/workload-routes.ts';
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/cluster.ts [--port <n>] [--workers <n>] [--state memory|sqlite|redis] [--autoscale [--min <n>] [--max <n>] [--target <%>]] [--cpu-quota <cores>] [flags]',
+  usage: 'npx tsx servers/managed-cluster.ts [--port <n>] [--workers <n>] [--state memory|sqlite|redis] [--autoscale [--min <n>] [--max <n>] [--target <%>]] [--cpu-quota <cores>] [flags]',
   summary:
-    'The cluster loan server of lesson 3: a node:cluster primary and N workers sharing one port, each ' +
+    'The cluster loan server of lessons 6 to 8: a node:cluster primary and N workers sharing one port, each ' +
     'with its own in-memory loan counter (or, with --state sqlite|redis, one shared counter: lesson 7). Killed workers are ' +
-    'replaced; SIGHUP replaces them all, one at a time. Listens on 127.0.0.1 and prints one ready line once every worker is listening.',
+    'replaced; SIGHUP replaces them all, one at a time (lesson 6); --autoscale and --cpu-quota are lesson 8\'s. ' +
+    'Listens on 127.0.0.1 and prints one ready line once every worker is listening. Lesson 3\'s is servers/cluster.ts.',
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3001' },
     workers: { type: 'string', valueName: 'n', description: 'number of worker processes (1-32; with --autoscale, how many to start with, moved into [min, max])', default: '3' },
@@ -95,7 +96,7 @@ const spec = defineCommand({
     'Try: curl -s -X POST 127.0.0.1:3001/loan   (run it a few times: the pid changes)\n' +
     '     kill -USR2 <primary pid>              (kills the oldest worker; watch its replacement)\n' +
     '     kill -HUP <primary pid>               (rolling restart: every worker replaced, one at a time)\n' +
-    '     npx tsx servers/cluster.ts --workers 1 --autoscale   (then load it: measure/autoscale.ts does)',
+    '     npx tsx servers/managed-cluster.ts --workers 1 --autoscale   (then load it: measure/autoscale.ts does)',
 });
 
 /** Lesson 8's flags, checked: the autoscaler's config (undefined without --autoscale) and the quota. */
@@ -166,17 +167,10 @@ function runPrimary(): void {
       LAB_TOKEN_SECRET: randomBytes(16).toString('hex'),
     },
   });
-  const stop = () => supervisor.shutdown(0);
-  process.on('message', (msg: LauncherCommand) => {
-    if (msg?.cmd === 'kill-worker') supervisor.killWorker(msg.pid);
-    if (msg?.cmd === 'rolling-restart') void rollingRestart(supervisor);
+  supervisor.obeyLauncher((msg) => {
+    if (msg.cmd === 'rolling-restart') void rollingRestart(supervisor);
   });
   process.on('SIGHUP', () => void rollingRestart(supervisor));
-  process.on('disconnect', stop); // the launcher's IPC channel closed: it is gone
-  process.on('SIGUSR2', () => supervisor.killWorker());
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  exitWithLauncher(stop);
   const line = quota.describe();
   if (line) supervisor.say(line);
   if (hpa) startAutoscaler(supervisor, quota, hpa, scaling.syncMs);

@@ -1,5 +1,5 @@
 /**
- * One lesson-8 scenario: a fresh cluster (servers/cluster.ts, started with `clusterArgs`), virtual
+ * One lesson-8 scenario: a fresh cluster (servers/managed-cluster.ts, started with `clusterArgs`), virtual
  * users against it for `loadS` seconds (users.ts), and every sync the primary reported
  * (`autoscale` events: workers, their utilization and throttling). An autoscaled scenario then
  * waits for the workers to return to min, up to the scale-down window plus COOL_DOWN_SLACK_S.
@@ -39,7 +39,7 @@ interface ClusterUsersOptions {
   windowS: number;
   /** Users keep one connection for the run (UsersOptions.keepAlive). */
   keepAlive?: boolean;
-  /** servers/cluster.ts's flags; they must include --autoscale, so that it reports every sync. */
+  /** servers/managed-cluster.ts's flags; they must include --autoscale, so that it reports every sync. */
   clusterArgs: string[];
 }
 
@@ -56,7 +56,7 @@ export function quotaOptions(flags: { 'cpu-quota'?: string; 'quota-mode'?: strin
 /** Runs the scenario; the cluster is stopped before it returns (and by the lab on any error). */
 export async function runClusterUsers(lab: Lab, progress: Progress, o: ClusterUsersOptions): Promise<Omit<ScenarioResult, 'name'>> {
   progress.step(`${o.label}: starting the cluster (1 worker${o.autoscale ? ', autoscaled' : ''})`);
-  const server = await lab.start({ server: 'cluster', args: o.clusterArgs, ipc: true });
+  const server = await lab.start({ server: 'managed-cluster', args: o.clusterArgs, ipc: true });
   const quotaLine = server.lines.find((l) => l.startsWith('cpu quota:')) ?? '';
   const from = server.messageCount;
   const start = wallMs();

@@ -9,7 +9,7 @@ import type { StoreKind } from '../../servers/lib/state.ts';
 import type { Lab } from './lab.ts';
 
 interface StoreSetup {
-  /** Server flags that select the store (for servers/replica.ts and servers/cluster.ts). */
+  /** Server flags that select the store (for servers/replica.ts and servers/managed-cluster.ts). */
   args: string[];
 }
 

@@ -1,5 +1,5 @@
 /**
- * The IPC messages of the cluster server (servers/cluster.ts), declared once: the commands a
+ * The IPC messages of the cluster servers (servers/cluster.ts, managed-cluster.ts), declared once: the commands a
  * launcher sends its primary, the events the primary sends back, and what workers tell their
  * primary. The primary sends them; the experiments, the tests and the Traffic Lab read them with
  * the `isEvent` guard instead of declaring the shapes again.

@@ -1,18 +1,15 @@
 /**
- * A worker of the cluster server (servers/cluster.ts): the loan routes (`{ pid, loanCounter }`),
+ * A worker of lessons 6 to 8's cluster (servers/managed-cluster.ts): the loan routes (`{ pid, loanCounter }`),
  * lesson 7's state routes and lesson 8's workload routes, on the port the primary shares. Its
  * settings come from the primary in the environment (LAB_*); it reports its CPU time when the
  * primary measures it, and runs the in-process throttle when no cgroup holds it to its quota.
  */
 import http from 'node:http';
-import { KitError } from '../../lib/errors.ts';
-import type { WorkerMessage } from './cluster-messages.ts';
 import type { WorkerStatus } from '../contracts.ts';
-import { EXIT_PORT_IN_USE } from './cluster-supervisor.ts';
+import { serveWorker } from './cluster-keeper.ts';
 import { reportCpu, type PauseRequest } from './cpu-quota.ts';
 import { startThrottle } from './cpu-throttle.ts';
 import { router, sendJson } from './http.ts';
-import { failStartup, serve } from './main.ts';
 import { formatCost, hashOnEventLoop, heavyCostFrom, parseCost } from './scrypt-cost.ts';
 import { openStateStore, stateRoutes, type StateOptions } from './state-routes.ts';
 import { SIGNUP_COST, workloadRoutes } from './workload-routes.ts';
@@ -20,7 +17,6 @@ import { SIGNUP_COST, workloadRoutes } from './workload-routes.ts';
 /** A worker: the loan routes, lesson 7's state routes and lesson 8's workload, on the primary's shared port. */
 export async function runWorker(): Promise<void> {
   if (process.env.LAB_CRASH_AT_START) throw new Error('crashing at start-up, as asked by --crash-at-start');
-  const port = Number(process.env.LAB_WORKER_PORT);
   const heavy = heavyCostFrom(undefined);
   const state = JSON.parse(process.env.LAB_STATE_JSON ?? '{}') as StateOptions;
   const quota = JSON.parse(process.env.LAB_QUOTA_JSON ?? '{}') as { mode?: string; quota?: number; periodMs?: number; report?: boolean };
@@ -46,19 +42,8 @@ export async function runWorker(): Promise<void> {
       () => ({ pid: process.pid }),
     ),
   );
-  // Ctrl-C in a terminal reaches the whole process group; the primary decides when workers stop.
-  process.on('SIGINT', () => {});
-  serve('cluster-worker', server, port, { announce: false })
-    .then(() => {
-      // Like the cgroup (see the primary's 'listening'), the throttle starts once the worker listens.
-      if (quota.mode === 'throttle' && quota.quota) startThrottle(quota.quota, (ms) => process.send?.({ type: 'pause', ms } satisfies PauseRequest), quota.periodMs);
-    })
-    .catch((err: unknown) => {
-      if (err instanceof KitError && err.code === 'KIT_ERR_PORT_IN_USE') {
-        process.send?.({ type: 'port-in-use', port } satisfies WorkerMessage, () => process.exit(EXIT_PORT_IN_USE));
-        return;
-      }
-      failStartup(err);
-    });
+  await serveWorker(server);
+  // Like the cgroup (see the primary's 'listening'), the throttle starts once the worker listens.
+  if (quota.mode === 'throttle' && quota.quota) startThrottle(quota.quota, (ms) => process.send?.({ type: 'pause', ms } satisfies PauseRequest), quota.periodMs);
 }
 

@@ -41,7 +41,7 @@ export interface StateOptions {
   loanWindowMs: number;
 }
 
-/** The flags for StateOptions, shared by servers/replica.ts and servers/cluster.ts. */
+/** The flags for StateOptions, shared by servers/replica.ts and servers/managed-cluster.ts. */
 export function stateFlags() {
   return {
     state: { type: 'string', valueName: STORES.join('|'), description: 'where sessions, loan counts and rate limits live', default: 'memory' },

@@ -47,7 +47,7 @@ test('workers retired under a stream of new connections leave none unanswered (r
   // A connection the primary hands over just as a worker closes its server must reach another
   // worker; before the worker waited for its primary (exitAfterPrimary), about one per rolling
   // restart of 2 workers hung here until its client gave up.
-  const s = await startCluster(['--workers', '2']);
+  const s = await startIn(lab, ['--workers', '2'], 'managed-cluster');
   let stop = false;
   let ok = 0;
   const failures: string[] = [];

@@ -33,7 +33,7 @@ const TICK_MS = 10; // USER_HZ is 100 on Linux: /proc/<pid>/stat counts 10 ms ti
  */
 async function coresUsed(quota: number, mode: 'throttle' | 'cgroup', extra: string[] = []): Promise<{ reported: number; proc: number; line: string; throttle?: WorkerThrottle }> {
   const s = await lab.start({
-    server: 'cluster',
+    server: 'managed-cluster',
     args: ['--port', '0', '--workers', '1', '--autoscale', '--min', '1', '--max', '1', '--cpu-quota', String(quota), '--quota-mode', mode, ...extra],
     ipc: true,
   });

@@ -21,7 +21,7 @@ const isSync = isEvent('autoscale');
 
 test('scale-down retires workers gracefully while load runs: no failed request', async () => {
   const s: ServerProcess = await lab.start({
-    server: 'cluster',
+    server: 'managed-cluster',
     args: ['--port', '0', '--workers', '3', '--autoscale', '--min', '1', '--max', '3', '--window-s', '1', '--quota-mode', 'throttle'],
     ipc: true,
   });
@@ -47,7 +47,7 @@ test('scale-down retires workers gracefully while load runs: no failed request',
 });
 
 test('lesson 8 routes: sign-up gives a token, refresh and search need one', async () => {
-  const s = await lab.start({ server: 'cluster', args: ['--port', '0', '--workers', '2', '--signup-cost', 'N=2^10,r=8,p=1'], ipc: true });
+  const s = await lab.start({ server: 'managed-cluster', args: ['--port', '0', '--workers', '2', '--signup-cost', 'N=2^10,r=8,p=1'], ipc: true });
   const signup = await probe<TokenAnswer>(`${s.url}/signup`, { method: 'POST', json: { name: 'ada' } });
   assert.equal(signup.status, 201);
   const token = signup.body.token as string;
@@ -77,7 +77,7 @@ test('autoscaling flags are checked: usage errors exit 2 and say what is wrong',
     [['--cpu-quota', '0.25', '--quota-period-ms', '1001'], /--quota-period-ms must be from 1 to 1000/],
   ];
   // Usage errors start nothing, so the scripts are started side by side.
-  const runs = await Promise.all(cases.map(([args]) => runScript('servers/cluster.ts', ['--port', '0', ...args])));
+  const runs = await Promise.all(cases.map(([args]) => runScript('servers/managed-cluster.ts', ['--port', '0', ...args])));
   for (const [i, [args, message]] of cases.entries()) {
     const r = runs[i]!;
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
