@@ -21,10 +21,10 @@ import type { Lab } from './lib/lab.ts';
 import type { Progress } from './lib/progress.ts';
 import { quotaOptions, runClusterUsers } from './lib/cluster-users.ts';
 import { REQUESTS_PER_ITERATION } from './lib/users.ts';
-import { calibratedThinkMs, DEMAND_VS_CAPACITY, LIGHT_LOAD_TRIES, measureLightLoad } from '../results/autoscale-think.ts';
-import { caveats, hints, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult } from '../results/autoscale.ts';
-import { measures } from '../results/autoscale-measures.ts';
-import { predictions } from '../results/autoscale-predictions.ts';
+import { calibratedThinkMs, DEMAND_VS_CAPACITY, LIGHT_LOAD_TRIES, measureLightLoad } from '../results/autoscale/think.ts';
+import { caveats, hints, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult } from '../results/autoscale/report.ts';
+import { measures } from '../results/autoscale/measures.ts';
+import { predictions } from '../results/autoscale/predictions.ts';
 
 /**
  * Mean think time after each iteration, ms (exponential: see thinkPauseMs). Measured on this

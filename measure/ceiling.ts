@@ -13,10 +13,10 @@ import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './l
 import { runLoad } from './lib/load.ts';
 import { measureSteadily } from './lib/steady.ts';
 import { addSlice, newLoadTally, sliceOf, summarizeLoadTally, turnOrder } from './lib/tally.ts';
-import { createLatencyHistogram } from '../results/latency.ts';
+import { createLatencyHistogram } from '../results/report/latency.ts';
 import { startReplicas } from './lib/topology.ts';
-import { caveats, hints, render, shape, type CeilingResult, type RouteSweep } from '../results/ceiling.ts';
-import { measures, predictions } from '../results/ceiling-predictions.ts';
+import { caveats, hints, render, shape, type CeilingResult, type RouteSweep } from '../results/ceiling/report.ts';
+import { measures, predictions } from '../results/ceiling/predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/ceiling.ts [flags]',

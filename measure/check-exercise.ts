@@ -20,7 +20,7 @@ import { findNumberAnswer, NUMBER_ANSWERS, type NumberAnswer } from './lib/exerc
 import { main as simMain } from '../sim/run.ts';
 import { LESSONS } from './lib/lessons.ts';
 import { ROOT } from './lib/paths.ts';
-import { colorEnabled, makeChalk } from '../results/format.ts';
+import { colorEnabled, makeChalk } from '../results/report/format.ts';
 import { gradedExercise, type GradedExercise } from './lib/graded.ts';
 import { savePath, writeSaved } from './lib/save.ts';
 

@@ -13,8 +13,8 @@ import { isEvent, type PrimaryEvent } from '../servers/lib/cluster-messages.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { probeOk } from './lib/probe.ts';
 import type { WorkerStatus } from '../servers/contracts.ts';
-import { hints, render, shape, type ClusterResult } from '../results/cluster.ts';
-import { measures, predictions } from '../results/cluster-predictions.ts';
+import { hints, render, shape, type ClusterResult } from '../results/cluster/report.ts';
+import { measures, predictions } from '../results/cluster/predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/cluster.ts [flags]',

@@ -12,7 +12,7 @@ import { defineCommand } from '../lib/cli.ts';
 import { EXIT, KitError } from '../lib/errors.ts';
 import { commandMain, runIfMain } from '../lib/entry.ts';
 import { compareText, loadExpected, renderVerdict } from './lib/compare.ts';
-import { colorEnabled } from '../results/format.ts';
+import { colorEnabled } from '../results/report/format.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/compare.ts <file>... [--experiment <name>]',

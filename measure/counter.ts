@@ -17,8 +17,8 @@ import type { LoanCount, WorkerStatus } from '../servers/contracts.ts';
 import { redisForRun, storeArgs } from './lib/stores.ts';
 import { faultedLoad } from './lib/faulted-load.ts';
 import { balancerKind, LB_FLAG, type BalancerKind } from './lib/topology.ts';
-import { notShown, hints, render, shape, type CounterResult, type CounterRun } from '../results/counter.ts';
-import { measures, predictions } from '../results/counter-predictions.ts';
+import { notShown, hints, render, shape, type CounterResult, type CounterRun } from '../results/counter/report.ts';
+import { measures, predictions } from '../results/counter/predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/counter.ts [flags]',

@@ -12,8 +12,8 @@ import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './l
 import { ROUNDS, runDegraded, type DegradedOptions } from './lib/degraded-run.ts';
 import { balancerKind, LB_FLAG } from './lib/topology.ts';
 import { twoChoicesSampling } from '../servers/lib/upstreams.ts';
-import { caveats, hints, render, shape } from '../results/degraded.ts';
-import { measures, predictions } from '../results/degraded-predictions.ts';
+import { caveats, hints, render, shape } from '../results/degraded/report.ts';
+import { measures, predictions } from '../results/degraded/predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/degraded.ts [flags]',

@@ -14,8 +14,8 @@ import { probe, probeOk } from './lib/probe.ts';
 import type { Whoami } from '../servers/contracts.ts';
 import { balancerKind, LB_FLAG, servedByReplica, startBalancer, startReplicas, type BalancerKind, type Replica } from './lib/topology.ts';
 import { pollUntil } from '../lib/wait.ts';
-import { hints, render, shape, type DistributionResult, type PolicyDistribution } from '../results/distribution.ts';
-import { measures, predictions } from '../results/distribution-predictions.ts';
+import { hints, render, shape, type DistributionResult, type PolicyDistribution } from '../results/distribution/report.ts';
+import { measures, predictions } from '../results/distribution/predictions.ts';
 import type { ServerProcess } from './lib/launch.ts';
 
 const command = defineCommand({

@@ -15,11 +15,11 @@ import { defineCommand, intFlag } from '../lib/cli.ts';
 import { isPolicy, POLICIES, type Policy } from '../core/policies.ts';
 import { KitError } from '../lib/errors.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { median } from '../results/latency.ts';
+import { median } from '../results/report/latency.ts';
 import { faultedLoad } from './lib/faulted-load.ts';
 import { balancerKind, LB_FLAG, type BalancerKind } from './lib/topology.ts';
-import { caveats, FAILOVER_SPEC, hints, render, shape, type Fault, type FailoverResult, type FaultPlan, type FaultRun, type PostCheck } from '../results/failover.ts';
-import { measures, predictions } from '../results/failover-predictions.ts';
+import { caveats, FAILOVER_SPEC, hints, render, shape, type Fault, type FailoverResult, type FaultPlan, type FaultRun, type PostCheck } from '../results/failover/report.ts';
+import { measures, predictions } from '../results/failover/predictions.ts';
 
 /**
  * --response-timeout's range, ms: a frozen replica's requests must count as slow (at least

@@ -17,7 +17,7 @@ import { defineCommand, intFlag } from '../lib/cli.ts';
 import { EXIT, KitError } from '../lib/errors.ts';
 import { commandMain, runIfMain } from '../lib/entry.ts';
 import { BALANCED_EXPERIMENTS, LESSONS } from './lib/lessons.ts';
-import { colorEnabled, makeChalk, makeTable } from '../results/format.ts';
+import { colorEnabled, makeChalk, makeTable } from '../results/report/format.ts';
 import { expectedFile, ROOT } from './lib/paths.ts';
 import { Progress } from './lib/progress.ts';
 import { SignalRelay } from './lib/relay.ts';

@@ -17,8 +17,8 @@ import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './l
 import { faultedLoad } from './lib/faulted-load.ts';
 import { measureSteadily } from './lib/steady.ts';
 import { balancerKind, LB_FLAG, type BalancerKind, type Replica } from './lib/topology.ts';
-import { GRACEFUL_SPEC, hints, render, shape, type GracefulResult, type StopCase, type StopMode, type StopRun } from '../results/graceful.ts';
-import { measures, predictions } from '../results/graceful-predictions.ts';
+import { GRACEFUL_SPEC, hints, render, shape, type GracefulResult, type StopCase, type StopMode, type StopRun } from '../results/graceful/report.ts';
+import { measures, predictions } from '../results/graceful/predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/graceful.ts [flags]',

@@ -14,7 +14,7 @@ import { runExperiment } from './lib/experiment.ts';
 import { loadExperiment } from './lib/experiments.ts';
 import { BALANCED_EXPERIMENTS, LESSONS } from './lib/lessons.ts';
 import { savePath } from './lib/save.ts';
-import { colorEnabled, makeChalk } from '../results/format.ts';
+import { colorEnabled, makeChalk } from '../results/report/format.ts';
 import { findNginx } from '../servers/lib/nginx-config.ts';
 import { assertSignals } from '../lib/platform.ts';
 

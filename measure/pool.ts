@@ -8,7 +8,7 @@
  */
 import { defineCommand } from '../lib/cli.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { createLatencyHistogram, median } from '../results/latency.ts';
+import { createLatencyHistogram, median } from '../results/report/latency.ts';
 import { addSlice, newLoadTally, sliceOf, summarizeLoadTally, turnOrder } from './lib/tally.ts';
 import { runLoad } from './lib/load.ts';
 import { measureSteadily } from './lib/steady.ts';
@@ -18,8 +18,8 @@ import { pollUntil } from '../lib/wait.ts';
 import { sweepConnections } from './lib/sweep.ts';
 import { formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
 import { COST_FLAG, heavyCost, SWEEP_COST } from './lib/costs.ts';
-import { caveats, hints, notShown, render, shape, type PoolResult, type PoolWaitBlock, type SweepStep } from '../results/pool.ts';
-import { measures, predictions } from '../results/pool-predictions.ts';
+import { caveats, hints, notShown, render, shape, type PoolResult, type PoolWaitBlock, type SweepStep } from '../results/pool/report.ts';
+import { measures, predictions } from '../results/pool/predictions.ts';
 
 const HEAVY_IN_FLIGHT = 4;
 /** /books samples with the pool full (their median is compared with the idle one). */

@@ -13,12 +13,12 @@ import { findNginx } from '../servers/lib/nginx-config.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { runLoad } from './lib/load.ts';
 import { measureSteadily } from './lib/steady.ts';
-import { createLatencyHistogram, summarize, type LatencyHistogram } from '../results/latency.ts';
+import { createLatencyHistogram, summarize, type LatencyHistogram } from '../results/report/latency.ts';
 import { probeOk } from './lib/probe.ts';
 import type { ReplicaStats } from '../servers/contracts.ts';
 import { startBalancer, startReplicas, type Replica } from './lib/topology.ts';
-import { notShown, hints, render, shape, type ProxyConfig, type ProxyOverheadResult, type ProxyRun } from '../results/proxy-overhead.ts';
-import { measures, predictions } from '../results/proxy-overhead-predictions.ts';
+import { notShown, hints, render, shape, type ProxyConfig, type ProxyOverheadResult, type ProxyRun } from '../results/proxy-overhead/report.ts';
+import { measures, predictions } from '../results/proxy-overhead/predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/proxy-overhead.ts [flags]',
@@ -45,7 +45,7 @@ const NO_KEEPALIVE_REQUESTS = { latency: 1000, throughput: 3000 };
  * 0.85-2.0 ms and its throughput 710-1,660 req/s, no better than without keep-alive in 5 of the
  * Node 20 runs; after 2 s, 0.53-1.54 ms and 990-2,370 req/s, and keep-alive off was 0.43-0.78 of
  * it in all 40. 4 s gained nothing more. The p50 still varies from machine to machine: the shape
- * compares it with the direct p50 (results/proxy-overhead.ts). Without keep-alive the warm-up is
+ * compares it with the direct p50 (results/proxy-overhead/report.ts). Without keep-alive the warm-up is
  * bounded in requests too (see NO_KEEPALIVE_REQUESTS).
  */
 const WARM_UP = { seconds: 2, requestsWithoutKeepAlive: 2000 };

@@ -11,8 +11,8 @@ import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './l
 import { probe } from './lib/probe.ts';
 import type { WorkerStatus } from '../servers/contracts.ts';
 import { redisForRun, storeArgs } from './lib/stores.ts';
-import { hints, notShown, render, shape, type LimitRun, type RateLimitResult } from '../results/rate-limit.ts';
-import { measures, predictions } from '../results/rate-limit-predictions.ts';
+import { hints, notShown, render, shape, type LimitRun, type RateLimitResult } from '../results/rate-limit/report.ts';
+import { measures, predictions } from '../results/rate-limit/predictions.ts';
 import { KitError } from '../lib/errors.ts';
 
 const command = defineCommand({

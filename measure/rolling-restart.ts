@@ -14,8 +14,8 @@ import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './l
 import { startLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import type { WorkerStatus } from '../servers/contracts.ts';
-import { hints, render, shape, type RollingRestartResult } from '../results/rolling-restart.ts';
-import { measures, predictions } from '../results/rolling-restart-predictions.ts';
+import { hints, render, shape, type RollingRestartResult } from '../results/rolling-restart/report.ts';
+import { measures, predictions } from '../results/rolling-restart/predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/rolling-restart.ts [flags]',

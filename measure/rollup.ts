@@ -15,7 +15,7 @@ import { loadExperiment } from './lib/experiments.ts';
 import { listRuns, renderRollup, rollUp } from './lib/rollup.ts';
 import { chartData, renderRollupHtml } from './lib/rollup-html.ts';
 import type { Report } from './lib/experiment.ts';
-import { colorEnabled } from '../results/format.ts';
+import { colorEnabled } from '../results/report/format.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/rollup.ts <folder> [--html <file>]',

@@ -15,8 +15,8 @@ import { userScenario } from './lib/user-scenario.ts';
 import { allStats, TICKS_PER_S, type ProcStat } from '../lib/proc.ts';
 import { busyCoresBetween, cpuTimes } from './lib/machine.ts';
 import { balancerKind, LB_FLAG, servedByReplica, startReplicas, sweepReplicaCounts, type BalancerKind, type Replica } from './lib/topology.ts';
-import { caveats, hints, notShown, render, SCALE_OUT_SPEC, shape, type RoleCpu, type ScaleOutResult, type ScaleStep } from '../results/scale-out.ts';
-import { measures, predictions } from '../results/scale-out-predictions.ts';
+import { caveats, hints, notShown, render, SCALE_OUT_SPEC, shape, type RoleCpu, type ScaleOutResult, type ScaleStep } from '../results/scale-out/report.ts';
+import { measures, predictions } from '../results/scale-out/predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/scale-out.ts [flags]',

@@ -16,8 +16,8 @@ import { formatCost, hashOnEventLoop, type ScryptCost } from '../servers/lib/scr
 import { SIGNUP_COST } from '../servers/lib/workload-routes.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
 import { quotaOptions, runClusterUsers } from './lib/cluster-users.ts';
-import { COMPUTE_SCENARIOS, hints, render, shape, type ComputeScenarioResult, type SharedComputeResult } from '../results/shared-compute.ts';
-import { measures, predictions } from '../results/shared-compute-predictions.ts';
+import { COMPUTE_SCENARIOS, hints, render, shape, type ComputeScenarioResult, type SharedComputeResult } from '../results/shared-compute/report.ts';
+import { measures, predictions } from '../results/shared-compute/predictions.ts';
 
 /** Mean think time, ms: the autoscale experiment's (10 users keep a 0.25-core worker about half to 60 % busy). */
 const THINK_MS = 2200;

@@ -25,8 +25,8 @@ import { runLoad } from './lib/load.ts';
 import { probeOk } from './lib/probe.ts';
 import type { ReplicaStats } from '../servers/contracts.ts';
 import type { Replica } from './lib/topology.ts';
-import { caveats, hints, render, shape, type Calibration, type SimVsLabResult } from '../results/sim-vs-lab.ts';
-import { measures, predictions } from '../results/sim-vs-lab-predictions.ts';
+import { caveats, hints, render, shape, type Calibration, type SimVsLabResult } from '../results/sim-vs-lab/report.ts';
+import { measures, predictions } from '../results/sim-vs-lab/predictions.ts';
 import type { Dist } from '../sim/dist.ts';
 import { DEGRADED_DEFAULTS, fitPath, simulateDegraded } from '../sim/scenarios/degraded.ts';
 

@@ -15,10 +15,10 @@ import { COST_FLAG, heavyCost } from './lib/costs.ts';
 import { blockedPart, bodyLimitPart, keepAlivePart, proxyPart, slowReaderPart, type PartContext, type PartSettings } from './lib/stage-parts.ts';
 import { oneConnection, sendFresh, StageClient } from './lib/stage-client.ts';
 import { DEFAULT_BODY_LIMIT } from '../servers/lib/stage-routes.ts';
-import { PARTS, type PartName, type StagesPart, type StagesResult } from '../results/stages.ts';
-import { hints, shape } from '../results/stages-shape.ts';
-import { render } from '../results/stages-render.ts';
-import { measures, notShown, predictions } from '../results/stages-predictions.ts';
+import { PARTS, type PartName, type StagesPart, type StagesResult } from '../results/stages/report.ts';
+import { hints, shape } from '../results/stages/shape.ts';
+import { render } from '../results/stages/render.ts';
+import { measures, notShown, predictions } from '../results/stages/predictions.ts';
 
 /**
  * The slow reader's pace, MiB/s: half a second for the 32 MiB export, several times the server's

@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { EXIT } from '../lib/errors.ts';
 import { commandMain, runIfMain } from '../lib/entry.ts';
-import { colorEnabled, makeChalk, makeTable, textThenNumbers } from '../results/format.ts';
+import { colorEnabled, makeChalk, makeTable, textThenNumbers } from '../results/report/format.ts';
 import { simulate } from './engine.ts';
 import { workloads } from './workloads.ts';
 

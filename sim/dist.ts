@@ -3,7 +3,7 @@
  *   fixed        always `ms`
  *   exponential  mean `meanMs` (M/M/1 and friends)
  *   empirical    a value drawn uniformly from `valuesMs`, e.g. evenly spaced quantiles of a
- *                measured histogram (results/latency.ts quantilesMs), which reproduces it
+ *                measured histogram (results/report/latency.ts quantilesMs), which reproduces it
  */
 import type { Rng } from '../core/policies.ts';
 import { exponential } from './rng.ts';

@@ -4,7 +4,7 @@
  * requests per bucket, the autoscaler's decisions; and the SimResult built from them and the
  * replicas' own series. Nothing is kept per request. No Node.js APIs.
  */
-import { createLatencyHistogram, recordMs, summarize, type LatencyHistogram } from '../results/latency.ts';
+import { createLatencyHistogram, recordMs, summarize, type LatencyHistogram } from '../results/report/latency.ts';
 import type { SimConfig, SimResult } from './types.ts';
 import type { Replica, Request } from './world.ts';
 

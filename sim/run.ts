@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { EXIT, KitError } from '../lib/errors.ts';
 import { commandMain, runIfMain } from '../lib/entry.ts';
-import { colorEnabled, makeChalk } from '../results/format.ts';
+import { colorEnabled, makeChalk } from '../results/report/format.ts';
 import { SCENARIOS, scenarioNamed } from './scenarios/index.ts';
 import type { ScenarioOptions } from './scenarios/common.ts';
 

@@ -4,7 +4,7 @@
  * whole second looked like. simulate() runs one straight to its end; the Traffic Lab page steps
  * one every frame. No Node.js APIs.
  */
-import { summarize, type LatencySummary } from '../results/latency.ts';
+import { summarize, type LatencySummary } from '../results/report/latency.ts';
 import { Autoscaler } from './autoscaler.ts';
 import { fail, refresh, tryNext } from './balancer.ts';
 import { arrival, finish, send } from './clients.ts';

@@ -5,7 +5,7 @@
  */
 import type { HpaConfig, HpaReason } from '../core/hpa.ts';
 import { POLICIES } from '../core/policies.ts';
-import type { LatencySummary } from '../results/latency.ts';
+import type { LatencySummary } from '../results/report/latency.ts';
 import type { Dist } from './dist.ts';
 
 /**

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { expectedFile, ROOT } from '../measure/lib/paths.ts';
-import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, parseExpected } from '../results/shape.ts';
+import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, parseExpected } from '../results/report/shape.ts';
 import { pidAlive, waitUntilGone } from '../lib/terminate.ts';
 import { allStats, readStat } from '../lib/proc.ts';
 import { findNginx } from '../servers/lib/nginx-config.ts';

@@ -24,7 +24,7 @@ import { runLoad } from '../measure/lib/load.ts';
 import { ROOT } from '../measure/lib/paths.ts';
 import { readStat, TICKS_PER_S } from '../lib/proc.ts';
 import { startBalancer, startReplicas } from '../measure/lib/topology.ts';
-import { makeTable } from '../results/format.ts';
+import { makeTable } from '../results/report/format.ts';
 import { launchChromium } from './browser.ts';
 import { bundlePage, TOKEN_HEADER } from './lab-server.ts';
 import { readStats } from './live-run.ts';

@@ -16,7 +16,7 @@ import { probe, probeOk, type ProbeResult } from '../measure/lib/probe.ts';
 import type { BalancerStats, ReplicaStats } from '../servers/contracts.ts';
 import { startBalancer, startReplicas, type Replica } from '../measure/lib/topology.ts';
 import { HOGS, HOG_CONNECTIONS } from '../measure/lib/degraded-run.ts';
-import { createLatencyHistogram, recordMs, summarize } from '../results/latency.ts';
+import { createLatencyHistogram, recordMs, summarize } from '../results/report/latency.ts';
 import { LIVE_MAX_REPLICAS, LIVE_MAX_STARTED, type LiveAction, type LiveReplica, type LiveSecond, type LiveSettings } from './page/live-settings.ts';
 
 /** A stats request to a replica gets this long: a frozen or hogged one does not answer, and the second must go out on time. */

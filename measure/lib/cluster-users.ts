@@ -9,7 +9,7 @@ import { KitError } from '../../lib/errors.ts';
 import { isEvent, type AutoscaleEvent } from '../../servers/lib/cluster-messages.ts';
 import { quotaMode, wallMs } from '../../servers/lib/cpu-quota.ts';
 import { DEFAULT_HPA } from '../../core/hpa.ts';
-import { steadyWindow, type ScenarioResult, type SyncSample } from '../../results/autoscale.ts';
+import { steadyWindow, type ScenarioResult, type SyncSample } from '../../results/autoscale/report.ts';
 import type { Lab } from './lab.ts';
 import type { Progress } from './progress.ts';
 import { startUsers } from './users.ts';

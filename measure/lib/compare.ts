@@ -5,9 +5,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { makeChalk } from '../../results/format.ts';
+import { makeChalk } from '../../results/report/format.ts';
 import { ROOT } from './paths.ts';
-import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, parseExpected, splitLine, type Comparison } from '../../results/shape.ts';
+import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, parseExpected, splitLine, type Comparison } from '../../results/report/shape.ts';
 
 /** Every experiment's expected lines, by name. */
 export function loadExpected(dir = path.join(ROOT, 'expected-output')): Map<string, string[]> {
@@ -70,7 +70,7 @@ export function compareText(file: string, text: string, expected: Map<string, st
   return { file, experiments, foreign, notShown, notes, busy, holds };
 }
 
-/** A run's note that other programs (or other virtual machines) kept the cores busy (results/format.ts busyMachineCaveat). */
+/** A run's note that other programs (or other virtual machines) kept the cores busy (results/report/format.ts busyMachineCaveat). */
 const BUSY_NOTE = /^# note: (other programs|other virtual machines)/;
 
 /** The verdict for people (one block per file). Pure. */

@@ -158,7 +158,7 @@ interface RunContention {
  * The shortest interval whose CPU counts, ms. /proc/stat counts in ticks of 10 ms, and each CPU's
  * counters move a whole tick at a time: over a few tens of ms one or two ticks read as cores'
  * worth (a 30 ms run once read as 3.5 cores of steal on a 2-core machine). Over 500 ms a tick is
- * 0.02 cores, well under the busy thresholds (results/format.ts).
+ * 0.02 cores, well under the busy thresholds (results/report/format.ts).
  */
 export const MIN_INTERVAL_MS = 500;
 

@@ -18,7 +18,7 @@
  */
 import { POLICIES, type Policy } from '../../core/policies.ts';
 import type { RunContext } from './experiment.ts';
-import { createLatencyHistogram, quantilesMs, type LatencySummary } from '../../results/latency.ts';
+import { createLatencyHistogram, quantilesMs, type LatencySummary } from '../../results/report/latency.ts';
 import { addSlice, newLoadTally, sliceOf, summarizeLoadTally, type LoadTally } from './tally.ts';
 import type { ServerProcess } from './launch.ts';
 import { runLoad, sustainLoad } from './load.ts';
@@ -27,7 +27,7 @@ import { measureSteadily, STEP_TRIES } from './steady.ts';
 import { probeOk } from './probe.ts';
 import type { TwoChoicesSampling } from '../../servers/lib/upstreams.ts';
 import { servedByReplica, startBalancer, startReplicas, type BalancerKind, type Replica } from './topology.ts';
-import { DEGRADED_SPEC, type DegradedResult, type PolicyRun } from '../../results/degraded.ts';
+import { DEGRADED_SPEC, type DegradedResult, type PolicyRun } from '../../results/degraded/report.ts';
 
 export interface DegradedOptions {
   lb: BalancerKind;

@@ -1,7 +1,7 @@
 /** Reading expected-output/<experiment>.txt (the file an experiment's shape is compared with). */
 import { readFile } from 'node:fs/promises';
 import { KitError } from '../../lib/errors.ts';
-import { parseExpected } from '../../results/shape.ts';
+import { parseExpected } from '../../results/report/shape.ts';
 
 /** Reads expected-output/<name>.txt; throws KIT_ERR_EXPECTED_MISSING if it is not there. */
 export async function readExpected(file: string): Promise<string[]> {

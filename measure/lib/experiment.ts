@@ -15,14 +15,14 @@ import { isEntry, parseOrHelp, TERMINAL, type Io } from '../../lib/entry.ts';
 import { intFlag, type CommandSpec, type FlagSpecs, type ParsedFlags } from '../../lib/cli.ts';
 import { Lab } from './lab.ts';
 import { ContentionMonitor, formatPrograms } from './contention.ts';
-import { busyMachineCaveat, colorEnabled, machineWasBusy, makeChalk, type MachineInfo } from '../../results/format.ts';
+import { busyMachineCaveat, colorEnabled, machineWasBusy, makeChalk, type MachineInfo } from '../../results/report/format.ts';
 import { machineInfo } from './machine.ts';
 import { savePath, writeSaved } from './save.ts';
 import { expectedFile } from './paths.ts';
 import { Progress } from './progress.ts';
-import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, type Comparison } from '../../results/shape.ts';
-import type { Measure } from '../../results/measures.ts';
-import { grade, renderPredictions, type Answers, type Question } from '../../results/predictions.ts';
+import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, type Comparison } from '../../results/report/shape.ts';
+import type { Measure } from '../../results/report/measures.ts';
+import { grade, renderPredictions, type Answers, type Question } from '../../results/report/predictions.ts';
 import { ASK, askAnswers, normalizePredictFlag, questionList, readAnswersFile } from './predict.ts';
 import { readExpected } from './expected.ts';
 import { assertSignals } from '../../lib/platform.ts';
@@ -68,9 +68,9 @@ export interface Report<R> {
    * with the shape lines, as `# not shown here:` comments, so a student's --shape file carries them.
    */
   notShown?(result: R): string[];
-  /** The numbers behind the shape lines, named (results/measures.ts): for the class roll-up's charts. */
+  /** The numbers behind the shape lines, named (results/report/measures.ts): for the class roll-up's charts. */
   measures?(result: R): Measure[];
-  /** --predict's questions, each answered by one of `measures` (results/predictions.ts). */
+  /** --predict's questions, each answered by one of `measures` (results/report/predictions.ts). */
   predictions?: readonly Question[];
 }
 

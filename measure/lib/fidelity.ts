@@ -2,8 +2,8 @@
  * The tally behind measure/fidelity.ts: per experiment, how many runs held their shape and which
  * expected lines failed how often. Pure, apart from the tally each call fills.
  */
-import { machineWasBusy, type MachineInfo } from '../../results/format.ts';
-import { compareShape } from '../../results/shape.ts';
+import { machineWasBusy, type MachineInfo } from '../../results/report/format.ts';
+import { compareShape } from '../../results/report/shape.ts';
 
 export interface Tally {
   runs: number;

@@ -8,9 +8,9 @@ import autocannon from 'autocannon';
 import type { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { KitError } from '../../lib/errors.ts';
-import { createLatencyHistogram, quantilesMs, recordMs, summarize, type LatencyHistogram, type LatencySummary } from '../../results/latency.ts';
+import { createLatencyHistogram, quantilesMs, recordMs, summarize, type LatencyHistogram, type LatencySummary } from '../../results/report/latency.ts';
 import { assertLoopback } from './probe.ts';
-import type { TimelineSecond } from '../../results/timeline.ts';
+import type { TimelineSecond } from '../../results/report/timeline.ts';
 import { headerCounter } from './header-count.ts';
 
 export interface LoadOptions {

@@ -4,7 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import os from 'node:os';
-import type { MachineInfo } from '../../results/format.ts';
+import type { MachineInfo } from '../../results/report/format.ts';
 import { findNginx } from '../../servers/lib/nginx-config.ts';
 import { findRedis } from '../../servers/lib/redis-binary.ts';
 

@@ -1,5 +1,5 @@
 /**
- * `--predict`: the answers to an experiment's questions (results/predictions.ts), collected before
+ * `--predict`: the answers to an experiment's questions (results/report/predictions.ts), collected before
  * anything starts. `--predict` alone asks them on the terminal (one line per answer, on standard
  * input); `--predict answers.json` reads them from a file. A bad file, a bad answer left unfixed or
  * input that ends early is a KIT_ERR_USAGE, and the run never starts half-asked.
@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { KitError } from '../../lib/errors.ts';
-import { choiceIndex, formatChoices, formatQuestion, parseAnswers, type Answers, type Question } from '../../results/predictions.ts';
+import { choiceIndex, formatChoices, formatQuestion, parseAnswers, type Answers, type Question } from '../../results/report/predictions.ts';
 
 /** What --predict's value is when the flag is given alone: ask on the terminal. */
 export const ASK = 'ask';

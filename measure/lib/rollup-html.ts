@@ -3,7 +3,7 @@
  * projector at 1,400 × 900: a class summary first (per experiment, how many students held every
  * line, and the lines some did not), the graded exercises, each experiment's shape lines by
  * student beside the value each line should read, and per experiment a chart of each measure
- * behind its shape (results/measures.ts), page-wide, every run a point and the shape's threshold
+ * behind its shape (results/report/measures.ts), page-wide, every run a point and the shape's threshold
  * a dashed line. The y axes start at zero, so that 269 ms against 273 ms looks as close as it is,
  * and each chart's key names only what it draws. uPlot and its CSS are inlined, so the file opens
  * with no network.
@@ -14,7 +14,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { Measure } from '../../results/measures.ts';
+import type { Measure } from '../../results/report/measures.ts';
 import { classSummary, failures, gradedRows, headline, lineRows, machineRows, studentsAndExperiments, type Rollup } from './rollup.ts';
 
 /** One chart: a measure of one experiment, each run's value by student. */

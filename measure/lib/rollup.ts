@@ -7,8 +7,8 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { compareShape, splitLine, type Comparison } from '../../results/shape.ts';
-import { makeChalk, makeTable, type MachineInfo } from '../../results/format.ts';
+import { compareShape, splitLine, type Comparison } from '../../results/report/shape.ts';
+import { makeChalk, makeTable, type MachineInfo } from '../../results/report/format.ts';
 import { byAttempt, gradedCell, isGradedDocument, readGraded, type GradedExercise } from './graded.ts';
 
 /** One student's run of one experiment, compared. */

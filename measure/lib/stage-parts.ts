@@ -1,12 +1,12 @@
 /**
  * The five parts of lesson 9's `stages` experiment. Each sends its requests with a stage id
  * (?sid=), then asks the server for its side (GET /stages/<id>) and merges both sides into one
- * time-ordered request (results/stages.ts).
+ * time-ordered request (results/stages/report.ts).
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { findNginx } from '../../servers/lib/nginx-config.ts';
 import type { ServerRecord } from '../../servers/lib/stage-stamps.ts';
-import { mergeStamps, type StagedRequest, type StagesGroup, type StagesPart } from '../../results/stages.ts';
+import { mergeStamps, type StagedRequest, type StagesGroup, type StagesPart } from '../../results/stages/report.ts';
 import type { Lab } from './lab.ts';
 import type { ServerProcess } from './launch.ts';
 import { probeOk } from './probe.ts';

@@ -13,7 +13,7 @@ import type { Progress } from './progress.ts';
 /**
  * Other programs' and other VMs' CPU during a step, in cores' worth, from which the step is taken
  * again. An idle 2-vCPU VM here shows 0.00–0.05 over a step of a second; the run-level note starts
- * at 0.25 of steal (results/format.ts BUSY_STEAL_CORES), so a step this disturbed is always one a
+ * at 0.25 of steal (results/report/format.ts BUSY_STEAL_CORES), so a step this disturbed is always one a
  * note would blame.
  */
 export const STEP_BUSY_CORES = 0.2;

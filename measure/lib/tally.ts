@@ -5,12 +5,12 @@
  * (`turnOrder`), a trend over the run weighs on every step alike; each step's slices are added
  * into one `LoadTally` (counts, seconds, one latency histogram) and summarized once.
  */
-import { createLatencyHistogram, summarize, type LatencyHistogram, type LatencySummary } from '../../results/latency.ts';
+import { createLatencyHistogram, summarize, type LatencyHistogram, type LatencySummary } from '../../results/report/latency.ts';
 import type { LoadResult } from './load.ts';
 
 /** What one slice (or all of a step's slices) measured. */
 export interface LoadTally {
-  /** Latency of the responses counted, µs (see results/latency.ts). */
+  /** Latency of the responses counted, µs (see results/report/latency.ts). */
   histogram: LatencyHistogram;
   /** Responses counted. */
   completed: number;

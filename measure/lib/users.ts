@@ -21,9 +21,9 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'undici';
 import { KitError } from '../../lib/errors.ts';
-import { createLatencyHistogram, recordMs, summarize, type LatencyHistogram } from '../../results/latency.ts';
+import { createLatencyHistogram, recordMs, summarize, type LatencyHistogram } from '../../results/report/latency.ts';
 import { assertLoopback } from './probe.ts';
-import { EXPECTED_STATUS, REQUEST_TYPES, type RequestType, type UsersResult, type UsersSecond } from '../../results/users.ts';
+import { EXPECTED_STATUS, REQUEST_TYPES, type RequestType, type UsersResult, type UsersSecond } from '../../results/report/users.ts';
 
 /** Rounds per iteration, and queries per round (the script: 3 × (refresh + 10 queries)). */
 const ROUNDS = 3;

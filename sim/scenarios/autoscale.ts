@@ -11,7 +11,7 @@
  * the balancer here is round robin too.
  */
 import { DEFAULT_HPA, DEFAULT_SYNC_MS, type HpaConfig } from '../../core/hpa.ts';
-import { fmtMs, fmtRate, makeChalk, makeTable, textThenNumbers } from '../../results/format.ts';
+import { fmtMs, fmtRate, makeChalk, makeTable, textThenNumbers } from '../../results/report/format.ts';
 import { exp } from '../dist.ts';
 import { simulate, type SimConfig, type SimResult } from '../engine.ts';
 import { DEFAULT_LOOP, loopWords, totalsOf, type Scenario, type ScenarioOptions } from './common.ts';

@@ -4,7 +4,7 @@
  * table carries instead of the lab's machine line. The scenarios render with the lab's terminal renderers (chalk,
  * cli-table3); only the engine (sim/engine.ts and what it imports) is free of Node.js APIs.
  */
-import type { MachineInfo } from '../../results/format.ts';
+import type { MachineInfo } from '../../results/report/format.ts';
 import { fixed } from '../dist.ts';
 import type { SimResult } from '../engine.ts';
 

@@ -5,7 +5,7 @@
  * times instead of these defaults.
  */
 import { POLICIES, type Policy } from '../../core/policies.ts';
-import { DEGRADED_SPEC, render, type DegradedResult } from '../../results/degraded.ts';
+import { DEGRADED_SPEC, render, type DegradedResult } from '../../results/degraded/report.ts';
 import { fixed, meanOf, withStalls, type Dist } from '../dist.ts';
 import { simulate, type SimConfig, type SimResult } from '../engine.ts';
 import { DEFAULT_LOOP, FAST, SIM_MACHINE, simCaption, totalsOf, type Scenario, type ScenarioOptions } from './common.ts';

@@ -6,7 +6,7 @@
  * too large to queue, so each replica holds many at once, as Node does. Three runs each (seeds
  * seed, seed+1, seed+2), as the lab repeats.
  */
-import { GRACEFUL_SPEC, render, type GracefulResult, type StopCase } from '../../results/graceful.ts';
+import { GRACEFUL_SPEC, render, type GracefulResult, type StopCase } from '../../results/graceful/report.ts';
 import { fixed } from '../dist.ts';
 import { simulate, type SimConfig, type SimResult } from '../engine.ts';
 import { DEFAULT_LOOP, FAST, SIM_MACHINE, simCaption, totalsOf, type Scenario } from './common.ts';

@@ -5,7 +5,7 @@
  * average, p95 181 ms (measured on the 2-core machine: /fast straight to the hogged replica over
  * one connection for 4 s).
  */
-import { fmtMs, makeChalk, makeTable, textThenNumbers } from '../../results/format.ts';
+import { fmtMs, makeChalk, makeTable, textThenNumbers } from '../../results/report/format.ts';
 import { exp, fixed } from '../dist.ts';
 import { simulate, type SimResult } from '../engine.ts';
 import { FAST, loopWords, totalsOf, type Scenario } from './common.ts';

@@ -4,7 +4,7 @@
  * Each simulated replica has a core of its own, so throughput keeps growing past the lab
  * machine's core count: the model shows what more cores would give, the lab what two give.
  */
-import { render, SCALE_OUT_SPEC, type ScaleOutResult, type ScaleStep } from '../../results/scale-out.ts';
+import { render, SCALE_OUT_SPEC, type ScaleOutResult, type ScaleStep } from '../../results/scale-out/report.ts';
 import { exp, fixed, type Dist } from '../dist.ts';
 import { simulate, type SimResult } from '../engine.ts';
 import { DEFAULT_LOOP, SIM_MACHINE, simCaption, totalsOf, type Scenario } from './common.ts';

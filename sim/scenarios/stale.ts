@@ -12,7 +12,7 @@
  * own pickers.
  */
 import { POLICIES } from '../../core/policies.ts';
-import { fmtMs, makeChalk, makeTable, textThenNumbers } from '../../results/format.ts';
+import { fmtMs, makeChalk, makeTable, textThenNumbers } from '../../results/report/format.ts';
 import { exp } from '../dist.ts';
 import { simulate, type SimResult } from '../engine.ts';
 import { DEFAULT_LOOP, loopWords, totalsOf, type Scenario, type ScenarioOptions } from './common.ts';

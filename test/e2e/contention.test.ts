@@ -11,7 +11,7 @@ import { ContentionMonitor, MIN_INTERVAL_MS, otherCpu, takeSnapshot } from '../.
 import { readStat } from '../../lib/proc.ts';
 import { pidAlive, waitUntilGone } from '../../lib/terminate.ts';
 import { pollUntil } from '../../lib/wait.ts';
-import { machineWasBusy } from '../../results/format.ts';
+import { machineWasBusy } from '../../results/report/format.ts';
 import { MACHINE } from '../fixtures/results.ts';
 import { failOnWarnings, spawnOwned } from '../helpers.ts';
 

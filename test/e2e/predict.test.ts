@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadExperiment } from '../../measure/lib/experiments.ts';
 import { runExperiment } from '../../measure/lib/experiment.ts';
-import { predictions as blockingQuestions } from '../../results/blocking-predictions.ts';
-import { predictions as poolQuestions } from '../../results/pool-predictions.ts';
-import { predictions as clusterQuestions } from '../../results/cluster-predictions.ts';
+import { predictions as blockingQuestions } from '../../results/blocking/predictions.ts';
+import { predictions as poolQuestions } from '../../results/pool/predictions.ts';
+import { predictions as clusterQuestions } from '../../results/cluster/predictions.ts';
 import { failOnWarnings, ROOT, runScript, collector } from '../helpers.ts';
 
 failOnWarnings();

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { main as rollupMain } from '../../measure/rollup.ts';
 import { main as checkMain } from '../../measure/check-exercise.ts';
-import { shape as blockingShape } from '../../results/blocking.ts';
+import { shape as blockingShape } from '../../results/blocking/report.ts';
 import { blockingResult, clusterResult, MACHINE, poolResult } from '../fixtures/results.ts';
 import { loadExperiment } from '../../measure/lib/experiments.ts';
 import { failOnWarnings, runMainInProcess, screenshotPath } from '../helpers.ts';

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import os from 'node:os';
-import { parseExpected } from '../../results/shape.ts';
+import { parseExpected } from '../../results/report/shape.ts';
 import { assertPredicted, assertShapeOutput, classSave, expectedShape, failedLines, failOnWarnings, predictFor, runScript, skipUnless } from '../helpers.ts';
 
 failOnWarnings();

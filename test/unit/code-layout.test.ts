@@ -351,7 +351,7 @@ test('the checks find a long file, a long function, an arrow function and a forb
   assert.match(found[1]!, /servers\/a\.ts:1 big has 84 lines/);
   assert.match(found[2]!, /a function has 83 lines/);
   assert.deepEqual(sizeProblems('servers/a.ts', 'function small() {\n  return 1;\n}\n'), []);
-  assert.deepEqual(layerProblems(path.join('sim', 'x', 'a.ts'), "import { Lab } from '../../measure/lib/lab.ts';\nimport { c } from '../../results/format.ts';\n"), [
+  assert.deepEqual(layerProblems(path.join('sim', 'x', 'a.ts'), "import { Lab } from '../../measure/lib/lab.ts';\nimport { c } from '../../results/report/format.ts';\n"), [
     `${path.join('sim', 'x', 'a.ts')} imports ../../measure/lib/lab.ts (sim may use sim, lib, core, servers, results)`,
   ]);
   assert.deepEqual(layerProblems(path.join('servers', 'a.ts'), "export { x } from '../results/shape.ts';\n"), [`${path.join('servers', 'a.ts')} imports ../results/shape.ts (servers may use servers, lib, core)`]);

@@ -8,9 +8,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { busiestPrograms, otherCpu, type CpuSnapshot } from '../../measure/lib/contention.ts';
 import { cpuSource, parsePs, parsePsTime, programName, readStat, type ProcStat } from '../../lib/proc.ts';
-import { busyMachineCaveat, machineCaption } from '../../results/format.ts';
+import { busyMachineCaveat, machineCaption } from '../../results/report/format.ts';
 import { renderComparison } from '../../measure/lib/experiment.ts';
-import { compareShape } from '../../results/shape.ts';
+import { compareShape } from '../../results/report/shape.ts';
 import { MACHINE } from '../fixtures/results.ts';
 import { failOnWarnings } from '../helpers.ts';
 

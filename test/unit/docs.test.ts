@@ -121,12 +121,13 @@ test('every experiment has --predict questions, and each names a lesson section 
 });
 
 /**
- * The measure ids results/*.ts can report, as patterns: each `measure('<id>'` or
+ * The measure ids results/ can report (every .ts below it), as patterns: each `measure('<id>'` or
  * measure(`<prefix>${…}<suffix>`) call's first argument, a template part standing for any name.
  */
 function measureIdPatterns(): RegExp[] {
   const dir = path.join(ROOT, 'results');
-  const sources = readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => readFileSync(path.join(dir, f), 'utf8')).join('\n');
+  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+  const sources = files.map((f) => readFileSync(path.join(dir, f), 'utf8')).join('\n');
   return [...sources.matchAll(/measure\((?:'([^']+)'|`([^`]+)`)/g)].map((m) => {
     const parts = (m[1] ?? m[2]!).split(/\$\{[^}]+\}/).map((p) => p.replace(/[.*+?^$()|[\]\\]/g, '\\$&'));
     return new RegExp(`^${parts.join('[a-z0-9-]+')}$`);

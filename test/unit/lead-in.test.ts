@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withoutLeadIn } from '../../measure/lib/lead-in.ts';
 import type { LoadResult } from '../../measure/lib/load.ts';
-import type { TimelineSecond } from '../../results/timeline.ts';
+import type { TimelineSecond } from '../../results/report/timeline.ts';
 import { failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();

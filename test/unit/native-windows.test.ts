@@ -19,7 +19,7 @@ import { main as compareMain } from '../../measure/compare.ts';
 import { main as rollupMain } from '../../measure/rollup.ts';
 import { main as simMain } from '../../sim/run.ts';
 import { main as benchMain } from '../../web/bench.ts';
-import { shape as blockingShape } from '../../results/blocking.ts';
+import { shape as blockingShape } from '../../results/blocking/report.ts';
 import { blockingResult, MACHINE } from '../fixtures/results.ts';
 import { failOnWarnings, onWindowsInProcess, runMainInProcess, usageInProcess, type ScriptRun } from '../helpers.ts';
 

@@ -3,7 +3,7 @@
 // every question; a bare --predict asks. The real runs with answers are in test/e2e/predict.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { choiceIndex, grade, parseAnswers, renderPredictions, type Question } from '../../results/predictions.ts';
+import { choiceIndex, grade, parseAnswers, renderPredictions, type Question } from '../../results/report/predictions.ts';
 import { normalizePredictFlag } from '../../measure/lib/predict.ts';
 import { LESSONS } from '../../measure/lib/lessons.ts';
 import { loadExperiment } from '../../measure/lib/experiments.ts';

@@ -1,16 +1,16 @@
-// Proves the autoscale experiment's shape rules and tables (results/autoscale.ts) on
+// Proves the autoscale experiment's shape rules and tables (results/autoscale/report.ts) on
 // invented results: a healthy run prints exactly expected-output/autoscale.txt, and each rule is
 // also shown a result that must fail it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_HPA } from '../../core/hpa.ts';
-import type { LatencySummary } from '../../results/latency.ts';
-import type { UsersResult } from '../../results/users.ts';
-import { calibratedThinkMs, DEMAND_VS_CAPACITY, lightLoadDisturbed, measureLightLoad, thinkNote } from '../../results/autoscale-think.ts';
-import { caveats, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from '../../results/autoscale.ts';
+import type { LatencySummary } from '../../results/report/latency.ts';
+import type { UsersResult } from '../../results/report/users.ts';
+import { calibratedThinkMs, DEMAND_VS_CAPACITY, lightLoadDisturbed, measureLightLoad, thinkNote } from '../../results/autoscale/think.ts';
+import { caveats, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from '../../results/autoscale/report.ts';
 import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';
-import { measures } from '../../results/autoscale-measures.ts';
-import { predictions } from '../../results/autoscale-predictions.ts';
+import { measures } from '../../results/autoscale/measures.ts';
+import { predictions } from '../../results/autoscale/predictions.ts';
 
 failOnWarnings();
 

@@ -2,8 +2,8 @@
 // expected-output/blocking.txt, and each rule fails on a result that breaks it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { caveats, classifyDelay, classifyLight, render, shape } from '../../results/blocking.ts';
-import { compareShape } from '../../results/shape.ts';
+import { caveats, classifyDelay, classifyLight, render, shape } from '../../results/blocking/report.ts';
+import { compareShape } from '../../results/report/shape.ts';
 import { blockingResult } from '../fixtures/results.ts';
 import { expectedShape, failOnWarnings } from '../helpers.ts';
 

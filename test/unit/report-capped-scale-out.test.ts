@@ -1,12 +1,12 @@
-// Proves the capped-scale-out shape rules (results/capped-scale-out.ts) on invented results: a
+// Proves the capped-scale-out shape rules (results/capped-scale-out/report.ts) on invented results: a
 // healthy run (the numbers measured in lesson 5's table) prints exactly the expected file, and
 // each rule fails on a result that breaks it: uncapped replicas that stop at the core count, a
 // database that is already full with one replica, a database that never fills (--commit-ms 0),
 // errors; a 1-core machine cannot show it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { notShown, render, shape, type CappedScaleOutResult, type CappedStep } from '../../results/capped-scale-out.ts';
-import { CANNOT_SHOW } from '../../results/shape.ts';
+import { notShown, render, shape, type CappedScaleOutResult, type CappedStep } from '../../results/capped-scale-out/report.ts';
+import { CANNOT_SHOW } from '../../results/report/shape.ts';
 import { MACHINE } from '../fixtures/results.ts';
 import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';
 

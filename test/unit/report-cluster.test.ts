@@ -2,7 +2,7 @@
 // expected-output/cluster.txt and each of the four findings fails on a result that breaks it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { countersVerdict, freshVerdict, render, shape, spread } from '../../results/cluster.ts';
+import { countersVerdict, freshVerdict, render, shape, spread } from '../../results/cluster/report.ts';
 import { clusterResult } from '../fixtures/results.ts';
 import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';
 

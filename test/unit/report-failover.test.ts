@@ -7,10 +7,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { FAILOVER_SPEC, render as renderFailover, shape as failoverShape, type FailoverResult, type FaultRun } from '../../results/failover.ts';
-import { render as renderGraceful, shape as gracefulShape, type GracefulResult, type StopRun } from '../../results/graceful.ts';
-import { render as renderRolling, shape as rollingShape, type RollingRestartResult } from '../../results/rolling-restart.ts';
-import type { TimelineSecond } from '../../results/timeline.ts';
+import { FAILOVER_SPEC, render as renderFailover, shape as failoverShape, type FailoverResult, type FaultRun } from '../../results/failover/report.ts';
+import { render as renderGraceful, shape as gracefulShape, type GracefulResult, type StopRun } from '../../results/graceful/report.ts';
+import { render as renderRolling, shape as rollingShape, type RollingRestartResult } from '../../results/rolling-restart/report.ts';
+import type { TimelineSecond } from '../../results/report/timeline.ts';
 import { MACHINE } from '../fixtures/results.ts';
 import { expectedShape, failedLines, failOnWarnings, ROOT } from '../helpers.ts';
 

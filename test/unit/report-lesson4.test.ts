@@ -4,10 +4,10 @@
 // as round robin, errors, throughput that keeps growing past the core count).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { evenness, orderVerdict, render as renderDistribution, shape as distributionShape, type DistributionResult } from '../../results/distribution.ts';
-import { caveats as degradedCaveats, render as renderDegraded, shape as degradedShape, type DegradedResult, type PolicyRun } from '../../results/degraded.ts';
-import { notShown as scaleNotShown, render as renderScale, shape as scaleShape, type ScaleOutResult, type ScaleStep } from '../../results/scale-out.ts';
-import { CANNOT_SHOW } from '../../results/shape.ts';
+import { evenness, orderVerdict, render as renderDistribution, shape as distributionShape, type DistributionResult } from '../../results/distribution/report.ts';
+import { caveats as degradedCaveats, render as renderDegraded, shape as degradedShape, type DegradedResult, type PolicyRun } from '../../results/degraded/report.ts';
+import { notShown as scaleNotShown, render as renderScale, shape as scaleShape, type ScaleOutResult, type ScaleStep } from '../../results/scale-out/report.ts';
+import { CANNOT_SHOW } from '../../results/report/shape.ts';
 import { MACHINE } from '../fixtures/results.ts';
 import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';
 

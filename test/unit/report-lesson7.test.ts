@@ -4,10 +4,10 @@
 // a store this machine does not have (no redis-server) is "not shown", not failed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { countVerdict, render as renderCounter, shape as counterShape, type CounterResult, type CounterRun } from '../../results/counter.ts';
-import { render as renderLimit, shape as limitShape } from '../../results/rate-limit.ts';
-import { render as renderSessions, shape as sessionsShape, type SessionRun, type SessionsResult } from '../../results/sessions.ts';
-import { compareShape, CANNOT_SHOW } from '../../results/shape.ts';
+import { countVerdict, render as renderCounter, shape as counterShape, type CounterResult, type CounterRun } from '../../results/counter/report.ts';
+import { render as renderLimit, shape as limitShape } from '../../results/rate-limit/report.ts';
+import { render as renderSessions, shape as sessionsShape, type SessionRun, type SessionsResult } from '../../results/sessions/report.ts';
+import { compareShape, CANNOT_SHOW } from '../../results/report/shape.ts';
 import { MACHINE, rateLimitResult } from '../fixtures/results.ts';
 import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';
 

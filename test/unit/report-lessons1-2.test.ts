@@ -1,11 +1,11 @@
-// Proves the shape rules of lessons 1 and 2 (results/ceiling.ts, proxy-overhead.ts) on
+// Proves the shape rules of lessons 1 and 2 (results/ceiling/report.ts, proxy-overhead.ts) on
 // invented results: a healthy one prints exactly the expected file, and each rule is also shown a
 // result that must fail it; Little's law and the knee are computed as the lesson text says.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { caveats, knee, littlesMs, render as renderCeiling, shape as ceilingShape, type CeilingResult, type CeilingStep } from '../../results/ceiling.ts';
-import { render as renderProxy, shape as proxyShape, type ProxyOverheadResult } from '../../results/proxy-overhead.ts';
-import { CANNOT_SHOW } from '../../results/shape.ts';
+import { caveats, knee, littlesMs, render as renderCeiling, shape as ceilingShape, type CeilingResult, type CeilingStep } from '../../results/ceiling/report.ts';
+import { render as renderProxy, shape as proxyShape, type ProxyOverheadResult } from '../../results/proxy-overhead/report.ts';
+import { CANNOT_SHOW } from '../../results/report/shape.ts';
 import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();

@@ -3,8 +3,8 @@
 // reported as "not shown" rather than failed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { caveats, growthVerdict, notShown, plateauVerdict, render, shape } from '../../results/pool.ts';
-import { CANNOT_SHOW, compareShape } from '../../results/shape.ts';
+import { caveats, growthVerdict, notShown, plateauVerdict, render, shape } from '../../results/pool/report.ts';
+import { CANNOT_SHOW, compareShape } from '../../results/report/shape.ts';
 import { poolResult, step } from '../fixtures/results.ts';
 import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';
 import { sweepConnections } from '../../measure/lib/sweep.ts';

@@ -1,12 +1,12 @@
-// Proves the shared-compute experiment's shape rules and table (results/shared-compute.ts) on
+// Proves the shared-compute experiment's shape rules and table (results/shared-compute/report.ts) on
 // invented results: a healthy run prints exactly expected-output/shared-compute.txt, and each rule
 // is also shown a result that must fail it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LatencySummary } from '../../results/latency.ts';
-import type { UsersResult } from '../../results/users.ts';
-import type { SyncSample } from '../../results/autoscale.ts';
-import { computeStats, render, shape, type ComputeScenario, type ComputeScenarioResult, type SharedComputeResult } from '../../results/shared-compute.ts';
+import type { LatencySummary } from '../../results/report/latency.ts';
+import type { UsersResult } from '../../results/report/users.ts';
+import type { SyncSample } from '../../results/autoscale/report.ts';
+import { computeStats, render, shape, type ComputeScenario, type ComputeScenarioResult, type SharedComputeResult } from '../../results/shared-compute/report.ts';
 import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();

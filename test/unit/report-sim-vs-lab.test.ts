@@ -3,8 +3,8 @@
 // p95 or by throughput, round robin's p95 more than 2x apart, lab errors); ties in the lab are not an order.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { DegradedResult, PolicyRun } from '../../results/degraded.ts';
-import { render, rrOverLc, sameOrder, shape, type SimVsLabResult } from '../../results/sim-vs-lab.ts';
+import type { DegradedResult, PolicyRun } from '../../results/degraded/report.ts';
+import { render, rrOverLc, sameOrder, shape, type SimVsLabResult } from '../../results/sim-vs-lab/report.ts';
 import { MACHINE } from '../fixtures/results.ts';
 import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';
 

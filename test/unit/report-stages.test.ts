@@ -2,11 +2,11 @@
 // matches expected-output/stages.txt, and every line fails on a result that breaks it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareShape, CANNOT_SHOW } from '../../results/shape.ts';
-import { shape } from '../../results/stages-shape.ts';
-import { render, typical, waterfall } from '../../results/stages-render.ts';
-import { measures, notShown, predictions } from '../../results/stages-predictions.ts';
-import { group, part, type StagedRequest, type StagesResult } from '../../results/stages.ts';
+import { compareShape, CANNOT_SHOW } from '../../results/report/shape.ts';
+import { shape } from '../../results/stages/shape.ts';
+import { render, typical, waterfall } from '../../results/stages/render.ts';
+import { measures, notShown, predictions } from '../../results/stages/predictions.ts';
+import { group, part, type StagedRequest, type StagesResult } from '../../results/stages/report.ts';
 import { FRESH, kept, staged, stagesResult } from '../fixtures/stages.ts';
 import { expectedShape, failOnWarnings } from '../helpers.ts';
 

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CANNOT_SHOW, compareShape, line, parseExpected } from '../../results/shape.ts';
+import { CANNOT_SHOW, compareShape, line, parseExpected } from '../../results/report/shape.ts';
 import { readExpected } from '../../measure/lib/expected.ts';
 import { renderComparison } from '../../measure/lib/experiment.ts';
 import { ROOT } from '../../measure/lib/paths.ts';

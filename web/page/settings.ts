@@ -3,7 +3,7 @@
  * named with its allowed range), and the simulator config they stand for. Pure: the page and the
  * page's server share it. No DOM, no Node.js APIs.
  */
-import { DEGRADED_SPEC } from '../../results/degraded-spec.ts';
+import { DEGRADED_SPEC } from '../../results/degraded/spec.ts';
 import { SIM_POLICIES, type SimConfig, type SimPolicy } from '../../sim/engine.ts';
 
 const TOPOLOGIES = ['single', 'balanced', 'large'] as const;

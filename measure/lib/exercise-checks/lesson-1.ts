@@ -1,6 +1,6 @@
 /** Lesson 1's exercises that a run can check (measure/lib/exercises.ts). */
-import { NEAR_IDEAL, type CeilingResult } from '../../../results/ceiling.ts';
-import { fmtMs, fmtRate } from '../../../results/format.ts';
+import { NEAR_IDEAL, type CeilingResult } from '../../../results/ceiling/report.ts';
+import { fmtMs, fmtRate } from '../../../results/report/format.ts';
 import type { ExerciseCheck } from '../exercises.ts';
 
 /** Exercise 1 reads the CPU-bound route at this many connections: the process is never idle there. */

@@ -1,5 +1,5 @@
 /** Lesson 3's exercises that a run can check (measure/lib/exercises.ts). */
-import type { ClusterResult } from '../../../results/cluster.ts';
+import type { ClusterResult } from '../../../results/cluster/report.ts';
 import type { ExerciseCheck } from '../exercises.ts';
 
 export const LESSON_3: readonly ExerciseCheck[] = [

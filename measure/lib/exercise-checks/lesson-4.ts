@@ -1,6 +1,6 @@
 /** Lesson 4's exercises (where requests go) that a run can check (measure/lib/exercises.ts). */
-import { AWARE, blockedShare, DEGRADED_SPEC, P95_FACTOR, SMALL_SHARE, TAIL_FACTOR, type DegradedResult, type PolicyRun } from '../../../results/degraded.ts';
-import { fmtMs, fmtRate } from '../../../results/format.ts';
+import { AWARE, blockedShare, DEGRADED_SPEC, P95_FACTOR, SMALL_SHARE, TAIL_FACTOR, type DegradedResult, type PolicyRun } from '../../../results/degraded/report.ts';
+import { fmtMs, fmtRate } from '../../../results/report/format.ts';
 import { FAST } from '../../../sim/scenarios/common.ts';
 import { meanOf } from '../../../sim/dist.ts';
 import { STALE, type StaleRow } from '../../../sim/scenarios/stale.ts';
@@ -10,7 +10,7 @@ const P95_APART = 10;
 
 /** The hog's requests queued on the blocked replica: FIFO makes every /fast request there wait for all of them, ms. */
 const HOG_QUEUE_MS = DEGRADED_SPEC.hogConnections * DEGRADED_SPEC.hogMs;
-/** The latency histogram keeps 3 significant digits: a recorded value is within 0.1 % (results/latency.ts). */
+/** The latency histogram keeps 3 significant digits: a recorded value is within 0.1 % (results/report/latency.ts). */
 const HISTOGRAM_PRECISION = 0.001;
 
 /** sim/run.ts --json: the loop it ran with and the mirrored experiment's Result. */

@@ -7,11 +7,11 @@ import {
   step,
   type CappedScaleOutResult,
   type CappedStep,
-} from '../../../results/capped-scale-out.ts';
-import { CPU_GROWS_FACTOR, type ScaleOutResult } from '../../../results/scale-out.ts';
-import { growthVerdict, plateauVerdict } from '../../../results/scaling.ts';
-import { CANNOT_SHOW } from '../../../results/shape.ts';
-import { fmtMs, fmtRate } from '../../../results/format.ts';
+} from '../../../results/capped-scale-out/report.ts';
+import { CPU_GROWS_FACTOR, type ScaleOutResult } from '../../../results/scale-out/report.ts';
+import { growthVerdict, plateauVerdict } from '../../../results/report/scaling.ts';
+import { CANNOT_SHOW } from '../../../results/report/shape.ts';
+import { fmtMs, fmtRate } from '../../../results/report/format.ts';
 import type { ExerciseCheck } from '../exercises.ts';
 
 const users = (r: CappedScaleOutResult) => r.workloads.find((w) => w.name === 'user-scenario');

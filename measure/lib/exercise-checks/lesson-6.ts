@@ -1,6 +1,6 @@
 /** Lesson 6's exercises (when a replica fails) that a run can check (measure/lib/exercises.ts). */
-import { TIMEOUT_MATCH, type FailoverResult } from '../../../results/failover.ts';
-import { fmtMs } from '../../../results/format.ts';
+import { TIMEOUT_MATCH, type FailoverResult } from '../../../results/failover/report.ts';
+import { fmtMs } from '../../../results/report/format.ts';
 import type { ExerciseCheck } from '../exercises.ts';
 
 export const LESSON_6: readonly ExerciseCheck[] = [

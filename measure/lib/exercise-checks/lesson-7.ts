@@ -1,5 +1,5 @@
 /** Lesson 7's exercises that a run can check (measure/lib/exercises.ts). */
-import { allowedVerdict, type RateLimitResult } from '../../../results/rate-limit.ts';
+import { allowedVerdict, type RateLimitResult } from '../../../results/rate-limit/report.ts';
 import type { ExerciseCheck } from '../exercises.ts';
 
 export const LESSON_7: readonly ExerciseCheck[] = [

@@ -1,7 +1,7 @@
 /** Lesson 8's exercises that a run can check (measure/lib/exercises.ts). */
-import { MORE_THROUGHPUT, stats, type AutoscaleResult } from '../../../results/autoscale.ts';
-import { computeStats, type SharedComputeResult } from '../../../results/shared-compute.ts';
-import { fmtMs, fmtRate } from '../../../results/format.ts';
+import { MORE_THROUGHPUT, stats, type AutoscaleResult } from '../../../results/autoscale/report.ts';
+import { computeStats, type SharedComputeResult } from '../../../results/shared-compute/report.ts';
+import { fmtMs, fmtRate } from '../../../results/report/format.ts';
 import { upAfterDown, type SimAutoscaleRow } from '../../../sim/scenarios/autoscale.ts';
 import type { ExerciseCheck } from '../exercises.ts';
 
