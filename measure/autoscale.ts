@@ -14,13 +14,13 @@
  */
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { DEFAULT_HPA, DEFAULT_SYNC_MS } from '../core/hpa.ts';
-import { formatCost } from '../servers/lib/scrypt-cost.ts';
-import { SIGNUP_COST } from '../servers/lib/workload-routes.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import type { Lab } from './lib/lab.ts';
-import type { Progress } from './lib/progress.ts';
-import { quotaOptions, runClusterUsers } from './lib/cluster-users.ts';
-import { REQUESTS_PER_ITERATION } from './lib/users.ts';
+import { formatCost } from '../servers/lib/cpu/scrypt-cost.ts';
+import { SIGNUP_COST } from '../servers/lib/cluster/workload-routes.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
+import type { Lab } from './lib/process/lab.ts';
+import type { Progress } from './lib/harness/progress.ts';
+import { quotaOptions, runClusterUsers } from './lib/load/cluster-users.ts';
+import { REQUESTS_PER_ITERATION } from './lib/load/users.ts';
 import { calibratedThinkMs, DEMAND_VS_CAPACITY, LIGHT_LOAD_TRIES, measureLightLoad } from '../results/autoscale/think.ts';
 import { caveats, hints, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult } from '../results/autoscale/report.ts';
 import { measures } from '../results/autoscale/measures.ts';
@@ -76,7 +76,7 @@ const SCENARIOS: { name: Scenario; users: number; autoscale: boolean }[] = [
 
 /** Load lengths, s: fixed scenarios, autoscaled ones (full run / --quick). */
 const DURATIONS = { full: { fixed: 20, auto: 36 }, quick: { fixed: 12, auto: 24 } };
-/** One scenario on a fresh cluster (measure/lib/cluster-users.ts), named. */
+/** One scenario on a fresh cluster (measure/lib/load/cluster-users.ts), named. */
 async function runScenario(
   lab: Lab,
   progress: Progress,

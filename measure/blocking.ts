@@ -7,12 +7,12 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
 import { median } from '../results/report/latency.ts';
-import { probeOk } from './lib/probe.ts';
+import { probeOk } from './lib/load/probe.ts';
 import type { LoanServiceStats } from '../servers/contracts.ts';
-import { formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
-import { COST_FLAG, heavyCost } from './lib/costs.ts';
+import { formatCost, parseCost } from '../servers/lib/cpu/scrypt-cost.ts';
+import { COST_FLAG, heavyCost } from './lib/harness/costs.ts';
 import { caveats, hints, measures, render, shape, type BlockingBlock, type BlockingResult } from '../results/blocking/report.ts';
 import { predictions } from '../results/blocking/predictions.ts';
 

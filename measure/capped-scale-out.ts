@@ -10,19 +10,19 @@
  * throttling and writer-lock times (/__replica/stats) around every step.
  */
 import { performance } from 'node:perf_hooks';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import type { ServerProcess } from './lib/launch.ts';
-import { runLoad } from './lib/load.ts';
-import { measureSteadily } from './lib/steady.ts';
-import { probeOk } from './lib/probe.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
+import type { ServerProcess } from './lib/process/launch.ts';
+import { runLoad } from './lib/load/load.ts';
+import { measureSteadily } from './lib/machine/steady.ts';
+import { probeOk } from './lib/load/probe.ts';
 import type { ReplicaStats } from '../servers/contracts.ts';
-import { busyCoresBetween, cpuTimes } from './lib/machine.ts';
-import { userScenario } from './lib/user-scenario.ts';
-import { postgresCpuS, startPostgres, type Postgres } from './lib/postgres.ts';
+import { busyCoresBetween, cpuTimes } from './lib/machine/machine.ts';
+import { userScenario } from './lib/load/user-scenario.ts';
+import { postgresCpuS, startPostgres, type Postgres } from './lib/process/postgres.ts';
 import { KitError } from '../lib/errors.ts';
-import { balancerKind, LB_FLAG, startReplicas, sweepReplicaCounts, type BalancerKind, type Replica } from './lib/topology.ts';
-import { QUOTA_PERIOD_MS, quotaMode, type QuotaMode } from '../servers/lib/cpu-quota.ts';
-import { MAX_COMMIT_MS } from '../servers/lib/users-db.ts';
+import { balancerKind, LB_FLAG, startReplicas, sweepReplicaCounts, type BalancerKind, type Replica } from './lib/process/topology.ts';
+import { QUOTA_PERIOD_MS, quotaMode, type QuotaMode } from '../servers/lib/cpu/quota.ts';
+import { MAX_COMMIT_MS } from '../servers/lib/state/users-db.ts';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { CAPPED_SPEC, caveats, hints, notShown, render, shape, type CappedScaleOutResult, type CappedStep, type CappedWorkload } from '../results/capped-scale-out/report.ts';
 import { measures, predictions } from '../results/capped-scale-out/predictions.ts';

@@ -5,16 +5,16 @@
  * Starts one replica and sweeps a closed-loop load of keep-alive connections over two routes that
  * each take 5 ms: GET /slow-async?ms=5 waits on a timer (I/O-bound: the event loop is free
  * meanwhile; 1 to 64 connections) and GET /work?ms=5 computes (CPU-bound: the event loop is busy;
- * 1 to 16). The steps take turns in slices (measure/lib/tally.ts).
+ * 1 to 16). The steps take turns in slices (measure/lib/machine/tally.ts).
  */
 import { defineCommand } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { runLoad } from './lib/load.ts';
-import { measureSteadily } from './lib/steady.ts';
-import { addSlice, newLoadTally, sliceOf, summarizeLoadTally, turnOrder } from './lib/tally.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
+import { runLoad } from './lib/load/load.ts';
+import { measureSteadily } from './lib/machine/steady.ts';
+import { addSlice, newLoadTally, sliceOf, summarizeLoadTally, turnOrder } from './lib/machine/tally.ts';
 import { createLatencyHistogram } from '../results/report/latency.ts';
-import { startReplicas } from './lib/topology.ts';
+import { startReplicas } from './lib/process/topology.ts';
 import { caveats, hints, render, shape, type CeilingResult, type RouteSweep } from '../results/ceiling/report.ts';
 import { measures, predictions } from '../results/ceiling/predictions.ts';
 

@@ -6,23 +6,23 @@
  * to check: its answer is in words), 3 when the run failed, 130 on Ctrl-C. With --grade it says only
  * right or wrong (a number: too low or too high), never the range, the worked answer, the expected
  * finding or the numbers behind the verdict, so that a class can be graded with it; --save writes
- * that verdict to a file for the class roll-up (measure/lib/graded.ts).
+ * that verdict to a file for the class roll-up (measure/lib/class/graded.ts).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { EXIT, KitError } from '../lib/errors.ts';
 import { commandMain, runIfMain, type Io } from '../lib/entry.ts';
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { runExperiment } from './lib/experiment.ts';
-import { loadExperiment } from './lib/experiments.ts';
-import { commandLine, EXERCISES, findExercise, lessonExercises, type CheckOutcome, type ExerciseRun } from './lib/exercises.ts';
-import { findNumberAnswer, NUMBER_ANSWERS, type NumberAnswer } from './lib/exercise-numbers.ts';
+import { runExperiment } from './lib/harness/experiment.ts';
+import { loadExperiment } from './lib/harness/experiments.ts';
+import { commandLine, EXERCISES, findExercise, lessonExercises, type CheckOutcome, type ExerciseRun } from './lib/class/exercises.ts';
+import { findNumberAnswer, NUMBER_ANSWERS, type NumberAnswer } from './lib/class/exercise-numbers.ts';
 import { main as simMain } from '../sim/run.ts';
-import { LESSONS } from './lib/lessons.ts';
-import { ROOT } from './lib/paths.ts';
+import { LESSONS } from './lib/harness/lessons.ts';
+import { ROOT } from './lib/harness/paths.ts';
 import { colorEnabled, makeChalk } from '../results/report/format.ts';
-import { gradedExercise, type GradedExercise } from './lib/graded.ts';
-import { savePath, writeSaved } from './lib/save.ts';
+import { gradedExercise, type GradedExercise } from './lib/class/graded.ts';
+import { savePath, writeSaved } from './lib/harness/save.ts';
 
 const checkable = EXERCISES.map((e) => `${e.lesson}.${e.n}`).join(', ');
 const numbered = NUMBER_ANSWERS.map((e) => `${e.lesson}.${e.n}`).join(', ');

@@ -9,9 +9,9 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { isEvent, type PrimaryEvent } from '../servers/lib/cluster-messages.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { probeOk } from './lib/probe.ts';
+import { isEvent, type PrimaryEvent } from '../servers/lib/cluster/messages.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
+import { probeOk } from './lib/load/probe.ts';
 import type { WorkerStatus } from '../servers/contracts.ts';
 import { hints, render, shape, type ClusterResult } from '../results/cluster/report.ts';
 import { measures, predictions } from '../results/cluster/predictions.ts';

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { defineCommand } from '../lib/cli.ts';
 import { EXIT, KitError } from '../lib/errors.ts';
 import { commandMain, runIfMain } from '../lib/entry.ts';
-import { compareText, loadExpected, renderVerdict } from './lib/compare.ts';
+import { compareText, loadExpected, renderVerdict } from './lib/class/compare.ts';
 import { colorEnabled } from '../results/report/format.ts';
 
 const command = defineCommand({

@@ -8,15 +8,15 @@
  * the balancer (--lb), one of them SIGKILLed halfway.
  */
 import { defineCommand } from '../lib/cli.ts';
-import type { StoreKind } from '../servers/lib/state.ts';
-import { isEvent } from '../servers/lib/cluster-messages.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { startLoad } from './lib/load.ts';
-import { probeOk } from './lib/probe.ts';
+import type { StoreKind } from '../servers/lib/state/stores.ts';
+import { isEvent } from '../servers/lib/cluster/messages.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
+import { startLoad } from './lib/load/load.ts';
+import { probeOk } from './lib/load/probe.ts';
 import type { LoanCount, WorkerStatus } from '../servers/contracts.ts';
-import { redisForRun, storeArgs } from './lib/stores.ts';
-import { faultedLoad } from './lib/faulted-load.ts';
-import { balancerKind, LB_FLAG, type BalancerKind } from './lib/topology.ts';
+import { redisForRun, storeArgs } from './lib/process/stores.ts';
+import { faultedLoad } from './lib/load/faulted-load.ts';
+import { balancerKind, LB_FLAG, type BalancerKind } from './lib/process/topology.ts';
 import { notShown, hints, render, shape, type CounterResult, type CounterRun } from '../results/counter/report.ts';
 import { measures, predictions } from '../results/counter/predictions.ts';
 

@@ -8,10 +8,10 @@
  */
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { ROUNDS, runDegraded, type DegradedOptions } from './lib/degraded-run.ts';
-import { balancerKind, LB_FLAG } from './lib/topology.ts';
-import { twoChoicesSampling } from '../servers/lib/upstreams.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
+import { ROUNDS, runDegraded, type DegradedOptions } from './lib/load/degraded-run.ts';
+import { balancerKind, LB_FLAG } from './lib/process/topology.ts';
+import { twoChoicesSampling } from '../servers/lib/balancer/upstreams.ts';
 import { caveats, hints, render, shape } from '../results/degraded/report.ts';
 import { measures, predictions } from '../results/degraded/predictions.ts';
 

@@ -9,14 +9,14 @@
  */
 import { defineCommand } from '../lib/cli.ts';
 import { POLICIES } from '../core/policies.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { probe, probeOk } from './lib/probe.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
+import { probe, probeOk } from './lib/load/probe.ts';
 import type { Whoami } from '../servers/contracts.ts';
-import { balancerKind, LB_FLAG, servedByReplica, startBalancer, startReplicas, type BalancerKind, type Replica } from './lib/topology.ts';
+import { balancerKind, LB_FLAG, servedByReplica, startBalancer, startReplicas, type BalancerKind, type Replica } from './lib/process/topology.ts';
 import { pollUntil } from '../lib/wait.ts';
 import { hints, render, shape, type DistributionResult, type PolicyDistribution } from '../results/distribution/report.ts';
 import { measures, predictions } from '../results/distribution/predictions.ts';
-import type { ServerProcess } from './lib/launch.ts';
+import type { ServerProcess } from './lib/process/launch.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/distribution.ts [flags]',

@@ -4,20 +4,20 @@
  * For each fault, a fresh set of 3 replicas behind the balancer; /fast with 8 connections; at
  * second 5 (2 with --quick) replica app3 gets SIGTERM (it drains), SIGKILL (it crashes), SIGSTOP
  * (it freezes: the kernel still accepts connections, nothing answers) or SIGUSR2 (its address
- * vanishes: connection attempts get no answer at all, servers/lib/vanish.ts). Then the kill again with
+ * vanishes: connection attempts get no answer at all, servers/lib/serve/vanish.ts). Then the kill again with
  * --retries 0, and a kill while the clients create users with POST /users. The balancer's response
  * timeout is 1.5 s for these runs, so a frozen replica costs 1.5 s per request it holds. The
  * balancer keeps an access log (--access-log, nginx's format for both balancers), whose retried and
  * slow counts must equal the clients'.
  */
-import { openDatabase } from '../servers/lib/sqlite.ts';
+import { openDatabase } from '../servers/lib/state/sqlite.ts';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { isPolicy, POLICIES, type Policy } from '../core/policies.ts';
 import { KitError } from '../lib/errors.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
 import { median } from '../results/report/latency.ts';
-import { faultedLoad } from './lib/faulted-load.ts';
-import { balancerKind, LB_FLAG, type BalancerKind } from './lib/topology.ts';
+import { faultedLoad } from './lib/load/faulted-load.ts';
+import { balancerKind, LB_FLAG, type BalancerKind } from './lib/process/topology.ts';
 import { caveats, FAILOVER_SPEC, hints, render, shape, type Fault, type FailoverResult, type FaultPlan, type FaultRun, type PostCheck } from '../results/failover/report.ts';
 import { measures, predictions } from '../results/failover/predictions.ts';
 

@@ -6,7 +6,7 @@
  * `--json`, and counts per experiment how many runs held and which lines failed how often. Every
  * run's JSON is kept in `--out` for a closer look; `summary.json` there holds the tally.
  * Exit 0 when every run held, 1 when one did not, 2 on a usage error, 130 when interrupted; a run
- * that stopped on a setup error (lib/fidelity.ts SETUP_ERRORS) ends it at once with that error.
+ * that stopped on a setup error (lib/class/fidelity.ts SETUP_ERRORS) ends it at once with that error.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -16,13 +16,13 @@ import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { EXIT, KitError } from '../lib/errors.ts';
 import { commandMain, runIfMain } from '../lib/entry.ts';
-import { BALANCED_EXPERIMENTS, LESSONS } from './lib/lessons.ts';
+import { BALANCED_EXPERIMENTS, LESSONS } from './lib/harness/lessons.ts';
 import { colorEnabled, makeChalk, makeTable } from '../results/report/format.ts';
-import { expectedFile, ROOT } from './lib/paths.ts';
-import { Progress } from './lib/progress.ts';
-import { SignalRelay } from './lib/relay.ts';
-import { readExpected } from './lib/expected.ts';
-import { newTally, setupError, tallyRun, type Outcome, type Tally } from './lib/fidelity.ts';
+import { expectedFile, ROOT } from './lib/harness/paths.ts';
+import { Progress } from './lib/harness/progress.ts';
+import { SignalRelay } from './lib/harness/relay.ts';
+import { readExpected } from './lib/harness/expected.ts';
+import { newTally, setupError, tallyRun, type Outcome, type Tally } from './lib/class/fidelity.ts';
 import { assertSignals } from '../lib/platform.ts';
 
 const ALL = LESSONS.flatMap((l) => l.experiments);

@@ -7,16 +7,16 @@
  * replicas run with --abrupt and exit at once. Each case is repeated (3 runs; 1 with --quick).
  * The replica's own stop lines give the requests in flight and cut; the balancer's retry lines
  * give the retries. A run during which other programs or other virtual machines took CPU is taken
- * again (measure/lib/steady.ts): a /fast p99 is a few ms of waiting for a core, and a steal burst
+ * again (measure/lib/machine/steady.ts): a /fast p99 is a few ms of waiting for a core, and a steal burst
  * doubled it, which made the two stops look different when only the machine was.
  */
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
-import { STOP_LINE, stopFields } from '../servers/lib/drain.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { faultedLoad } from './lib/faulted-load.ts';
-import { measureSteadily } from './lib/steady.ts';
-import { balancerKind, LB_FLAG, type BalancerKind, type Replica } from './lib/topology.ts';
+import { STOP_LINE, stopFields } from '../servers/lib/serve/drain.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
+import { faultedLoad } from './lib/load/faulted-load.ts';
+import { measureSteadily } from './lib/machine/steady.ts';
+import { balancerKind, LB_FLAG, type BalancerKind, type Replica } from './lib/process/topology.ts';
 import { GRACEFUL_SPEC, hints, render, shape, type GracefulResult, type StopCase, type StopMode, type StopRun } from '../results/graceful/report.ts';
 import { measures, predictions } from '../results/graceful/predictions.ts';
 

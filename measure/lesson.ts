@@ -1,6 +1,6 @@
 /**
  * Runs a lesson's experiments in order (`npx tsx measure/lesson.ts 3`), one after another in this
- * process (each experiment is data: measure/lib/experiments.ts), then prints which shapes held.
+ * process (each experiment is data: measure/lib/harness/experiments.ts), then prints which shapes held.
  * --quick, --shape and --port go to every experiment; with --shape, headers and the summary go to
  * stderr so stdout holds only shape lines.
  * Exit 0 when every shape held, 1 when one did not, 3 when a run failed, 2 on a usage error (the
@@ -10,12 +10,12 @@ import { performance } from 'node:perf_hooks';
 import { EXIT, KitError } from '../lib/errors.ts';
 import { parseOrHelp, runIfMain, type Io } from '../lib/entry.ts';
 import { defineCommand, helpText, intFlag } from '../lib/cli.ts';
-import { runExperiment } from './lib/experiment.ts';
-import { loadExperiment } from './lib/experiments.ts';
-import { BALANCED_EXPERIMENTS, LESSONS } from './lib/lessons.ts';
-import { savePath } from './lib/save.ts';
+import { runExperiment } from './lib/harness/experiment.ts';
+import { loadExperiment } from './lib/harness/experiments.ts';
+import { BALANCED_EXPERIMENTS, LESSONS } from './lib/harness/lessons.ts';
+import { savePath } from './lib/harness/save.ts';
 import { colorEnabled, makeChalk } from '../results/report/format.ts';
-import { findNginx } from '../servers/lib/nginx-config.ts';
+import { findNginx } from '../servers/lib/balancer/nginx-config.ts';
 import { assertSignals } from '../lib/platform.ts';
 
 const command = defineCommand({

@@ -7,17 +7,17 @@
  *     the core count and twice it: it stops growing near the core count.
  */
 import { defineCommand } from '../lib/cli.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
 import { createLatencyHistogram, median } from '../results/report/latency.ts';
-import { addSlice, newLoadTally, sliceOf, summarizeLoadTally, turnOrder } from './lib/tally.ts';
-import { runLoad } from './lib/load.ts';
-import { measureSteadily } from './lib/steady.ts';
-import { probeOk } from './lib/probe.ts';
+import { addSlice, newLoadTally, sliceOf, summarizeLoadTally, turnOrder } from './lib/machine/tally.ts';
+import { runLoad } from './lib/load/load.ts';
+import { measureSteadily } from './lib/machine/steady.ts';
+import { probeOk } from './lib/load/probe.ts';
 import type { LoanServiceStats } from '../servers/contracts.ts';
 import { pollUntil } from '../lib/wait.ts';
-import { sweepConnections } from './lib/sweep.ts';
-import { formatCost, parseCost } from '../servers/lib/scrypt-cost.ts';
-import { COST_FLAG, heavyCost, SWEEP_COST } from './lib/costs.ts';
+import { sweepConnections } from './lib/load/sweep.ts';
+import { formatCost, parseCost } from '../servers/lib/cpu/scrypt-cost.ts';
+import { COST_FLAG, heavyCost, SWEEP_COST } from './lib/harness/costs.ts';
 import { caveats, hints, notShown, render, shape, type PoolResult, type PoolWaitBlock, type SweepStep } from '../results/pool/report.ts';
 import { measures, predictions } from '../results/pool/predictions.ts';
 

@@ -9,14 +9,14 @@
  * (ROUNDS), so a slow stretch of the machine weighs on all of them alike.
  */
 import { defineCommand } from '../lib/cli.ts';
-import { findNginx } from '../servers/lib/nginx-config.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { runLoad } from './lib/load.ts';
-import { measureSteadily } from './lib/steady.ts';
+import { findNginx } from '../servers/lib/balancer/nginx-config.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
+import { runLoad } from './lib/load/load.ts';
+import { measureSteadily } from './lib/machine/steady.ts';
 import { createLatencyHistogram, summarize, type LatencyHistogram } from '../results/report/latency.ts';
-import { probeOk } from './lib/probe.ts';
+import { probeOk } from './lib/load/probe.ts';
 import type { ReplicaStats } from '../servers/contracts.ts';
-import { startBalancer, startReplicas, type Replica } from './lib/topology.ts';
+import { startBalancer, startReplicas, type Replica } from './lib/process/topology.ts';
 import { notShown, hints, render, shape, type ProxyConfig, type ProxyOverheadResult, type ProxyRun } from '../results/proxy-overhead/report.ts';
 import { measures, predictions } from '../results/proxy-overhead/predictions.ts';
 

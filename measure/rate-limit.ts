@@ -6,11 +6,11 @@
  * experiment counts how many got 200 and how many 429.
  */
 import { defineCommand } from '../lib/cli.ts';
-import type { StoreKind } from '../servers/lib/state.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { probe } from './lib/probe.ts';
+import type { StoreKind } from '../servers/lib/state/stores.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
+import { probe } from './lib/load/probe.ts';
 import type { WorkerStatus } from '../servers/contracts.ts';
-import { redisForRun, storeArgs } from './lib/stores.ts';
+import { redisForRun, storeArgs } from './lib/process/stores.ts';
 import { hints, notShown, render, shape, type LimitRun, type RateLimitResult } from '../results/rate-limit/report.ts';
 import { measures, predictions } from '../results/rate-limit/predictions.ts';
 import { KitError } from '../lib/errors.ts';

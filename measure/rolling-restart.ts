@@ -9,10 +9,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { isEvent, type PrimaryEvent } from '../servers/lib/cluster-messages.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { startLoad } from './lib/load.ts';
-import { probeOk } from './lib/probe.ts';
+import { isEvent, type PrimaryEvent } from '../servers/lib/cluster/messages.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
+import { startLoad } from './lib/load/load.ts';
+import { probeOk } from './lib/load/probe.ts';
 import type { WorkerStatus } from '../servers/contracts.ts';
 import { hints, render, shape, type RollingRestartResult } from '../results/rolling-restart/report.ts';
 import { measures, predictions } from '../results/rolling-restart/predictions.ts';

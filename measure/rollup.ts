@@ -10,11 +10,11 @@ import path from 'node:path';
 import { defineCommand } from '../lib/cli.ts';
 import { EXIT, KitError } from '../lib/errors.ts';
 import { commandMain, runIfMain } from '../lib/entry.ts';
-import { loadExpected } from './lib/compare.ts';
-import { loadExperiment } from './lib/experiments.ts';
-import { listRuns, renderRollup, rollUp } from './lib/rollup.ts';
-import { chartData, renderRollupHtml } from './lib/rollup-html.ts';
-import type { Report } from './lib/experiment.ts';
+import { loadExpected } from './lib/class/compare.ts';
+import { loadExperiment } from './lib/harness/experiments.ts';
+import { listRuns, renderRollup, rollUp } from './lib/class/rollup.ts';
+import { chartData, renderRollupHtml } from './lib/class/rollup-html.ts';
+import type { Report } from './lib/harness/experiment.ts';
 import { colorEnabled } from '../results/report/format.ts';
 
 const command = defineCommand({

@@ -6,15 +6,15 @@
  * user, read it back, check 201 then 200 — and (b) the CPU-bound /work?ms=5.
  */
 import { defineCommand } from '../lib/cli.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
 import { performance } from 'node:perf_hooks';
-import type { ServerProcess } from './lib/launch.ts';
-import { runLoad } from './lib/load.ts';
-import { measureSteadily } from './lib/steady.ts';
-import { userScenario } from './lib/user-scenario.ts';
+import type { ServerProcess } from './lib/process/launch.ts';
+import { runLoad } from './lib/load/load.ts';
+import { measureSteadily } from './lib/machine/steady.ts';
+import { userScenario } from './lib/load/user-scenario.ts';
 import { allStats, TICKS_PER_S, type ProcStat } from '../lib/proc.ts';
-import { busyCoresBetween, cpuTimes } from './lib/machine.ts';
-import { balancerKind, LB_FLAG, servedByReplica, startReplicas, sweepReplicaCounts, type BalancerKind, type Replica } from './lib/topology.ts';
+import { busyCoresBetween, cpuTimes } from './lib/machine/machine.ts';
+import { balancerKind, LB_FLAG, servedByReplica, startReplicas, sweepReplicaCounts, type BalancerKind, type Replica } from './lib/process/topology.ts';
 import { caveats, hints, notShown, render, SCALE_OUT_SPEC, shape, type RoleCpu, type ScaleOutResult, type ScaleStep } from '../results/scale-out/report.ts';
 import { measures, predictions } from '../results/scale-out/predictions.ts';
 

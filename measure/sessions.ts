@@ -12,11 +12,11 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { defineCommand } from '../lib/cli.ts';
 import type { BalancerPolicy } from '../core/policies.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
 import { createLatencyHistogram, recordMs, summarize } from '../results/report/latency.ts';
-import { probe } from './lib/probe.ts';
-import { redisForRun } from './lib/stores.ts';
-import { balancerKind, LB_FLAG, startBalancer, startReplicas, type BalancerKind } from './lib/topology.ts';
+import { probe } from './lib/load/probe.ts';
+import { redisForRun } from './lib/process/stores.ts';
+import { balancerKind, LB_FLAG, startBalancer, startReplicas, type BalancerKind } from './lib/process/topology.ts';
 import { notShown, CONFIGS, hints, render, shape, type PhaseCount, type SessionRun, type SessionsResult } from '../results/sessions/report.ts';
 import { measures, predictions } from '../results/sessions/predictions.ts';
 

@@ -1,6 +1,6 @@
 /**
  * Lesson 8 · shared compute versus dedicated, before any autoscaling: the same 10 virtual users
- * (measure/lib/users.ts: sign up, then refreshes and searches, with think time) against one
+ * (measure/lib/load/users.ts: sign up, then refreshes and searches, with think time) against one
  * cluster worker, three times, each on a fresh cluster:
  *   shared-100ms   a quota of 0.25 core with CFS's default 100 ms period, as Kubernetes sets a
  *                  CPU limit: 25 ms of CPU per 100 ms; a worker that spent it waits for the next period
@@ -12,10 +12,10 @@
  * throttle's pauses) and the steady latency of the light requests.
  */
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { formatCost, hashOnEventLoop, type ScryptCost } from '../servers/lib/scrypt-cost.ts';
-import { SIGNUP_COST } from '../servers/lib/workload-routes.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { quotaOptions, runClusterUsers } from './lib/cluster-users.ts';
+import { formatCost, hashOnEventLoop, type ScryptCost } from '../servers/lib/cpu/scrypt-cost.ts';
+import { SIGNUP_COST } from '../servers/lib/cluster/workload-routes.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
+import { quotaOptions, runClusterUsers } from './lib/load/cluster-users.ts';
 import { COMPUTE_SCENARIOS, hints, render, shape, type ComputeScenarioResult, type SharedComputeResult } from '../results/shared-compute/report.ts';
 import { measures, predictions } from '../results/shared-compute/predictions.ts';
 

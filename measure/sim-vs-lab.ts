@@ -3,7 +3,7 @@
  * times measured in the same run, side by side.
  *
  * Live: 3 replicas, a hog blocking app3's event loop (/stall?ms=30 × 3 connections), /fast through
- * the balancer under each policy (measure/lib/degraded-run.ts, as `degraded` does), in interleaved
+ * the balancer under each policy (measure/lib/load/degraded-run.ts, as `degraded` does), in interleaved
  * rounds that also measure the path when nothing is blocked: /fast through the same balancer to
  * app1 and app2 only, with the experiment's 6 connections. After the rounds, with the hog still
  * running: /fast straight to app1 over one connection (the replica's service time). The simulation
@@ -19,12 +19,12 @@
 import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { CONNECTIONS, HOG_MS, ROUNDS, runDegraded, type DegradedOptions } from './lib/degraded-run.ts';
-import { runLoad } from './lib/load.ts';
-import { probeOk } from './lib/probe.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
+import { CONNECTIONS, HOG_MS, ROUNDS, runDegraded, type DegradedOptions } from './lib/load/degraded-run.ts';
+import { runLoad } from './lib/load/load.ts';
+import { probeOk } from './lib/load/probe.ts';
 import type { ReplicaStats } from '../servers/contracts.ts';
-import type { Replica } from './lib/topology.ts';
+import type { Replica } from './lib/process/topology.ts';
 import { caveats, hints, render, shape, type Calibration, type SimVsLabResult } from '../results/sim-vs-lab/report.ts';
 import { measures, predictions } from '../results/sim-vs-lab/predictions.ts';
 import type { Dist } from '../sim/dist.ts';

@@ -10,11 +10,11 @@
 import { randomBytes } from 'node:crypto';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
-import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/experiment.ts';
-import { COST_FLAG, heavyCost } from './lib/costs.ts';
-import { blockedPart, bodyLimitPart, keepAlivePart, proxyPart, slowReaderPart, type PartContext, type PartSettings } from './lib/stage-parts.ts';
-import { oneConnection, sendFresh, StageClient } from './lib/stage-client.ts';
-import { DEFAULT_BODY_LIMIT } from '../servers/lib/stage-routes.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
+import { COST_FLAG, heavyCost } from './lib/harness/costs.ts';
+import { blockedPart, bodyLimitPart, keepAlivePart, proxyPart, slowReaderPart, type PartContext, type PartSettings } from './lib/load/stage-parts.ts';
+import { oneConnection, sendFresh, StageClient } from './lib/load/stage-client.ts';
+import { DEFAULT_BODY_LIMIT } from '../servers/lib/stages/routes.ts';
 import { PARTS, type PartName, type StagesPart, type StagesResult } from '../results/stages/report.ts';
 import { hints, shape } from '../results/stages/shape.ts';
 import { render } from '../results/stages/render.ts';

@@ -16,24 +16,24 @@
  * methods once the request may have reached the replica), and counts against the replica's passive
  * health (--max-fails within --fail-timeout: it rests). Every retried request prints a `retry:` line
  * on stdout; SIGUSR1 prints `retries: total=N`. --access-log <file> appends a line per forwarded
- * request in nginx's format (servers/lib/access-log.ts): the replicas tried, their statuses and times.
+ * request in nginx's format (servers/lib/balancer/access-log.ts): the replicas tried, their statuses and times.
  * Last try failed → 502 JSON (504 for a timeout); no replica available → 503 JSON at once;
  * request body over 1 MiB → 413 (bodies are read whole so that a POST that never reached a
  * replica can be sent to another one; nginx's client_max_body_size is also 1 MiB by default).
- * The state and the choice live in servers/lib/balancer-core.ts, one request's tries in forward.ts.
+ * The state and the choice live in servers/lib/balancer/core.ts, one request's tries in forward.ts.
  * Run alone: `npx tsx servers/balancer.ts --policy least-connections --upstream 127.0.0.1:3010,127.0.0.1:3011`
  */
 import http from 'node:http';
 import { defineCommand } from '../lib/cli.ts';
-import { sendJson } from './lib/http.ts';
+import { sendJson } from './lib/serve/http.ts';
 import type { UpstreamAdded } from './contracts.ts';
-import { failStartup, serve, serverFlags } from './lib/main.ts';
+import { failStartup, serve, serverFlags } from './lib/serve/main.ts';
 import { BALANCER_POLICIES, isBalancerPolicy } from '../core/policies.ts';
-import { Balancer } from './lib/balancer-core.ts';
-import { forward } from './lib/forward.ts';
-import { balancerFlags, balancerOptions, twoChoicesSampling } from './lib/upstreams.ts';
-import { ProxyStageRecorder } from './lib/proxy-stamps.ts';
-import { isStageId, STAGE_ID_RULE } from './lib/stage-stamps.ts';
+import { Balancer } from './lib/balancer/core.ts';
+import { forward } from './lib/balancer/forward.ts';
+import { balancerFlags, balancerOptions, twoChoicesSampling } from './lib/balancer/upstreams.ts';
+import { ProxyStageRecorder } from './lib/balancer/proxy-stamps.ts';
+import { isStageId, STAGE_ID_RULE } from './lib/stages/stamps.ts';
 
 const DEFAULT_PORT = 3020;
 

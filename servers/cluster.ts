@@ -3,17 +3,17 @@
  * port; each worker counts loans in its own memory, so no counter sees every loan. A worker that
  * dies is replaced by a new process whose counter starts at 0. The ready line comes once every
  * worker listens. What no lesson is about (round robin on every OS, the restart budget, stopping
- * the workers, the launcher's commands) is in lib/cluster-keeper.ts. Lessons 6 to 8 add a rolling
+ * the workers, the launcher's commands) is in lib/cluster/keeper.ts. Lessons 6 to 8 add a rolling
  * restart, shared state, a CPU quota and an autoscaler to the same primary: servers/managed-cluster.ts.
  */
 import cluster from 'node:cluster';
 import http from 'node:http';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { formatReady } from '../lib/ready.ts';
-import { serveWorker, WorkerKeeper } from './lib/cluster-keeper.ts';
-import { router, sendJson, type Routes } from './lib/http.ts';
-import { failStartup, serverFlags } from './lib/main.ts';
-import { formatCost, hashOnEventLoop, HEAVY_COST, heavyCostFrom } from './lib/scrypt-cost.ts';
+import { serveWorker, WorkerKeeper } from './lib/cluster/keeper.ts';
+import { router, sendJson, type Routes } from './lib/serve/http.ts';
+import { failStartup, serverFlags } from './lib/serve/main.ts';
+import { formatCost, hashOnEventLoop, HEAVY_COST, heavyCostFrom } from './lib/cpu/scrypt-cost.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/cluster.ts [--port <n>] [--workers <n>] [--cost N=..,r=..,p=..] [--restart-budget <n>] [--crash-at-start]',

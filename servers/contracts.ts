@@ -1,12 +1,12 @@
 /**
  * The JSON bodies the lesson servers answer, as the harness and the tests read them. Each server
  * builds its body with `satisfies` one of these types, so a field renamed on one side fails the
- * type check on the other (measure/lib/probe.ts: `probeOk<ReplicaStats>(url)`). Types only: this
+ * type check on the other (measure/lib/load/probe.ts: `probeOk<ReplicaStats>(url)`). Types only: this
  * file holds no code.
  */
-import type { ThrottleStats } from './lib/cpu-quota.ts';
-import type { WriteStats } from './lib/users-db.ts';
-import type { StageEvent } from './lib/stage-stamps.ts';
+import type { ThrottleStats } from './lib/cpu/quota.ts';
+import type { WriteStats } from './lib/state/users-db.ts';
+import type { StageEvent } from './lib/stages/stamps.ts';
 
 /** Any error answer: what went wrong, the flag or field at fault, and the methods a route allows. */
 export interface ErrorBody {

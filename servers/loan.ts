@@ -9,11 +9,11 @@ import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'n
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { assertNodeVersion } from '../lib/errors.ts';
 import { formatReady } from '../lib/ready.ts';
-import { drainOnStop } from './lib/drain.ts';
-import { listen, sendJson, router } from './lib/http.ts';
+import { drainOnStop } from './lib/serve/drain.ts';
+import { listen, sendJson, router } from './lib/serve/http.ts';
 import type { LoanServiceStats, VerifyAnswer } from './contracts.ts';
-import { failStartup, serverFlags } from './lib/main.ts';
-import { formatCost, hashOnEventLoop, hashOnThreadPool, HEAVY_COST, heavyCostFrom, LIGHT_COST, type ScryptCost } from './lib/scrypt-cost.ts';
+import { failStartup, serverFlags } from './lib/serve/main.ts';
+import { formatCost, hashOnEventLoop, hashOnThreadPool, HEAVY_COST, heavyCostFrom, LIGHT_COST, type ScryptCost } from './lib/cpu/scrypt-cost.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/loan.ts [--port <n>] [--cost N=2^16,r=8,p=4]',
@@ -113,7 +113,7 @@ async function main(): Promise<void> {
       },
     }),
   );
-  drainOnStop(server); // SIGTERM, SIGINT: finish what is in flight, then exit (lib/drain.ts)
+  drainOnStop(server); // SIGTERM, SIGINT: finish what is in flight, then exit (lib/serve/drain.ts)
   const bound = await listen(server, port); // 127.0.0.1 only
   process.stdout.write(formatReady('loan-service', bound, process.pid) + '\n');
 }

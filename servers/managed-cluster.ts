@@ -2,17 +2,17 @@
  * The cluster loan server of lessons 6 to 8: lesson 3's cluster (servers/cluster.ts, which shows
  * the idea in one screen) with what running it for real adds: a rolling restart (lesson 6), state
  * shared through SQLite or Redis (lesson 7), a CPU quota per worker and an autoscaler (lesson 8).
- * This file reads the flags and wires the primary's parts together: lib/cluster-supervisor.ts
- * (forking, replacing, retiring workers, on cluster-keeper.ts), cluster-rolling.ts,
- * cluster-autoscaler.ts, cluster-quota.ts (lesson 8's CPU quota), cluster-worker.ts (a worker),
- * and the messages they exchange with the launcher, cluster-messages.ts.
+ * This file reads the flags and wires the primary's parts together: lib/cluster/supervisor.ts
+ * (forking, replacing, retiring workers, on keeper.ts), rolling.ts,
+ * autoscaler.ts, quota.ts (lesson 8's CPU quota), worker.ts (a worker),
+ * and the messages they exchange with the launcher, messages.ts.
  *
  * Every worker keeps its own loan counter in memory (with --state sqlite or redis, lesson 7, they
  * share one). These paths answer `{ pid, loanCounter }`:
  *   POST /loan                    increments the counter (with {"member": ...}, rate-limited per member)
  *   GET  /status                  reads it (no increment)
  *   GET  /member/verify-blocking  heavy scrypt on this worker's event loop, then reads it
- * and lesson 7's POST /login, GET /me, GET /loans (lib/state-routes.ts).
+ * and lesson 7's POST /login, GET /me, GET /loans (lib/state/routes.ts).
  *
  * The primary prints its ready line only when every worker is listening. A worker that dies is
  * replaced (once per death, keyed on 'exit'), within a restart budget and with a backoff for
@@ -27,13 +27,13 @@
  * Rolling restart (`{ cmd: 'rolling-restart' }` over IPC, or SIGHUP): every worker is replaced, one
  * at a time. A new worker is forked and listening before the old one gets SIGTERM; the old one then
  * drains (it stops taking connections, finishes its requests, answers with `Connection: close` so
- * keep-alive clients reconnect to another worker; see serve() in lib/main.ts) and exits without
+ * keep-alive clients reconnect to another worker; see serve() in lib/serve/main.ts) and exits without
  * being replaced again. Messages to the launcher: `rolling-restart-step { old, pid }` per worker,
  * then `rolling-restart-done { replaced: [{ old, pid }] }` or `rolling-restart-failed { reason }`.
  *
  * Lesson 8. `--cpu-quota <cores>` holds every worker to a share of a core from the moment it
  * listens (a cgroup, or the in-process throttle whose pauses the primary delivers with SIGSTOP and
- * SIGCONT; lib/cpu-quota.ts), and workers report their CPU time over IPC. `--autoscale` runs the
+ * SIGCONT; lib/cpu/quota.ts), and workers report their CPU time over IPC. `--autoscale` runs the
  * HPA rule (lib/hpa.ts) every `--sync-ms`: the primary forks workers, or retires the newest ones
  * (SIGTERM: they drain and are not replaced), and sends the launcher an `autoscale` message per sync
  * `{ at, current, desired, recommendation, averageUtilization, reason, workers: [{ pid, ready,
@@ -43,17 +43,17 @@ import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
-import { startAutoscaler } from './lib/cluster-autoscaler.ts';
-import { QuotaDelivery } from './lib/cluster-quota.ts';
-import { rollingRestart } from './lib/cluster-rolling.ts';
-import { Supervisor } from './lib/cluster-supervisor.ts';
-import { runWorker } from './lib/cluster-worker.ts';
-import { CPU_SAMPLE_MS, quotaMode, QUOTA_PERIOD_MS, QUOTA_PERIOD_RANGE_MS } from './lib/cpu-quota.ts';
+import { startAutoscaler } from './lib/cluster/autoscaler.ts';
+import { QuotaDelivery } from './lib/cluster/quota.ts';
+import { rollingRestart } from './lib/cluster/rolling.ts';
+import { Supervisor } from './lib/cluster/supervisor.ts';
+import { runWorker } from './lib/cluster/worker.ts';
+import { CPU_SAMPLE_MS, quotaMode, QUOTA_PERIOD_MS, QUOTA_PERIOD_RANGE_MS } from './lib/cpu/quota.ts';
 import { DEFAULT_HPA, DEFAULT_SYNC_MS, METRIC_WINDOW_SYNCS, validateHpaConfig, type HpaConfig } from '../core/hpa.ts';
-import { failStartup, serverFlags } from './lib/main.ts';
-import { formatCost, HEAVY_COST, heavyCostFrom, parseCost } from './lib/scrypt-cost.ts';
-import { stateFlags, stateOptions } from './lib/state-routes.ts';
-import { SIGNUP_COST } from './lib/workload-routes.ts';
+import { failStartup, serverFlags } from './lib/serve/main.ts';
+import { formatCost, HEAVY_COST, heavyCostFrom, parseCost } from './lib/cpu/scrypt-cost.ts';
+import { stateFlags, stateOptions } from './lib/state/routes.ts';
+import { SIGNUP_COST } from './lib/cluster/workload-routes.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/managed-cluster.ts [--port <n>] [--workers <n>] [--state memory|sqlite|redis] [--autoscale [--min <n>] [--max <n>] [--target <%>]] [--cpu-quota <cores>] [flags]',

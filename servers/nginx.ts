@@ -14,11 +14,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineCommand } from '../lib/cli.ts';
 import { HOST } from '../lib/ready.ts';
-import { runDaemon } from './lib/daemon.ts';
-import { failStartup, serverFlags } from './lib/main.ts';
-import { freePort } from './lib/http.ts';
-import { acceptsErrorLogSwitch, findNginx, nginxErrorLines, nginxRetryLine, nginxVersion, renderNginxConfig } from './lib/nginx-config.ts';
-import { balancerFlags, balancerOptions } from './lib/upstreams.ts';
+import { runDaemon } from './lib/serve/daemon.ts';
+import { failStartup, serverFlags } from './lib/serve/main.ts';
+import { freePort } from './lib/serve/http.ts';
+import { acceptsErrorLogSwitch, findNginx, nginxErrorLines, nginxRetryLine, nginxVersion, renderNginxConfig } from './lib/balancer/nginx-config.ts';
+import { balancerFlags, balancerOptions } from './lib/balancer/upstreams.ts';
 
 const DEFAULT_PORT = 3021;
 

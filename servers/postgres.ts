@@ -18,10 +18,10 @@ import path from 'node:path';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { HOST } from '../lib/ready.ts';
-import { runDaemon } from './lib/daemon.ts';
-import { failStartup, serverFlags } from './lib/main.ts';
-import { freePort } from './lib/http.ts';
-import { findPostgres } from './lib/postgres-binary.ts';
+import { runDaemon } from './lib/serve/daemon.ts';
+import { failStartup, serverFlags } from './lib/serve/main.ts';
+import { freePort } from './lib/serve/http.ts';
+import { findPostgres } from './lib/state/postgres-binary.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/postgres.ts [--port <n>]',

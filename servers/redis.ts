@@ -12,10 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { HOST } from '../lib/ready.ts';
-import { runDaemon } from './lib/daemon.ts';
-import { failStartup, serverFlags } from './lib/main.ts';
-import { freePort } from './lib/http.ts';
-import { findRedis } from './lib/redis-binary.ts';
+import { runDaemon } from './lib/serve/daemon.ts';
+import { failStartup, serverFlags } from './lib/serve/main.ts';
+import { freePort } from './lib/serve/http.ts';
+import { findRedis } from './lib/state/redis-binary.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/redis.ts [--port <n>]',

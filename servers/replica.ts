@@ -10,10 +10,10 @@
  *   GET  /whoami            name and pid
  *   GET  /health            200, or 503 while draining after SIGTERM
  *
- * On SIGTERM it drains (see serve() in lib/main.ts): /health turns 503, new connections are
+ * On SIGTERM it drains (see serve() in lib/serve/main.ts): /health turns 503, new connections are
  * refused, requests in flight finish, then it exits; --drain-deadline closes what is left;
  * --abrupt exits at once. Each step prints a `stop:` line. On SIGUSR2 its address vanishes
- * (lib/vanish.ts): it closes its connections, fills its accept queue and stops itself, so new
+ * (lib/serve/vanish.ts): it closes its connections, fills its accept queue and stops itself, so new
  * connection attempts get no answer until SIGCONT; give it a small --backlog for that.
  *   POST /users             {"name": "..."} → 201 { id }, in the SQLite file or PostgreSQL given by --db
  *   GET  /users/:id         200 with the user, or 404
@@ -23,12 +23,12 @@
  *                           over the last whole second (loopDelayMs: p99 and max, ms), the
  *                           database's writes and writer-lock times (db), and with --cpu-quota
  *                           how often the quota stopped it (throttle)
- *   POST /login, GET /me, POST /loan, GET /loans   lesson 7's state routes (lib/state-routes.ts),
+ *   POST /login, GET /me, POST /loan, GET /loans   lesson 7's state routes (lib/state/routes.ts),
  *                           over the store --state names (memory by default)
  *
  * `--cpu-quota <cores>` holds the replica to a share of a core, as a container's CPU limit would
- * (lib/self-quota.ts); `--commit-ms` makes every SQLite commit wait that long for a modelled disk
- * flush (lib/users-db.ts).
+ * (lib/cpu/self-quota.ts); `--commit-ms` makes every SQLite commit wait that long for a modelled disk
+ * flush (lib/state/users-db.ts).
  *
  * Run alone: `npx tsx servers/replica.ts --name app1 --port 0 [--db /tmp/users.db]`.
  */
@@ -36,16 +36,16 @@ import http from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
-import { DEFAULT_BACKLOG, HttpError, readJsonBody, router, sendJson, type Routes } from './lib/http.ts';
-import { vanishOnSignal } from './lib/vanish.ts';
-import { DRAIN_DEADLINE_MS } from './lib/drain.ts';
-import { failStartup, serve, serverFlags } from './lib/main.ts';
-import { MAX_COMMIT_MS, openUsersDb, type UsersDb } from './lib/users-db.ts';
-import { isPostgresUrl, openUsersPg } from './lib/users-pg.ts';
-import { openStateStore, stateFlags, stateOptions, stateRoutes } from './lib/state-routes.ts';
-import { burnCpu } from './lib/cpu-work.ts';
-import { holdSelfToQuota, type SelfQuota } from './lib/self-quota.ts';
-import { quotaCores, quotaMode, type QuotaMode } from './lib/cpu-quota.ts';
+import { DEFAULT_BACKLOG, HttpError, readJsonBody, router, sendJson, type Routes } from './lib/serve/http.ts';
+import { vanishOnSignal } from './lib/serve/vanish.ts';
+import { DRAIN_DEADLINE_MS } from './lib/serve/drain.ts';
+import { failStartup, serve, serverFlags } from './lib/serve/main.ts';
+import { MAX_COMMIT_MS, openUsersDb, type UsersDb } from './lib/state/users-db.ts';
+import { isPostgresUrl, openUsersPg } from './lib/state/users-pg.ts';
+import { openStateStore, stateFlags, stateOptions, stateRoutes } from './lib/state/routes.ts';
+import { burnCpu } from './lib/cpu/work.ts';
+import { holdSelfToQuota, type SelfQuota } from './lib/cpu/self-quota.ts';
+import { quotaCores, quotaMode, type QuotaMode } from './lib/cpu/quota.ts';
 import type { ReplicaStats } from './contracts.ts';
 
 const spec = defineCommand({

@@ -1,6 +1,6 @@
 /**
  * The lesson 9 server: the loan service with every stage of a request's life timestamped
- * (servers/lib/stage-stamps.ts) and sent as a Server-Timing header.
+ * (servers/lib/stages/stamps.ts) and sent as a Server-Timing header.
  *
  *   POST /loans                    a loan: body read, one SQLite read, one small pooled scrypt
  *   GET  /books/:id                one SQLite read (open it in a browser to see Server-Timing)
@@ -16,13 +16,13 @@ import http from 'node:http';
 import { assertNodeVersion } from '../lib/errors.ts';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { formatReady } from '../lib/ready.ts';
-import { listen, router, sendJson } from './lib/http.ts';
-import { exitWithLauncher } from './lib/lifeline.ts';
-import { failStartup, serverFlags } from './lib/main.ts';
-import { formatCost, hashOnEventLoop, hashOnThreadPool, HEAVY_COST, heavyCostFrom, LIGHT_COST } from './lib/scrypt-cost.ts';
-import { openDatabase } from './lib/sqlite.ts';
-import { continueOrRefuse, DEFAULT_BODY_LIMIT, seedCatalogue, stageRoutes } from './lib/stage-routes.ts';
-import { badStageId, STAGE_ID_RULE, StageRecorder, stageNetServer } from './lib/stage-stamps.ts';
+import { listen, router, sendJson } from './lib/serve/http.ts';
+import { exitWithLauncher } from './lib/serve/lifeline.ts';
+import { failStartup, serverFlags } from './lib/serve/main.ts';
+import { formatCost, hashOnEventLoop, hashOnThreadPool, HEAVY_COST, heavyCostFrom, LIGHT_COST } from './lib/cpu/scrypt-cost.ts';
+import { openDatabase } from './lib/state/sqlite.ts';
+import { continueOrRefuse, DEFAULT_BODY_LIMIT, seedCatalogue, stageRoutes } from './lib/stages/routes.ts';
+import { badStageId, STAGE_ID_RULE, StageRecorder, stageNetServer } from './lib/stages/stamps.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/stages.ts [--port <n>] [--cost N=2^16,r=8,p=4] [--body-limit <bytes>]',

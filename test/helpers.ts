@@ -2,7 +2,7 @@
  * Shared test helpers: run a script as a real process (or an experiment in this one), find a process's children, check that
  * pids are gone (polling against a deadline), and fail a test file on any process warning.
  */
-import { findPostgres } from '../servers/lib/postgres-binary.ts';
+import { findPostgres } from '../servers/lib/state/postgres-binary.ts';
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -10,15 +10,15 @@ import net from 'node:net';
 import path from 'node:path';
 import { after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { expectedFile, ROOT } from '../measure/lib/paths.ts';
+import { expectedFile, ROOT } from '../measure/lib/harness/paths.ts';
 import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, parseExpected } from '../results/report/shape.ts';
 import { pidAlive, waitUntilGone } from '../lib/terminate.ts';
 import { allStats, readStat } from '../lib/proc.ts';
-import { findNginx } from '../servers/lib/nginx-config.ts';
-import { findRedis } from '../servers/lib/redis-binary.ts';
+import { findNginx } from '../servers/lib/balancer/nginx-config.ts';
+import { findRedis } from '../servers/lib/state/redis-binary.ts';
 import { runMain, type Main } from '../lib/entry.ts';
-import { serverBuild, serverCommand } from '../measure/lib/bundle.ts';
-import type { BalancerKind } from '../measure/lib/topology.ts';
+import { serverBuild, serverCommand } from '../measure/lib/process/bundle.ts';
+import type { BalancerKind } from '../measure/lib/process/topology.ts';
 
 export { ROOT };
 
@@ -48,7 +48,7 @@ export interface ScriptRun {
   stderr: string;
 }
 
-/** The servers' bundle, built once per test file (see measure/lib/bundle.ts). */
+/** The servers' bundle, built once per test file (see measure/lib/process/bundle.ts). */
 let build: Promise<string | undefined> | undefined;
 
 /**
@@ -148,8 +148,8 @@ export async function runMainInProcess(main: Main, args: string[]): Promise<Scri
 export async function runInProcess(name: string, args: string[]): Promise<ScriptRun> {
   const { out, io } = collector();
   // Imported here: most test files never run an experiment in-process.
-  const { runExperiment } = await import('../measure/lib/experiment.ts');
-  const { loadExperiment } = await import('../measure/lib/experiments.ts');
+  const { runExperiment } = await import('../measure/lib/harness/experiment.ts');
+  const { loadExperiment } = await import('../measure/lib/harness/experiments.ts');
   const code = await runExperiment(await loadExperiment(name), args, io);
   return { code, signal: null, ...out };
 }
@@ -192,7 +192,7 @@ export async function onWindowsInProcess(name: string, args: string[]): Promise<
  * arguments when the experiment has no questions.
  */
 export async function predictFor(t: TestContext, name: string): Promise<{ args: string[]; questions: number }> {
-  const { loadExperiment } = await import('../measure/lib/experiments.ts');
+  const { loadExperiment } = await import('../measure/lib/harness/experiments.ts');
   const questions = (await loadExperiment(name)).report.predictions ?? [];
   if (!questions.length) return { args: [], questions: 0 };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'nsl-answers-'));

@@ -10,7 +10,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { groupAlive, signalGroup, terminateGroup, waitUntilGone } from '../lib/terminate.ts';
 import { existsSync, readdirSync } from 'node:fs';
-import { freePort } from '../servers/lib/http.ts';
+import { freePort } from '../servers/lib/serve/http.ts';
 import { toolSkip } from './helpers.ts';
 import path from 'node:path';
 

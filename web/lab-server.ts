@@ -13,8 +13,8 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { ROOT } from '../measure/lib/paths.ts';
-import { sendJson } from '../servers/lib/http.ts';
+import { ROOT } from '../measure/lib/harness/paths.ts';
+import { sendJson } from '../servers/lib/serve/http.ts';
 import type { LiveHost } from './live-routes.ts';
 
 export const TOKEN_HEADER = 'x-traffic-lab-token';

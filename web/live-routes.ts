@@ -13,7 +13,7 @@
  * closing the tab ends the load within a few seconds.
  */
 import type http from 'node:http';
-import { HttpError, readJsonBody, sendJson } from '../servers/lib/http.ts';
+import { HttpError, readJsonBody, sendJson } from '../servers/lib/serve/http.ts';
 import { LiveConflict, LiveRun } from './live-run.ts';
 import { parseLiveAction, parseLiveSettings, type LiveSecond } from './page/live-settings.ts';
 import { kitPlatform, needsWslMessage, WSL_HINT } from '../lib/platform.ts';

@@ -10,12 +10,12 @@
  * process it started is stopped (the Lab's guarantee, also on Ctrl-C or a crash of this process).
  */
 import { performance } from 'node:perf_hooks';
-import { Lab } from '../measure/lib/lab.ts';
-import { sustainLoad } from '../measure/lib/load.ts';
-import { probe, probeOk, type ProbeResult } from '../measure/lib/probe.ts';
+import { Lab } from '../measure/lib/process/lab.ts';
+import { sustainLoad } from '../measure/lib/load/load.ts';
+import { probe, probeOk, type ProbeResult } from '../measure/lib/load/probe.ts';
 import type { BalancerStats, ReplicaStats } from '../servers/contracts.ts';
-import { startBalancer, startReplicas, type Replica } from '../measure/lib/topology.ts';
-import { HOGS, HOG_CONNECTIONS } from '../measure/lib/degraded-run.ts';
+import { startBalancer, startReplicas, type Replica } from '../measure/lib/process/topology.ts';
+import { HOGS, HOG_CONNECTIONS } from '../measure/lib/load/degraded-run.ts';
 import { createLatencyHistogram, recordMs, summarize } from '../results/report/latency.ts';
 import { LIVE_MAX_REPLICAS, LIVE_MAX_STARTED, type LiveAction, type LiveReplica, type LiveSecond, type LiveSettings } from './page/live-settings.ts';
 

@@ -10,9 +10,9 @@ import http from 'node:http';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { formatReady, HOST } from '../lib/ready.ts';
-import { listen } from '../servers/lib/http.ts';
-import { exitWithLauncher } from '../servers/lib/lifeline.ts';
-import { failStartup, serverFlags } from '../servers/lib/main.ts';
+import { listen } from '../servers/lib/serve/http.ts';
+import { exitWithLauncher } from '../servers/lib/serve/lifeline.ts';
+import { failStartup, serverFlags } from '../servers/lib/serve/main.ts';
 import { bundlePage, labListener, pageAssets } from './lab-server.ts';
 import { LiveHost } from './live-routes.ts';
 

@@ -5,7 +5,7 @@
  * settled: the second half of a fixed scenario's load, the last third of an autoscaled one's.
  * A steady p95 is over every request completed in those seconds, a steady req/s their mean.
  */
-import type { WorkerThrottle } from '../../servers/lib/cluster-messages.ts';
+import type { WorkerThrottle } from '../../servers/lib/cluster/messages.ts';
 import type { HpaConfig } from '../../core/hpa.ts';
 import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../report/format.ts';
 import { line } from '../report/shape.ts';

@@ -1,6 +1,6 @@
 /** The degraded experiment's parameters, apart from its renderer: data only, so the Traffic Lab page can import them too. */
 /**
- * The experiment's parameters, one spec for the lab run (measure/lib/degraded-run.ts), sim-vs-lab
+ * The experiment's parameters, one spec for the lab run (measure/lib/load/degraded-run.ts), sim-vs-lab
  * and the simulated scenario (sim/scenarios/degraded.ts).
  */
 export const DEGRADED_SPEC = {

@@ -1,10 +1,10 @@
 /**
- * The failover experiment's second witness: the balancer's own access log (servers/lib/access-log.ts,
+ * The failover experiment's second witness: the balancer's own access log (servers/lib/balancer/access-log.ts,
  * written by nginx and by the kit's balancer alike). It counts the requests tried on more than one
  * replica and those of a second or more, which the clients' counts must equal, and it shows what a
  * client never sees: a retried request's tries, each with its replica, status and time. Pure functions.
  */
-import { parseAccessLine } from '../../servers/lib/access-log.ts';
+import { parseAccessLine } from '../../servers/lib/balancer/access-log.ts';
 import { line } from '../report/shape.ts';
 
 /** What the balancer's access log said of one run's load. */

@@ -10,7 +10,7 @@ import { renderTimeline } from '../report/timeline.ts';
 import { line } from '../report/shape.ts';
 import { explainSample, logHints, logShape, timedOutTries, type RunLog } from './log.ts';
 
-/** sigterm drains, sigkill crashes, sigstop freezes; vanish (SIGUSR2) makes the address swallow connection attempts (servers/lib/vanish.ts). */
+/** sigterm drains, sigkill crashes, sigstop freezes; vanish (SIGUSR2) makes the address swallow connection attempts (servers/lib/serve/vanish.ts). */
 export type Fault = 'sigterm' | 'sigkill' | 'sigstop' | 'vanish';
 
 /** What the POST run checks in the users database afterwards. */

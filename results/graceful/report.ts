@@ -24,7 +24,7 @@ export interface StopRun {
   mean?: number;
   max: number;
   requests: number;
-  /** Other programs' and other virtual machines' CPU during the kept try, cores' worth (measure/lib/steady.ts); absent without /proc. */
+  /** Other programs' and other virtual machines' CPU during the kept try, cores' worth (measure/lib/machine/steady.ts); absent without /proc. */
   busyCores?: number;
 }
 

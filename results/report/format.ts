@@ -1,7 +1,7 @@
 /**
  * Output for people: colour that follows the stream (none when it is not a TTY or NO_COLOR is
  * set, as autocannon does), tables with cli-table3, number formats, and the machine caption every
- * table carries (what a machine is: MachineInfo; measuring one is measure/lib/machine.ts).
+ * table carries (what a machine is: MachineInfo; measuring one is measure/lib/machine/machine.ts).
  * Renderers call these and return strings; only entry scripts write to stdout.
  */
 import { Chalk, type ChalkInstance } from 'chalk';
@@ -44,7 +44,7 @@ export interface MachineInfo {
   busyCoresAtStart: number;
   /**
    * Cores' worth of CPU other programs used while the run went on, the kit's own processes left
-   * out, steal from other virtual machines included (measure/lib/contention.ts). Set after the
+   * out, steal from other virtual machines included (measure/lib/machine/contention.ts). Set after the
    * run; undefined where it cannot be measured (no /proc) and in fixtures.
    */
   busyCoresDuringRun?: number;

@@ -1,4 +1,4 @@
-/** What a run of virtual users (measure/lib/users.ts) reports: lesson 8's workload, in numbers. */
+/** What a run of virtual users (measure/lib/load/users.ts) reports: lesson 8's workload, in numbers. */
 import type { LatencySummary } from './latency.ts';
 
 export const REQUEST_TYPES = ['signup', 'refresh', 'query'] as const;

@@ -13,7 +13,7 @@ export type PartName = (typeof PARTS)[number];
 export type Side = 'client' | 'server' | 'proxy';
 
 interface Stamp {
-  /** A stage name: CLIENT_STAGES or SERVER_STAGES (measure/lib/stage-client.ts, servers/lib/stage-stamps.ts). */
+  /** A stage name: CLIENT_STAGES or SERVER_STAGES (measure/lib/load/stage-client.ts, servers/lib/stages/stamps.ts). */
   stage: string;
   side: Side;
   /** µs on the shared monotonic clock. */

@@ -4,7 +4,7 @@
  * server's time (DRAIN_SHARE, AT_FINISH_SHARE, MOST_SHARE) and two byte sizes (FEW_CHUNKS chunks,
  * a request head), each with the reason for its value. Never a stage's length in µs.
  */
-import { EXPORT_CHUNK_BYTES } from '../../servers/lib/stage-routes.ts';
+import { EXPORT_CHUNK_BYTES } from '../../servers/lib/stages/routes.ts';
 import { CANNOT_SHOW, line, splitLine } from '../report/shape.ts';
 import { at, between, connected, group, hopsUs, longestStage, medianOf, part, PARTS, type PartName, type Side, type StagedRequest, type StagesGroup, type StagesPart, type StagesResult } from './report.ts';
 
@@ -277,7 +277,7 @@ export const hints: Record<string, string> = {
   fresh: 'a request with Connection: close should open its own connection and see it closed after finish; did the client reuse a connection?',
   'keep-alive': 'on a kept-alive connection only the first request connects; did the server or the client close it between requests (Connection: close, a keep-alive timeout shorter than the gap)?',
   builtin: "the kit's balancer keeps its upstream connections alive, adds a second pair of hops, and with --stages stamps its own stages between the client's and the server's; was it started with --keepalive off or without --stages, or did the direct run go through a proxy too?",
-  nginx: 'nginx keeps upstream connections only with keepalive in its upstream block and HTTP/1.1 to the upstream (servers/lib/nginx-config.ts)',
+  nginx: 'nginx keeps upstream connections only with keepalive in its upstream block and HTTP/1.1 to the upstream (servers/lib/balancer/nginx-config.ts)',
   blocking: 'with scryptSync nothing reads the light request until the heavy scrypt ends; if it was parsed earlier, the heavy request was too short (a small --cost) or did not reach the server first',
   pooled: 'with crypto.scrypt the event loop stays free, so the light request is parsed at once; if not, something else blocked the loop',
   backpressure: "the export waits for 'drain' when write() returns false, so its handler lasts until the last chunk is taken; a reader as fast as the export (a large --read-mib-s), or a body smaller than the kernel's socket buffers, keeps those waits short",

@@ -9,7 +9,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { probeCgroup, releaseCgroup } from '../../servers/lib/cpu-quota.ts';
+import { probeCgroup, releaseCgroup } from '../../servers/lib/cpu/quota.ts';
 import { assertAllGone, classSave, childrenOf, expectedShape, failedLines, failOnWarnings, runScript, skipUnless, spawnScript } from '../helpers.ts';
 
 failOnWarnings();

@@ -9,8 +9,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { main } from '../../measure/rollup.ts';
-import { LESSONS } from '../../measure/lib/lessons.ts';
-import { toolVersions } from '../../measure/lib/machine.ts';
+import { LESSONS } from '../../measure/lib/harness/lessons.ts';
+import { toolVersions } from '../../measure/lib/machine/machine.ts';
 import { failOnWarnings, runMainInProcess } from '../helpers.ts';
 
 failOnWarnings();

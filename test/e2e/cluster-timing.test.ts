@@ -5,9 +5,9 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { isEvent } from '../../servers/lib/cluster-messages.ts';
-import { Lab } from '../../measure/lib/lab.ts';
-import { probe } from '../../measure/lib/probe.ts';
+import { isEvent } from '../../servers/lib/cluster/messages.ts';
+import { Lab } from '../../measure/lib/process/lab.ts';
+import { probe } from '../../measure/lib/load/probe.ts';
 import { replacedMsg, startCluster as startIn, workerPids } from '../fixtures/cluster.ts';
 import { pidAlive } from '../../lib/terminate.ts';
 import { pollUntil } from '../../lib/wait.ts';

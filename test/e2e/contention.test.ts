@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ContentionMonitor, MIN_INTERVAL_MS, otherCpu, takeSnapshot } from '../../measure/lib/contention.ts';
+import { ContentionMonitor, MIN_INTERVAL_MS, otherCpu, takeSnapshot } from '../../measure/lib/machine/contention.ts';
 import { readStat } from '../../lib/proc.ts';
 import { pidAlive, waitUntilGone } from '../../lib/terminate.ts';
 import { pollUntil } from '../../lib/wait.ts';

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { busiestPrograms, ContentionMonitor, otherCpu, takeSnapshot } from '../../measure/lib/contention.ts';
+import { busiestPrograms, ContentionMonitor, otherCpu, takeSnapshot } from '../../measure/lib/machine/contention.ts';
 import { failOnWarnings, spawnOwned } from '../helpers.ts';
 
 failOnWarnings();

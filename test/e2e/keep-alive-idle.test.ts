@@ -6,8 +6,8 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { Lab } from '../../measure/lib/lab.ts';
-import { retriesOf, startBalancer, startReplicas } from '../../measure/lib/topology.ts';
+import { Lab } from '../../measure/lib/process/lab.ts';
+import { retriesOf, startBalancer, startReplicas } from '../../measure/lib/process/topology.ts';
 import { failOnWarnings, balancersToTest } from '../helpers.ts';
 
 failOnWarnings();

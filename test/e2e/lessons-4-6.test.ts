@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import os from 'node:os';
-import { BALANCED_EXPERIMENTS, LESSONS } from '../../measure/lib/lessons.ts';
+import { BALANCED_EXPERIMENTS, LESSONS } from '../../measure/lib/harness/lessons.ts';
 import { readStat } from '../../lib/proc.ts';
 import { createInterface } from 'node:readline';
 import { pollUntil } from '../../lib/wait.ts';

@@ -8,12 +8,12 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { Lab } from '../../measure/lib/lab.ts';
-import { startLoad } from '../../measure/lib/load.ts';
-import { probeCgroup, releaseCgroup } from '../../servers/lib/cpu-quota.ts';
-import type { WorkerThrottle } from '../../servers/lib/cluster-messages.ts';
+import { Lab } from '../../measure/lib/process/lab.ts';
+import { startLoad } from '../../measure/lib/load/load.ts';
+import { probeCgroup, releaseCgroup } from '../../servers/lib/cpu/quota.ts';
+import type { WorkerThrottle } from '../../servers/lib/cluster/messages.ts';
 import { cpuTicks, failOnWarnings } from '../helpers.ts';
-import { isEvent, type AutoscaleEvent } from '../../servers/lib/cluster-messages.ts';
+import { isEvent, type AutoscaleEvent } from '../../servers/lib/cluster/messages.ts';
 
 failOnWarnings();
 const lab = new Lab();

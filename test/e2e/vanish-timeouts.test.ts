@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { parseAccessLine } from '../../servers/lib/access-log.ts';
-import { Lab } from '../../measure/lib/lab.ts';
-import { probe } from '../../measure/lib/probe.ts';
-import { retriesOf, startBalancer, startReplicas } from '../../measure/lib/topology.ts';
+import { parseAccessLine } from '../../servers/lib/balancer/access-log.ts';
+import { Lab } from '../../measure/lib/process/lab.ts';
+import { probe } from '../../measure/lib/load/probe.ts';
+import { retriesOf, startBalancer, startReplicas } from '../../measure/lib/process/topology.ts';
 import { failOnWarnings, balancersToTest } from '../helpers.ts';
 import { vanish } from '../fixtures/vanish.ts';
 

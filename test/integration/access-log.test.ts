@@ -7,11 +7,11 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { accessLogPath } from '../../servers/lib/upstreams.ts';
-import { formatAccessLine, parseAccessLine, summarizeAccessLog, type AccessEntry } from '../../servers/lib/access-log.ts';
-import { Lab } from '../../measure/lib/lab.ts';
-import { probe } from '../../measure/lib/probe.ts';
-import { retriesOf, startBalancer, startReplicas } from '../../measure/lib/topology.ts';
+import { accessLogPath } from '../../servers/lib/balancer/upstreams.ts';
+import { formatAccessLine, parseAccessLine, summarizeAccessLog, type AccessEntry } from '../../servers/lib/balancer/access-log.ts';
+import { Lab } from '../../measure/lib/process/lab.ts';
+import { probe } from '../../measure/lib/load/probe.ts';
+import { retriesOf, startBalancer, startReplicas } from '../../measure/lib/process/topology.ts';
 import { failOnWarnings, balancersToTest } from '../helpers.ts';
 
 failOnWarnings();

@@ -4,12 +4,12 @@
 // end-to-end tier: test/e2e/quota-precision.test.ts.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Lab } from '../../measure/lib/lab.ts';
-import type { ServerProcess } from '../../measure/lib/launch.ts';
-import { startLoad } from '../../measure/lib/load.ts';
-import { probe } from '../../measure/lib/probe.ts';
+import { Lab } from '../../measure/lib/process/lab.ts';
+import type { ServerProcess } from '../../measure/lib/process/launch.ts';
+import { startLoad } from '../../measure/lib/load/load.ts';
+import { probe } from '../../measure/lib/load/probe.ts';
 import { failOnWarnings, runScript } from '../helpers.ts';
-import { isEvent, type AutoscaleEvent } from '../../servers/lib/cluster-messages.ts';
+import { isEvent, type AutoscaleEvent } from '../../servers/lib/cluster/messages.ts';
 import type { SearchAnswer, TokenAnswer } from '../../servers/contracts.ts';
 
 failOnWarnings();

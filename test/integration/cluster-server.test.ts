@@ -5,8 +5,8 @@
 // test/e2e/cluster-timing.test.ts.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Lab } from '../../measure/lib/lab.ts';
-import { probe } from '../../measure/lib/probe.ts';
+import { Lab } from '../../measure/lib/process/lab.ts';
+import { probe } from '../../measure/lib/load/probe.ts';
 import { replacedMsg, startCluster as startIn, workerPids } from '../fixtures/cluster.ts';
 import { pidAlive } from '../../lib/terminate.ts';
 import { assertAllGone, childrenOf, failOnWarnings, holdPort, runScript } from '../helpers.ts';

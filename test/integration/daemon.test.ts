@@ -1,11 +1,11 @@
-// Proves servers/lib/daemon.ts, which runs nginx, redis-server and PostgreSQL for the kit, with a
+// Proves servers/lib/serve/daemon.ts, which runs nginx, redis-server and PostgreSQL for the kit, with a
 // stand-in program: the ready line once it answers; a stop in two steps (its own signal, then
 // SIGKILL after the grace period); a taken port named as such; any other exit quoted in the
 // program's words; and a start that never answers stopped, not left running.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { Lab } from '../../measure/lib/lab.ts';
+import { Lab } from '../../measure/lib/process/lab.ts';
 import { pidAlive } from '../../lib/terminate.ts';
 import { failOnWarnings, ROOT, runScript } from '../helpers.ts';
 

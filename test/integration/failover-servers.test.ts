@@ -9,12 +9,12 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { Lab } from '../../measure/lib/lab.ts';
-import type { ServerProcess } from '../../measure/lib/launch.ts';
-import { probe } from '../../measure/lib/probe.ts';
-import { retriesOf, startBalancer, startReplicas, type Replica } from '../../measure/lib/topology.ts';
+import { Lab } from '../../measure/lib/process/lab.ts';
+import type { ServerProcess } from '../../measure/lib/process/launch.ts';
+import { probe } from '../../measure/lib/load/probe.ts';
+import { retriesOf, startBalancer, startReplicas, type Replica } from '../../measure/lib/process/topology.ts';
 import { pollUntil } from '../../lib/wait.ts';
-import { STOP_LINE, stopFields } from '../../servers/lib/drain.ts';
+import { STOP_LINE, stopFields } from '../../servers/lib/serve/drain.ts';
 import { failOnWarnings, holdPort, balancersToTest } from '../helpers.ts';
 import type { BalancerStats, ReplicaStats } from '../../servers/contracts.ts';
 

@@ -5,12 +5,12 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
-import { Lab } from '../../measure/lib/lab.ts';
+import { Lab } from '../../measure/lib/process/lab.ts';
 import { createLatencyHistogram, median, recordMs, summarize } from '../../results/report/latency.ts';
-import { runLoad } from '../../measure/lib/load.ts';
+import { runLoad } from '../../measure/lib/load/load.ts';
 import { colorEnabled } from '../../results/report/format.ts';
-import { probe } from '../../measure/lib/probe.ts';
-import { Progress } from '../../measure/lib/progress.ts';
+import { probe } from '../../measure/lib/load/probe.ts';
+import { Progress } from '../../measure/lib/harness/progress.ts';
 import { pidAlive } from '../../lib/terminate.ts';
 import { assertAllGone, failOnWarnings, portFree, ROOT, spawnOwned } from '../helpers.ts';
 

@@ -4,9 +4,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { Lab } from '../../measure/lib/lab.ts';
-import type { ServerProcess } from '../../measure/lib/launch.ts';
-import { probe } from '../../measure/lib/probe.ts';
+import { Lab } from '../../measure/lib/process/lab.ts';
+import type { ServerProcess } from '../../measure/lib/process/launch.ts';
+import { probe } from '../../measure/lib/load/probe.ts';
 import { failOnWarnings, holdPort, runScript } from '../helpers.ts';
 import type { Book, ErrorBody, LoanServiceStats, VerifyAnswer } from '../../servers/contracts.ts';
 

@@ -7,10 +7,10 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Lab } from '../../measure/lib/lab.ts';
-import { probe } from '../../measure/lib/probe.ts';
-import { startReplicas } from '../../measure/lib/topology.ts';
-import { acceptsErrorLogSwitch, findNginx, nginxErrorLines, nginxVersion } from '../../servers/lib/nginx-config.ts';
+import { Lab } from '../../measure/lib/process/lab.ts';
+import { probe } from '../../measure/lib/load/probe.ts';
+import { startReplicas } from '../../measure/lib/process/topology.ts';
+import { acceptsErrorLogSwitch, findNginx, nginxErrorLines, nginxVersion } from '../../servers/lib/balancer/nginx-config.ts';
 import { failOnWarnings, skipUnless } from '../helpers.ts';
 import type { Whoami } from '../../servers/contracts.ts';
 

@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Lab } from '../../measure/lib/lab.ts';
-import { startPostgres } from '../../measure/lib/postgres.ts';
-import { probe, probeOk } from '../../measure/lib/probe.ts';
-import { startReplicas } from '../../measure/lib/topology.ts';
-import { findPostgres } from '../../servers/lib/postgres-binary.ts';
+import { Lab } from '../../measure/lib/process/lab.ts';
+import { startPostgres } from '../../measure/lib/process/postgres.ts';
+import { probe, probeOk } from '../../measure/lib/load/probe.ts';
+import { startReplicas } from '../../measure/lib/process/topology.ts';
+import { findPostgres } from '../../servers/lib/state/postgres-binary.ts';
 import { assertAllGone, childrenOf, failOnWarnings, holdPort, runScript, skipUnless } from '../helpers.ts';
 import type { ReplicaStats, UserRow } from '../../servers/contracts.ts';
 

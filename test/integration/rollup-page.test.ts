@@ -14,7 +14,7 @@ import { main as rollupMain } from '../../measure/rollup.ts';
 import { main as checkMain } from '../../measure/check-exercise.ts';
 import { shape as blockingShape } from '../../results/blocking/report.ts';
 import { blockingResult, clusterResult, MACHINE, poolResult } from '../fixtures/results.ts';
-import { loadExperiment } from '../../measure/lib/experiments.ts';
+import { loadExperiment } from '../../measure/lib/harness/experiments.ts';
 import { failOnWarnings, runMainInProcess, screenshotPath } from '../helpers.ts';
 import { noBrowser } from '../traffic-lab-helpers.ts';
 import { launchChromium } from '../../web/browser.ts';

@@ -1,4 +1,4 @@
-// Proves the state stores' contract (servers/lib/state.ts) with one suite run against each store —
+// Proves the state stores' contract (servers/lib/state/stores.ts) with one suite run against each store —
 // memory, SQLite and a real Redis started for the test — and that the shared ones stay exact when
 // several processes increment the same counter at once; and the signed session token: a good one
 // names its member, a tampered, expired or malformed one is no session and never a crash.
@@ -8,10 +8,10 @@ import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Lab } from '../../measure/lib/lab.ts';
+import { Lab } from '../../measure/lib/process/lab.ts';
 import { pollUntil } from '../../lib/wait.ts';
-import { memoryStore, openStore, sqliteStore, type StateStore, type StoreKind } from '../../servers/lib/state.ts';
-import { createToken, verifyToken } from '../../servers/lib/session-token.ts';
+import { memoryStore, openStore, sqliteStore, type StateStore, type StoreKind } from '../../servers/lib/state/stores.ts';
+import { createToken, verifyToken } from '../../servers/lib/state/session-token.ts';
 import { failOnWarnings, skipUnless, ROOT } from '../helpers.ts';
 
 failOnWarnings();

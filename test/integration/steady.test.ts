@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { DisturbanceHistory, measureSteadily, STEP_BUSY_CORES, STEP_TRIES } from '../../measure/lib/steady.ts';
+import { DisturbanceHistory, measureSteadily, STEP_BUSY_CORES, STEP_TRIES } from '../../measure/lib/machine/steady.ts';
 
 /** A fake reading of other programs' CPU: each try sees the next of `cores`. */
 function fake(cores: (number | undefined)[]) {

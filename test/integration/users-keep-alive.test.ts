@@ -4,9 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { router, listen } from '../../servers/lib/http.ts';
-import { workloadRoutes } from '../../servers/lib/workload-routes.ts';
-import { startUsers } from '../../measure/lib/users.ts';
+import { router, listen } from '../../servers/lib/serve/http.ts';
+import { workloadRoutes } from '../../servers/lib/cluster/workload-routes.ts';
+import { startUsers } from '../../measure/lib/load/users.ts';
 import { failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();

@@ -5,9 +5,9 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { Lab } from '../../measure/lib/lab.ts';
-import { probe } from '../../measure/lib/probe.ts';
-import { startReplicas } from '../../measure/lib/topology.ts';
+import { Lab } from '../../measure/lib/process/lab.ts';
+import { probe } from '../../measure/lib/load/probe.ts';
+import { startReplicas } from '../../measure/lib/process/topology.ts';
 import { assertAllGone, failOnWarnings } from '../helpers.ts';
 import { vanish } from '../fixtures/vanish.ts';
 

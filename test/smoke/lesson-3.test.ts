@@ -6,7 +6,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createInterface } from 'node:readline';
-import { LESSONS } from '../../measure/lib/lessons.ts';
+import { LESSONS } from '../../measure/lib/harness/lessons.ts';
 import { pollUntil } from '../../lib/wait.ts';
 import { assertShapeOutput, classSave, assertAllGone, childrenOf, failOnWarnings, holdPort, portFree, runInProcess, runScript, spawnScript } from '../helpers.ts';
 

@@ -6,8 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decide, DEFAULT_HPA, initialHpaState, validateHpaConfig, type HpaConfig, type WorkerSample } from '../../core/hpa.ts';
-import { parseCpuStat, utilizationFrom, type CpuSample } from '../../servers/lib/cpu-quota.ts';
-import { periodStep, throttleStep } from '../../servers/lib/cpu-throttle.ts';
+import { parseCpuStat, utilizationFrom, type CpuSample } from '../../servers/lib/cpu/quota.ts';
+import { periodStep, throttleStep } from '../../servers/lib/cpu/throttle.ts';
 import { failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();

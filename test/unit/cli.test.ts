@@ -6,7 +6,7 @@ import { defineCommand, helpText, intFlag, nearestFlag, parseFlags } from '../..
 import { assertNodeVersion, describeError, exitCodeFor, KitError } from '../../lib/errors.ts';
 import { formatReady, parseReady } from '../../lib/ready.ts';
 import { commandMain, runMain } from '../../lib/entry.ts';
-import { formatCost, HEAVY_COST, maxmemFor, memoryFor, parseCost } from '../../servers/lib/scrypt-cost.ts';
+import { formatCost, HEAVY_COST, maxmemFor, memoryFor, parseCost } from '../../servers/lib/cpu/scrypt-cost.ts';
 import { failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();

@@ -6,8 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import cluster, { type Worker } from 'node:cluster';
-import { QuotaDelivery } from '../../servers/lib/cluster-quota.ts';
-import { Supervisor } from '../../servers/lib/cluster-supervisor.ts';
+import { QuotaDelivery } from '../../servers/lib/cluster/quota.ts';
+import { Supervisor } from '../../servers/lib/cluster/supervisor.ts';
 
 const workers = cluster.workers as Record<string, Worker>;
 

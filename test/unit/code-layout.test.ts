@@ -12,6 +12,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { failOnWarnings, ROOT } from '../helpers.ts';
+import { EXPERIMENTS } from '../../measure/lib/harness/experiments.ts';
 
 failOnWarnings();
 
@@ -140,7 +141,7 @@ export function importCycles(graph: Map<string, string[]>): string[][] {
 
 /**
  * Scripts loaded by name, not by an import: measure/<experiment>.ts's `experiment`, which
- * measure/lib/experiments.ts imports with a path built from the experiment's name.
+ * measure/lib/harness/experiments.ts imports with a path built from the experiment's name.
  */
 const LOADED_BY_NAME: readonly [RegExp, string][] = [[/^measure\/[^/]+\.ts$/, 'experiment']];
 
@@ -201,10 +202,61 @@ export function unusedExports(files: Record<string, string>): string[] {
   return problems;
 }
 
+/** The most files and folders one source folder holds before it is split by topic. */
+const MAX_FOLDER_ENTRIES = 20;
+/**
+ * measure/ holds the commands a student runs by name (one per experiment, and the class's tools),
+ * so it is as long as that list, not split.
+ */
+const FLAT_BY_DESIGN = new Set(['measure']);
+/** The topics of the folders that hold only topic folders, each with what goes there. */
+const TOPICS: Record<string, readonly string[]> = {
+  // harness: running an experiment; machine: how busy the machine is; process: starting servers;
+  // load: sending requests; class: comparing, grading and rolling up students' runs.
+  'measure/lib': ['harness', 'machine', 'process', 'load', 'class'],
+  // serve: listening, draining, daemons; balancer: the kit's balancer and nginx's config;
+  // cluster: node:cluster primaries and workers; cpu: quotas and CPU work; state: stores and
+  // databases; stages: lesson 9's stamps.
+  'servers/lib': ['serve', 'balancer', 'cluster', 'cpu', 'state', 'stages'],
+  // report: what every experiment's report shares; every other folder is one experiment's.
+  results: ['report', '<experiment>'],
+};
+
+/**
+ * What is wrong with the folders `entries` lists (folder -> its files and subfolders): one over
+ * MAX_FOLDER_ENTRIES, a file loose in a topic-only folder, or a subfolder that is not one of its
+ * topics (`<experiment>`: any name in `experiments`).
+ */
+export function folderProblems(entries: Record<string, { files: string[]; folders: string[] }>, experiments: readonly string[]): string[] {
+  const problems: string[] = [];
+  for (const [dir, { files, folders }] of Object.entries(entries)) {
+    const n = files.length + folders.length;
+    if (n > MAX_FOLDER_ENTRIES && !FLAT_BY_DESIGN.has(dir)) problems.push(`${dir} holds ${n} entries, over ${MAX_FOLDER_ENTRIES}: split it by topic`);
+    const topics = TOPICS[dir];
+    if (!topics) continue;
+    for (const f of files) problems.push(`${dir}/${f} is loose: put it in one of the topics (${topics.join(', ')})`);
+    for (const f of folders) if (!topics.includes(f) && !(topics.includes('<experiment>') && experiments.includes(f))) problems.push(`${dir}/${f} is not a topic of ${dir} (${topics.join(', ')})`);
+  }
+  return problems;
+}
+
+/** Every folder below the source layers, with its .ts files and its subfolders. */
+function sourceFolders(): Record<string, { files: string[]; folders: string[] }> {
+  const out: Record<string, { files: string[]; folders: string[] }> = {};
+  const walk = (dir: string) => {
+    const entries = readdirSync(path.join(ROOT, dir), { withFileTypes: true });
+    const folders = entries.filter((e) => e.isDirectory()).map((e) => e.name);
+    out[dir] = { files: entries.filter((e) => e.isFile() && e.name.endsWith('.ts')).map((e) => e.name), folders };
+    for (const f of folders) walk(`${dir}/${f}`);
+  };
+  for (const layer of Object.keys(LAYERS)) walk(layer);
+  return out;
+}
+
 /** The folders of test/ whose *.test.ts files the Makefile runs, each in its tier. */
 const TEST_TIERS = ['unit', 'integration', 'smoke', 'e2e'];
 /** Modules a unit test may not import: each starts processes, servers or browsers. */
-const STARTS_PROCESSES = ['node:child_process', 'measure/lib/lab.ts', 'measure/lib/launch.ts', 'measure/lib/topology.ts', 'test/traffic-lab-helpers.ts', 'test/other-browsers.ts', 'web/browser.ts', 'playwright-core', 'puppeteer-core', 'selenium-webdriver'];
+const STARTS_PROCESSES = ['node:child_process', 'measure/lib/process/lab.ts', 'measure/lib/process/launch.ts', 'measure/lib/process/topology.ts', 'test/traffic-lab-helpers.ts', 'test/other-browsers.ts', 'web/browser.ts', 'playwright-core', 'puppeteer-core', 'selenium-webdriver'];
 /** test/helpers.ts's functions that start a process or run an experiment. */
 const STARTING_HELPERS = ['runScript', 'runInProcess', 'spawnOwned', 'spawnScript'];
 
@@ -257,10 +309,10 @@ test('every test file is in a tier\'s folder; no unit test starts a process or h
 
 test('the tier checks find a test outside the tiers, and a unit test that starts a process or imports a file-level hook', () => {
   assert.deepEqual(untieredTests(['test/a.test.ts', 'test/unit/b.test.ts', 'test/unit/deep/c.test.ts', 'test/slow/d.test.ts', 'test/helpers.ts']), ['test/a.test.ts', 'test/unit/deep/c.test.ts', 'test/slow/d.test.ts']);
-  const text = "import { spawn } from 'node:child_process';\nimport { Lab } from '../../measure/lib/lab.ts';\nimport { failOnWarnings, runScript } from '../helpers.ts';\nimport { LESSONS } from '../../measure/lib/lessons.ts';\n";
+  const text = "import { spawn } from 'node:child_process';\nimport { Lab } from '../../measure/lib/process/lab.ts';\nimport { failOnWarnings, runScript } from '../helpers.ts';\nimport { LESSONS } from '../../measure/lib/harness/lessons.ts';\n";
   assert.deepEqual(unitProblems('test/unit/x.test.ts', text), [
     'test/unit/x.test.ts imports node:child_process, which starts processes',
-    'test/unit/x.test.ts imports ../../measure/lib/lab.ts, which starts processes',
+    'test/unit/x.test.ts imports ../../measure/lib/process/lab.ts, which starts processes',
     'test/unit/x.test.ts imports runScript, which starts a process or runs an experiment',
   ]);
   assert.deepEqual(unitProblems('test/unit/x.test.ts', "import { failOnWarnings, usageInProcess } from '../helpers.ts';\n"), []);
@@ -321,6 +373,26 @@ test('the export check finds a dead export and a file-local one, and counts ever
   assert.deepEqual(unusedExports({ ...files, 'test/unit/f.test.ts': '' }), ['lib/a.ts dead', 'lib/a.ts local', 'lib/a.ts Y', 'lib/b.ts X', 'measure/e.ts other']);
 });
 
+test(`no source folder over ${MAX_FOLDER_ENTRIES} entries; measure/lib, servers/lib and results/ hold only their topics`, () => {
+  assert.deepEqual(folderProblems(sourceFolders(), EXPERIMENTS), []);
+});
+
+test('the folder check finds a long folder, a loose file, an unknown topic, and knows an experiment', () => {
+  const many = Array.from({ length: 21 }, (_, i) => `f${i}.ts`);
+  const entries = {
+    sim: { files: many, folders: [] },
+    measure: { files: many, folders: ['lib'] },
+    'servers/lib': { files: ['http.ts'], folders: ['serve', 'misc'] },
+    results: { files: [], folders: ['report', 'cluster', 'nonsense'] },
+  };
+  assert.deepEqual(folderProblems(entries, ['cluster']), [
+    'sim holds 21 entries, over 20: split it by topic',
+    'servers/lib/http.ts is loose: put it in one of the topics (serve, balancer, cluster, cpu, state, stages)',
+    'servers/lib/misc is not a topic of servers/lib (serve, balancer, cluster, cpu, state, stages)',
+    'results/nonsense is not a topic of results (report, <experiment>)',
+  ]);
+});
+
 test('the core check finds an outside import, a Node module, a package, a global, the clock and Math.random', () => {
   const text = [
     "import { a } from './policies.ts';",
@@ -351,8 +423,8 @@ test('the checks find a long file, a long function, an arrow function and a forb
   assert.match(found[1]!, /servers\/a\.ts:1 big has 84 lines/);
   assert.match(found[2]!, /a function has 83 lines/);
   assert.deepEqual(sizeProblems('servers/a.ts', 'function small() {\n  return 1;\n}\n'), []);
-  assert.deepEqual(layerProblems(path.join('sim', 'x', 'a.ts'), "import { Lab } from '../../measure/lib/lab.ts';\nimport { c } from '../../results/report/format.ts';\n"), [
-    `${path.join('sim', 'x', 'a.ts')} imports ../../measure/lib/lab.ts (sim may use sim, lib, core, servers, results)`,
+  assert.deepEqual(layerProblems(path.join('sim', 'x', 'a.ts'), "import { Lab } from '../../measure/lib/process/lab.ts';\nimport { c } from '../../results/report/format.ts';\n"), [
+    `${path.join('sim', 'x', 'a.ts')} imports ../../measure/lib/process/lab.ts (sim may use sim, lib, core, servers, results)`,
   ]);
   assert.deepEqual(layerProblems(path.join('servers', 'a.ts'), "export { x } from '../results/shape.ts';\n"), [`${path.join('servers', 'a.ts')} imports ../results/shape.ts (servers may use servers, lib, core)`]);
   assert.deepEqual(layerProblems(path.join('measure', 'a.ts'), "import { x } from '../sim/engine.ts';\n"), []);

@@ -6,10 +6,10 @@
 // test/e2e/contention.test.ts and test/e2e/cpu-source.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { busiestPrograms, otherCpu, type CpuSnapshot } from '../../measure/lib/contention.ts';
+import { busiestPrograms, otherCpu, type CpuSnapshot } from '../../measure/lib/machine/contention.ts';
 import { cpuSource, parsePs, parsePsTime, programName, readStat, type ProcStat } from '../../lib/proc.ts';
 import { busyMachineCaveat, machineCaption } from '../../results/report/format.ts';
-import { renderComparison } from '../../measure/lib/experiment.ts';
+import { renderComparison } from '../../measure/lib/harness/experiment.ts';
 import { compareShape } from '../../results/report/shape.ts';
 import { MACHINE } from '../fixtures/results.ts';
 import { failOnWarnings } from '../helpers.ts';

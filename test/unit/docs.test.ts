@@ -1,13 +1,13 @@
-// Proves the course's pieces agree: every lesson in measure/lib/lessons.ts has its text, its Makefile
+// Proves the course's pieces agree: every lesson in measure/lib/harness/lessons.ts has its text, its Makefile
 // target, its README row and, per experiment, a script and an expected-output file; and nothing
 // exists that no lesson names.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { LESSONS } from '../../measure/lib/lessons.ts';
-import { EXERCISES, lessonExercises } from '../../measure/lib/exercises.ts';
-import { NUMBER_ANSWERS } from '../../measure/lib/exercise-numbers.ts';
+import { LESSONS } from '../../measure/lib/harness/lessons.ts';
+import { EXERCISES, lessonExercises } from '../../measure/lib/class/exercises.ts';
+import { NUMBER_ANSWERS } from '../../measure/lib/class/exercise-numbers.ts';
 import { ERROR_CODES, EXIT } from '../../lib/errors.ts';
 import { failOnWarnings, ROOT } from '../helpers.ts';
 
@@ -110,7 +110,7 @@ function lessonRefProblems(ref: string): string[] {
 }
 
 test('every experiment has --predict questions, and each names a lesson section that exists', async () => {
-  const { loadExperiment } = await import('../../measure/lib/experiments.ts');
+  const { loadExperiment } = await import('../../measure/lib/harness/experiments.ts');
   for (const name of new Set(experiments)) {
     const questions = (await loadExperiment(name)).report.predictions ?? [];
     assert.ok(questions.length > 0, `${name} has no --predict questions`);
@@ -135,7 +135,7 @@ function measureIdPatterns(): RegExp[] {
 }
 
 test('every --predict question is settled by a measure id that results/ reports', async () => {
-  const { loadExperiment } = await import('../../measure/lib/experiments.ts');
+  const { loadExperiment } = await import('../../measure/lib/harness/experiments.ts');
   const patterns = measureIdPatterns();
   assert.ok(patterns.length >= 30, `${patterns.length} measure ids found`);
   const known = (id: string) => patterns.some((p) => p.test(id));
@@ -190,7 +190,7 @@ test('the README says how to set up each OS, and what the cgroup quota needs as 
   assert.match(setup, /not under `\/mnt\/c`/, 'WSL2: clone inside the Linux home');
   assert.match(setup, /KIT_ERR_NEEDS_WSL/, 'native Windows: what happens there');
   for (const tool of ['nginx', 'redis-server', 'PostgreSQL', 'Chromium']) assert.match(setup, new RegExp(`^\\| ${tool}`, 'm'), `which lessons need ${tool}`);
-  // servers/lib/cpu-quota.ts probes the top of /sys/fs/cgroup only, which needs root.
+  // servers/lib/cpu/quota.ts probes the top of /sys/fs/cgroup only, which needs root.
   for (const text of [readme, read('lessons/08-autoscaling.md')]) assert.doesNotMatch(text, /delegated/);
   assert.match(readme, /cgroup when it may create one at the top of `\/sys\/fs\/cgroup`\s+\(Linux, run as root/);
 });

@@ -4,10 +4,10 @@
 // this file runs beside the other unit tests; the spawned scripts are checked in test/smoke/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LESSONS } from '../../measure/lib/lessons.ts';
+import { LESSONS } from '../../measure/lib/harness/lessons.ts';
 import { main as lessonMain } from '../../measure/lesson.ts';
-import { findNginx } from '../../servers/lib/nginx-config.ts';
-import { findRedis } from '../../servers/lib/redis-binary.ts';
+import { findNginx } from '../../servers/lib/balancer/nginx-config.ts';
+import { findRedis } from '../../servers/lib/state/redis-binary.ts';
 import { failOnWarnings, runMainInProcess, usageInProcess } from '../helpers.ts';
 
 failOnWarnings();

@@ -17,8 +17,8 @@ import {
   retryLine,
   startProbe,
 } from '../../core/failover.ts';
-import { NGINX_KEEPALIVE, nginxRetryLine } from '../../servers/lib/nginx-config.ts';
-import { UPSTREAM_IDLE_MS } from '../../servers/lib/upstreams.ts';
+import { NGINX_KEEPALIVE, nginxRetryLine } from '../../servers/lib/balancer/nginx-config.ts';
+import { UPSTREAM_IDLE_MS } from '../../servers/lib/balancer/upstreams.ts';
 import { failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();

@@ -3,7 +3,7 @@
 // name the flag. The real runs are in test/e2e/fidelity.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newTally, setupError, tallyRun } from '../../measure/lib/fidelity.ts';
+import { newTally, setupError, tallyRun } from '../../measure/lib/class/fidelity.ts';
 import { expectedShape, failOnWarnings, runMainInProcess } from '../helpers.ts';
 import { main as fidelityMain } from '../../measure/fidelity.ts';
 

@@ -1,10 +1,10 @@
-// A load's lead-in left out of its result (measure/lib/lead-in.ts): the timeline starts after it,
+// A load's lead-in left out of its result (measure/lib/load/lead-in.ts): the timeline starts after it,
 // renumbered from 0; the counts and the throughput are the measured part's; the latency is the
 // settled part's, which starts where the lead-in ends.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { withoutLeadIn } from '../../measure/lib/lead-in.ts';
-import type { LoadResult } from '../../measure/lib/load.ts';
+import { withoutLeadIn } from '../../measure/lib/load/lead-in.ts';
+import type { LoadResult } from '../../measure/lib/load/load.ts';
 import type { TimelineSecond } from '../../results/report/timeline.ts';
 import { failOnWarnings } from '../helpers.ts';
 

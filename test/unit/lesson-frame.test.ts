@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { LESSONS } from '../../measure/lib/lessons.ts';
+import { LESSONS } from '../../measure/lib/harness/lessons.ts';
 import { failOnWarnings, ROOT } from '../helpers.ts';
 
 failOnWarnings();

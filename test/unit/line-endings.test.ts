@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT } from '../../measure/lib/paths.ts';
+import { ROOT } from '../../measure/lib/harness/paths.ts';
 
 /** The attribute lines of .gitattributes, comments and blank lines left out. */
 function attributes(): string[][] {

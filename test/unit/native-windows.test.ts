@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ERROR_CODES } from '../../lib/errors.ts';
 import { kitPlatform } from '../../lib/platform.ts';
-import { LESSONS } from '../../measure/lib/lessons.ts';
+import { LESSONS } from '../../measure/lib/harness/lessons.ts';
 import { main as lessonMain } from '../../measure/lesson.ts';
 import { main as fidelityMain } from '../../measure/fidelity.ts';
 import { main as compareMain } from '../../measure/compare.ts';

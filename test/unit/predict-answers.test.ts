@@ -4,9 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { choiceIndex, grade, parseAnswers, renderPredictions, type Question } from '../../results/report/predictions.ts';
-import { normalizePredictFlag } from '../../measure/lib/predict.ts';
-import { LESSONS } from '../../measure/lib/lessons.ts';
-import { loadExperiment } from '../../measure/lib/experiments.ts';
+import { normalizePredictFlag } from '../../measure/lib/harness/predict.ts';
+import { LESSONS } from '../../measure/lib/harness/lessons.ts';
+import { loadExperiment } from '../../measure/lib/harness/experiments.ts';
 import { failOnWarnings, usageInProcess } from '../helpers.ts';
 
 failOnWarnings();

@@ -7,7 +7,7 @@ import { caveats, growthVerdict, notShown, plateauVerdict, render, shape } from 
 import { CANNOT_SHOW, compareShape } from '../../results/report/shape.ts';
 import { poolResult, step } from '../fixtures/results.ts';
 import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';
-import { sweepConnections } from '../../measure/lib/sweep.ts';
+import { sweepConnections } from '../../measure/lib/load/sweep.ts';
 
 failOnWarnings();
 const expected = expectedShape('pool');

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT } from '../../measure/lib/paths.ts';
+import { ROOT } from '../../measure/lib/harness/paths.ts';
 
 /** The shell scripts of the kit, relative to ROOT. */
 const SCRIPTS = ['.ci/run'];

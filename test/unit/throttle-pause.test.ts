@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Worker } from 'node:cluster';
-import { QuotaDelivery } from '../../servers/lib/cluster-quota.ts';
+import { QuotaDelivery } from '../../servers/lib/cluster/quota.ts';
 
 /** A stand-in cluster worker: `kill` records the signal, or throws as on native Windows. */
 function standIn(id: number, windows: boolean): { worker: Worker; signals: string[] } {

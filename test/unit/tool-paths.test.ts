@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { findNginx, nginxDirs } from '../../servers/lib/nginx-config.ts';
-import { findPostgres, postgresDirs } from '../../servers/lib/postgres-binary.ts';
-import { findRedis, redisDirs } from '../../servers/lib/redis-binary.ts';
+import { findNginx, nginxDirs } from '../../servers/lib/balancer/nginx-config.ts';
+import { findPostgres, postgresDirs } from '../../servers/lib/state/postgres-binary.ts';
+import { findRedis, redisDirs } from '../../servers/lib/state/redis-binary.ts';
 
 /** A fresh folder standing for `/`, with an executable file at each of `files` (paths from the root); removed after the test. */
 function fakeRoot(t: { after: (fn: () => void) => void }, files: string[]): string {

@@ -1,8 +1,8 @@
-// The virtual users' think pauses (measure/lib/users.ts): exponential, so users that one saturated
+// The virtual users' think pauses (measure/lib/load/users.ts): exponential, so users that one saturated
 // worker served side by side do not come back together in waves.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { THINK_CAP, thinkPauseMs } from '../../measure/lib/users.ts';
+import { THINK_CAP, thinkPauseMs } from '../../measure/lib/load/users.ts';
 import { failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();

@@ -1,4 +1,0 @@
-/** Lesson 2's exercises that a run can check (measure/lib/exercises.ts). */
-import type { ExerciseCheck } from '../exercises.ts';
-
-export const LESSON_2: readonly ExerciseCheck[] = [];

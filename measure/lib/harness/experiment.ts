@@ -1,0 +1,281 @@
+/**
+ * The entry point every experiment shares: flags and --help, one Lab for the run, cleanup on
+ * success, failure, SIGINT and SIGTERM, and the three ways to show a result:
+ *   (default)  the tables, then the shape compared line by line with expected-output/<name>.txt
+ *   --shape    only the shape lines (what instructors diff)
+ *   --json     the whole result, with its shape and verdict
+ * Exit code (lib/errors.ts EXIT): 0 the shape holds, 1 it does not, 2 a usage error, 3 the run
+ * itself failed (a server did not start, a request failed), 130/143 interrupted by SIGINT/SIGTERM.
+ */
+
+import { assertNodeVersion, describeError, EXIT, exitCodeFor, KitError } from '../../../lib/errors.ts';
+
+export { EXIT };
+import { isEntry, parseOrHelp, TERMINAL, type Io } from '../../../lib/entry.ts';
+import { intFlag, type CommandSpec, type FlagSpecs, type ParsedFlags } from '../../../lib/cli.ts';
+import { Lab } from '../process/lab.ts';
+import { ContentionMonitor, formatPrograms } from '../machine/contention.ts';
+import { busyMachineCaveat, colorEnabled, machineWasBusy, makeChalk, type MachineInfo } from '../../../results/report/format.ts';
+import { machineInfo } from '../machine/machine.ts';
+import { savePath, writeSaved } from './save.ts';
+import { expectedFile } from './paths.ts';
+import { Progress } from './progress.ts';
+import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, type Comparison } from '../../../results/report/shape.ts';
+import type { Measure } from '../../../results/report/measures.ts';
+import { grade, renderPredictions, type Answers, type Question } from '../../../results/report/predictions.ts';
+import { ASK, askAnswers, normalizePredictFlag, questionList, readAnswersFile } from './predict.ts';
+import { readExpected } from './expected.ts';
+import { assertSignals } from '../../../lib/platform.ts';
+
+/** Flags every experiment has, besides --help. Spread into each experiment's own flags. */
+export const COMMON_FLAGS = {
+  shape: { type: 'boolean', description: 'print only the shape lines (diff them with expected-output/)' },
+  json: { type: 'boolean', description: 'print the whole result as JSON' },
+  quick: { type: 'boolean', description: 'a smaller workload (tests and CI use it): the same shapes in less time' },
+  port: { type: 'string', valueName: 'n', description: 'port for the lesson server, 0 for any free port', default: '0' },
+  predict: {
+    type: 'string',
+    valueName: 'answers.json',
+    valueOptional: true,
+    description: 'predict, then measure: alone, asks its questions (one to four) before the run starts; with a file, reads the answers from it ({"<question id>": <choice number>}); after the run, each prediction is printed beside what was measured',
+  },
+  list: { type: 'boolean', description: 'with --predict: print the questions with their ids and choices (for an answers file) and start nothing' },
+  save: { type: 'string', valueName: 'folder|file.json', description: 'also write the --json document to <folder>/<experiment>.json (or to a file named *.json), for the class roll-up' },
+} as const satisfies FlagSpecs;
+
+/** What an experiment's run gets. */
+export interface RunContext<O> {
+  lab: Lab;
+  progress: Progress;
+  options: O;
+  quick: boolean;
+  port: number;
+  machine: MachineInfo;
+}
+
+/** The pure half of an experiment: turn a result into a table and into shape lines. */
+export interface Report<R> {
+  /** Tables and sentences for people. Pure; `color` switches ANSI codes on. */
+  render(result: R, color: boolean, caption?: string): string;
+  /** The shape lines: deterministic for any healthy run. Pure. */
+  shape(result: R): string[];
+  /** Key (or first token) → the likely cause when that line does not hold. */
+  hints?: Record<string, string>;
+  /** Sentences a reader of the table should know (the load generator used a core, say). */
+  caveats?(result: R): string[];
+  /**
+   * Why lines that print CANNOT_SHOW were not shown ("redis-server was not found ..."). They go
+   * with the shape lines, as `# not shown here:` comments, so a student's --shape file carries them.
+   */
+  notShown?(result: R): string[];
+  /** The numbers behind the shape lines, named (results/report/measures.ts): for the class roll-up's charts. */
+  measures?(result: R): Measure[];
+  /** --predict's questions, each answered by one of `measures` (results/report/predictions.ts). */
+  predictions?: readonly Question[];
+}
+
+
+/**
+ * An experiment as data: its command (flags, --help), how its flags become options, its run and
+ * its report. Each measure/<name>.ts exports one (`experiment`) and runs it when it is the script
+ * that was started (runIfEntry), so tests can import it and run it in-process.
+ */
+export interface Experiment<S extends FlagSpecs, O, R> {
+  /** Names expected-output/<name>.txt. */
+  name: string;
+  command: CommandSpec<S>;
+  /**
+   * Checks the experiment's own flags (typed by the command) and resolves everything that depends
+   * on --quick, once, for the run and its Result alike; throws KIT_ERR_USAGE.
+   */
+  options(flags: ParsedFlags<S>): O;
+  run(ctx: RunContext<O>): Promise<R>;
+  report: Report<R>;
+}
+
+/** Declares an experiment; keeps its flags' literal types so `options` gets typed flags. */
+export function defineExperiment<const S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>): Experiment<S, O, R> {
+  return exp;
+}
+
+/**
+ * Runs `exp` as a command, with the process's arguments, when `meta` is the module that was
+ * started (`npx tsx measure/blocking.ts`), and not when a test or the lesson runner imports it.
+ */
+export async function runIfEntry<S extends FlagSpecs, O, R>(meta: ImportMeta, exp: Experiment<S, O, R>): Promise<void> {
+  if (!isEntry(meta)) return;
+  // `--json | head`: the reader went away; the run still ends (and stops its servers) as usual.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+  process.exitCode = await runExperiment(exp);
+}
+
+/**
+ * Formats the comparison for people. When other programs kept the cores busy (`machine`), a line
+ * that did not hold is not judged: it reads "busy" (~) rather than ✗, and the caveat names the
+ * busiest programs once; otherwise each line's own hint is its likely cause, and no hint blames
+ * the machine. The verdict and the exit code stay "does not hold" either way: the run did not
+ * show the finding.
+ */
+export function renderComparison(cmp: Comparison, file: string, color: boolean, machine?: MachineInfo): string {
+  const c = makeChalk(color);
+  const out = [c.bold(`Shape, compared with ${file}:`)];
+  const busy = machine && machineWasBusy(machine) ? busyMachineCaveat(machine) : undefined;
+  let notJudged = 0;
+  for (const l of cmp.lines) {
+    if (l.status === 'held') out.push(`  ${c.green('✓')} ${l.expected}`);
+    else if (l.status === 'not-shown') out.push(`  ${c.yellow('-')} ${l.expected}   ${c.yellow('(not shown on this machine)')}`);
+    else if (l.status === 'unexpected') out.push(`  ${c.red('✗')} ${l.actual}   ${c.red('(not in the expected file)')}`);
+    else {
+      const saw = l.status === 'missing' ? 'this run has no such line' : `this run: ${l.actual}`;
+      if (busy) {
+        notJudged++;
+        out.push(`  ${c.yellow('~')} ${l.expected}   ${c.yellow(`(busy: ${saw})`)}`);
+        continue;
+      }
+      out.push(`  ${c.red('✗')} ${l.expected}   ${c.red(`(${saw})`)}`);
+      if (l.hint) out.push(`      ${c.dim('likely cause:')} ${l.hint}`);
+    }
+  }
+  if (busy && notJudged) out.push(`  ${c.yellow('~')} busy: ${notJudged} line(s) not judged, because ${busy}`);
+  if (cmp.holds) out.push(c.green.bold('The shape holds.'));
+  else if (busy && notJudged === cmp.lines.filter((l) => l.status !== 'held' && l.status !== 'not-shown').length) {
+    out.push(c.yellow.bold('The shape was not shown: the machine was busy.') + ' Every line it judged held; the diff below shows the rest.', '', cmp.diff.trimEnd());
+  } else out.push(c.red.bold('The shape does not hold.') + ' The diff below shows where; the likely causes are above.', '', cmp.diff.trimEnd());
+  return out.join('\n') + '\n';
+}
+
+/**
+ * Runs `run` while a ContentionMonitor watches the other programs, and adds what it saw (average
+ * and busiest-second cores, steal) to `machine`. It stops before the servers do: a cluster's
+ * workers killed with their primary are nobody's to reap.
+ */
+async function runWatched<R>(machine: MachineInfo, run: () => Promise<R>): Promise<R> {
+  const contention = new ContentionMonitor();
+  contention.start();
+  try {
+    return await run();
+  } finally {
+    const other = contention.stop();
+    if (other) {
+      machine.busyCoresDuringRun = other.averageCores;
+      machine.busiestSecondDuringRun = other.peakCores;
+      machine.stealCoresDuringRun = other.stealCores;
+      machine.cpuSource = other.source;
+      // Named only when they made the run busy: a class's saved runs need not list its programs.
+      if (other.programs.length && machineWasBusy(machine)) machine.busiestPrograms = formatPrograms(other.programs);
+    }
+  }
+}
+
+/** The --json document: the result with its shape, verdict, caveats and measures. */
+function jsonDocument<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, result: R, shape: string[], cmp: Comparison, machine: MachineInfo): string {
+  const notShown = exp.report.notShown?.(result) ?? [];
+  const caveats = [busyMachineCaveat(machine), ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter((c): c is string => c !== undefined);
+  const measures = exp.report.measures?.(result) ?? [];
+  return JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats, notShown, measures }, null, 2);
+}
+
+/** Writes a finished run as the table (default), the shape lines (--shape) or JSON (--json). */
+function writeOutcome<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, result: R, shape: string[], cmp: Comparison, machine: MachineInfo, format: 'table' | 'shape' | 'json', io: Io): void {
+  const notShown = exp.report.notShown?.(result) ?? [];
+  const busy = busyMachineCaveat(machine);
+  const caveats = [busy, ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter((c): c is string => c !== undefined);
+  if (format === 'json') {
+    io.stdout.write(jsonDocument(exp, result, shape, cmp, machine) + '\n');
+  } else if (format === 'shape') {
+    // A busy machine goes with the lines too: an instructor comparing files should see it.
+    io.stdout.write([...shape, ...notShown.map((why) => NOT_SHOWN_PREFIX + why), ...(busy ? [NOTE_PREFIX + busy] : [])].join('\n') + '\n');
+    for (const c of caveats) io.stderr.write(`Note: ${c}\n`);
+    if (!cmp.holds) io.stderr.write(`${busy ? 'The shape was not shown (the machine was busy)' : 'The shape does not hold'}: diff it with expected-output/${exp.name}.txt\n`);
+  } else {
+    const color = colorEnabled(io.stdout);
+    io.stdout.write(exp.report.render(result, color) + '\n');
+    for (const c of caveats) io.stdout.write(`Note: ${c}\n`);
+    io.stdout.write(renderComparison(cmp, `expected-output/${exp.name}.txt`, color, machine));
+  }
+}
+
+/** --predict's answers: typed (`ask`) or from a file; KIT_ERR_USAGE when the experiment has no questions. */
+async function collectAnswers<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, predict: string, io: Io): Promise<Answers> {
+  const questions = exp.report.predictions;
+  if (!questions?.length) throw new KitError('KIT_ERR_USAGE', `${exp.name} has no --predict questions yet`, 'see the README\'s "Predict first"');
+  if (predict !== ASK) return readAnswersFile(predict, questions);
+  return askAnswers(questions, io.stdin ?? process.stdin, io.stderr);
+}
+
+/**
+ * Runs an experiment as a command and resolves with its exit code. Only this function (called
+ * from the experiment's entry file) writes to the terminal.
+ */
+export async function runExperiment<S extends FlagSpecs, O, R>(
+  exp: Experiment<S, O, R>,
+  argv: string[] = process.argv.slice(2),
+  io: Io = TERMINAL,
+): Promise<number> {
+  let lab: Lab | undefined;
+  const progress = new Progress(io.stderr);
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    // A second Ctrl-C (or the same signal relayed by a wrapper such as npx/tsx) must not kill
+    // this process before its servers are stopped: stay subscribed and ignore repeats.
+    if (stopping) return;
+    stopping = true;
+    progress.done();
+    io.stderr.write(`\n${signal === 'SIGINT' ? 'Interrupted' : 'Stopped'}: stopping ${lab?.size ?? 0} server(s)…\n`);
+    void (lab?.close() ?? Promise.resolve()).finally(() => process.exit(signal === 'SIGINT' ? EXIT.sigint : EXIT.sigterm));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    assertNodeVersion();
+    const parsed = parseOrHelp(exp.command, normalizePredictFlag(argv), io);
+    if (!parsed) return EXIT.holds;
+    if (parsed.flags.list) {
+      if (typeof parsed.flags.predict !== 'string') throw new KitError('KIT_ERR_USAGE', '--list goes with --predict', `npx tsx measure/${exp.name}.ts --predict --list`);
+      io.stdout.write(questionList(exp.name, exp.report.predictions ?? []));
+      return 0;
+    }
+    // Before any other check: on native Windows, nothing a student could fix in the flags helps.
+    assertSignals(exp.name);
+    const flags = parsed.flags as Record<string, string | boolean | undefined>;
+    if (flags.shape && flags.json) throw new KitError('KIT_ERR_USAGE', '--shape and --json are two different outputs; pick one');
+    const port = intFlag('port', flags.port as string | undefined, 0, 65535, 0);
+    const options = exp.options(parsed.flags);
+    const expected = await readExpected(expectedFile(exp.name));
+    const saveTo = typeof flags.save === 'string' ? savePath(flags.save, exp.name) : undefined;
+    const answers = typeof flags.predict === 'string' ? await collectAnswers(exp, flags.predict, io) : undefined;
+
+    progress.step('checking how busy the machine is');
+    const machine = await machineInfo();
+    lab = new Lab();
+    lab.log = (l) => progress.note(l);
+    const result = await runWatched(machine, () => exp.run({ lab: lab!, progress, options, quick: Boolean(flags.quick), port, machine }));
+    progress.step('stopping servers');
+    await lab.close();
+    progress.done();
+
+    const shape = exp.report.shape(result);
+    const cmp = compareShape(expected, shape, exp.report.hints);
+    writeOutcome(exp, result, shape, cmp, machine, flags.json ? 'json' : flags.shape ? 'shape' : 'table', io);
+    if (saveTo) io.stderr.write((writeSaved(saveTo, jsonDocument(exp, result, shape, cmp, machine) + '\n') ?? `saved: ${saveTo}`) + '\n');
+    if (answers) {
+      const graded = grade(exp.report.predictions!, answers, exp.report.measures?.(result) ?? []);
+      // Beside the table for people; on stderr when stdout is a file of lines or JSON.
+      const out = flags.json || flags.shape ? io.stderr : io.stdout;
+      out.write('\n' + renderPredictions(graded, colorEnabled(out)) + '\n');
+    }
+    return cmp.holds ? EXIT.holds : EXIT.doesNotHold;
+  } catch (err) {
+    progress.done();
+    // Stopping servers on a signal makes the run's pending requests fail; that is not news.
+    if (stopping) return EXIT.sigint;
+    io.stderr.write(describeError(err) + '\n');
+    return exitCodeFor(err);
+  } finally {
+    await lab?.close();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
