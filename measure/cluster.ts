@@ -13,7 +13,7 @@ import { isEvent, type PrimaryEvent } from '../servers/lib/cluster/messages.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
 import { probeOk } from './lib/load/probe.ts';
 import type { WorkerStatus } from '../servers/contracts.ts';
-import { hints, render, shape, type ClusterResult } from '../results/cluster/report.ts';
+import { examples, hints, render, shape, type ClusterResult } from '../results/cluster/report.ts';
 import { measures, predictions } from '../results/cluster/predictions.ts';
 
 const command = defineCommand({
@@ -107,7 +107,7 @@ export const experiment = defineExperiment({
   command,
   options: (flags) => ({ workers: intFlag('workers', flags.workers, 2, 16, 3) }),
   run,
-  report: { render, shape, hints, measures, predictions },
+  report: { render, shape, hints, measures, predictions, examples },
 });
 
 await runIfEntry(import.meta, experiment);

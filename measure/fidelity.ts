@@ -16,7 +16,8 @@ import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { EXIT, KitError } from '../lib/errors.ts';
 import { commandMain, runIfMain } from '../lib/entry.ts';
-import { BALANCED_EXPERIMENTS, LESSONS } from './lib/harness/lessons.ts';
+import { LESSONS } from './lib/harness/lessons.ts';
+import { balancedExperiments } from './lib/harness/experiments.ts';
 import { colorEnabled, makeChalk, makeTable } from '../results/report/format.ts';
 import { expectedFile, ROOT } from './lib/harness/paths.ts';
 import { Progress } from './lib/harness/progress.ts';
@@ -81,6 +82,7 @@ export const main = commandMain(command, async (parsed, io) => {
   const expected = new Map<string, string[]>();
   for (const n of names) expected.set(n, await readExpected(expectedFile(n)));
 
+  const balanced = await balancedExperiments(names);
   const relay = new SignalRelay();
 
   const progress = new Progress(io.stderr);
@@ -92,7 +94,7 @@ export const main = commandMain(command, async (parsed, io) => {
       if (relay.interrupted) break;
       const t = tallies.get(name)!;
       progress.step(`round ${round}/${runs} · ${name} (held so far: ${t.held}/${t.runs})`);
-      const args = ['--json', ...(full ? [] : ['--quick']), ...(lb && BALANCED_EXPERIMENTS.has(name) ? ['--lb', lb] : [])];
+      const args = ['--json', ...(full ? [] : ['--quick']), ...(lb && balanced.has(name) ? ['--lb', lb] : [])];
       const t0 = performance.now();
       const outcome = await runOnce(name, args, relay);
       if (relay.interrupted || outcome.code === EXIT.sigint || outcome.code === EXIT.sigterm) break;

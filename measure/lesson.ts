@@ -11,8 +11,8 @@ import { EXIT, KitError } from '../lib/errors.ts';
 import { parseOrHelp, runIfMain, type Io } from '../lib/entry.ts';
 import { defineCommand, helpText, intFlag } from '../lib/cli.ts';
 import { runExperiment } from './lib/harness/experiment.ts';
-import { loadExperiment } from './lib/harness/experiments.ts';
-import { BALANCED_EXPERIMENTS, LESSONS } from './lib/harness/lessons.ts';
+import { balancedExperiments, loadExperiment } from './lib/harness/experiments.ts';
+import { LESSONS } from './lib/harness/lessons.ts';
 import { savePath } from './lib/harness/save.ts';
 import { colorEnabled, makeChalk } from '../results/report/format.ts';
 import { findNginx } from '../servers/lib/balancer/nginx-config.ts';
@@ -62,13 +62,14 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
   // Through nginx, every balanced experiment needs it: say once, up front, when it is missing,
   // rather than once per experiment after the first ones ran.
-  if ((lb ?? process.env.LB) === 'nginx' && lessons.some((l) => l.experiments.some((e) => BALANCED_EXPERIMENTS.has(e)))) findNginx();
+  const balanced = await balancedExperiments(lessons.flatMap((l) => l.experiments));
+  if ((lb ?? process.env.LB) === 'nginx' && balanced.size > 0) findNginx();
   const flagsFor = (experiment: string) => [
     ...(quick ? ['--quick'] : []),
     ...(shape ? ['--shape'] : []),
     '--port',
     String(port),
-    ...(lb && BALANCED_EXPERIMENTS.has(experiment) ? ['--lb', lb] : []),
+    ...(lb && balanced.has(experiment) ? ['--lb', lb] : []),
     ...(saveDir ? ['--save', saveDir] : []),
   ];
 

@@ -244,6 +244,9 @@ export async function holdPort(): Promise<{ port: number; release: () => Promise
   return { port, release: () => new Promise((r) => s.close(() => r())) };
 }
 
+/** The lessons whose every experiment test/e2e/lessons-4-6.test.ts runs, through both balancers. */
+export const LESSONS_RUN_WHOLE = [4, 5, 6];
+
 /**
  * Asserts that a --shape output is exactly the expected file's lines, in order; comments allowed
  * beside them are the run's own notes (`# note:` when other programs kept the machine busy,

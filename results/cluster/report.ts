@@ -4,7 +4,7 @@
  * worker is killed, and why one keep-alive connection sticks to one worker. Pure functions only.
  */
 import { fmtMs, machineCaption, makeChalk, makeTable, type MachineInfo } from '../report/format.ts';
-import { line } from '../report/shape.ts';
+import { line, type ReportExamples } from '../report/shape.ts';
 
 export interface ClusterResult {
   machine: MachineInfo;
@@ -66,6 +66,30 @@ export function shape(r: ClusterResult): string[] {
     line('keep-alive', `${r.keepAlive.requests}-requests-one-connection`, keepPids === 1 && r.keepAlive.reusedSocket === r.keepAlive.requests - 1 ? 'all-on-one-worker' : `spread-over-${keepPids}-workers`),
   ];
 }
+
+/**
+ * A healthy run of 3 workers, and a change that breaks each line (ReportExamples): a spread that
+ * is not round robin, a counter that saw every loan, a replacement with an old pid, a request
+ * lost after the kill, a replacement that kept a counter, keep-alive requests that moved.
+ */
+export const examples: ReportExamples<ClusterResult> = {
+  healthy: () => ({
+    machine: { cores: 2, loadavg1: 0.5, busyCoresAtStart: 0.05, node: '20.20.2', platform: 'linux-x64' },
+    workers: 3,
+    fresh: { requests: 12, byPid: { '101': 4, '102': 4, '103': 4 } },
+    counters: { total: 16, byPid: { '101': 6, '102': 5, '103': 5 } },
+    kill: { killedPid: 101, newPid: 104, replacedInMs: 380, requestsAfter: 6, answeredAfter: 6, newWorkerCounter: 0, pidsBefore: [101, 102, 103] },
+    keepAlive: { requests: 30, byPid: { '102': 30 }, reusedSocket: 29 },
+  }),
+  broken: {
+    'fresh-connections  4-loans-per-worker': (r) => void (r.fresh.byPid = { '101': 6, '102': 3, '103': 3 }),
+    'counters  after-every-loan': (r) => void (r.counters.byPid['101'] = 16),
+    'kill-worker  replacement': (r) => void (r.kill.newPid = 102),
+    'kill-worker  after-replacement': (r) => void (r.kill.answeredAfter = 5),
+    'kill-worker  new-worker-counter': (r) => void (r.kill.newWorkerCounter = 6),
+    'keep-alive  30-requests-one-connection': (r) => void (r.keepAlive.byPid = { '102': 15, '103': 15 }),
+  },
+};
 
 export const hints: Record<string, string> = {
   'fresh-connections':

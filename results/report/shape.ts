@@ -27,6 +27,40 @@ export function splitLine(l: string): { key: string; verdict: string } {
   return { key: tokens.slice(0, -1).join('  '), verdict: tokens.at(-1) ?? '' };
 }
 
+/**
+ * An experiment's report, shown by example: a healthy result, and for each shape line (by key) a
+ * change that breaks that line. test/unit/report-examples.test.ts checks that the healthy result
+ * prints expected-output/<experiment>.txt exactly, and that each change fails its own line and no
+ * other, so every rule is seen to fail when its mechanism is gone.
+ */
+export interface ReportExamples<R> {
+  healthy(): R;
+  broken: Record<string, (r: R) => void>;
+}
+
+/**
+ * What is wrong with `examples` against the `expected` lines, for `shape`: the healthy result
+ * does not print them; a line has no breaking change; a change does not fail its line, or fails
+ * another one too.
+ */
+export function examplesProblems<R>(examples: ReportExamples<R>, shape: (r: R) => string[], expected: string[]): string[] {
+  const problems: string[] = [];
+  const healthy = shape(examples.healthy());
+  if (healthy.join('\n') !== expected.join('\n')) problems.push(`the healthy example prints ${JSON.stringify(healthy)}, not the expected lines`);
+  const keys = expected.map((l) => splitLine(l).key);
+  for (const key of keys) if (!(key in examples.broken)) problems.push(`no broken example for '${key}'`);
+  for (const [key, breakIt] of Object.entries(examples.broken)) {
+    if (!keys.includes(key)) problems.push(`broken example '${key}' is not a line of the expected output`);
+    const r = examples.healthy();
+    breakIt(r);
+    const failed = compareShape(expected, shape(r)).lines.filter((l) => l.status !== 'held').map((l) => splitLine(l.expected ?? l.actual ?? '').key);
+    if (!failed.includes(key)) problems.push(`breaking '${key}' leaves it holding`);
+    const others = failed.filter((k) => k !== key);
+    if (others.length) problems.push(`breaking '${key}' fails ${others.map((k) => `'${k}'`).join(', ')} too`);
+  }
+  return problems;
+}
+
 type LineStatus = 'held' | 'failed' | 'missing' | 'unexpected' | 'not-shown';
 
 interface LineVerdict {

@@ -9,14 +9,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import os from 'node:os';
-import { BALANCED_EXPERIMENTS, LESSONS } from '../../measure/lib/harness/lessons.ts';
+import { LESSONS } from '../../measure/lib/harness/lessons.ts';
+import { balancedExperiments } from '../../measure/lib/harness/experiments.ts';
 import { readStat } from '../../lib/proc.ts';
 import { createInterface } from 'node:readline';
 import { pollUntil } from '../../lib/wait.ts';
-import { assertPredicted, classSave, assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, predictFor, skipUnless, holdPort, runInProcess, runScript, spawnScript } from '../helpers.ts';
+import { LESSONS_RUN_WHOLE, assertPredicted, classSave, assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, predictFor, skipUnless, holdPort, runInProcess, runScript, spawnScript } from '../helpers.ts';
 
 failOnWarnings();
-const EXPERIMENTS = LESSONS.filter((l) => l.id >= 4 && l.id <= 6).flatMap((l) => l.experiments);
+const EXPERIMENTS = LESSONS.filter((l) => LESSONS_RUN_WHOLE.includes(l.id)).flatMap((l) => l.experiments);
+const BALANCED_EXPERIMENTS = await balancedExperiments(EXPERIMENTS);
 /** The runs through the kit's balancer that are their lesson's run in the fast tier (test/smoke/). */
 const IN_FAST_TIER = ['distribution', 'scale-out', 'rolling-restart'];
 const nginxSkip = skipUnless('nginx');

@@ -36,13 +36,15 @@ const noRedis = (): RateLimitResult => {
 
 /**
  * What `npx tsx measure/rate-limit.ts --shape` prints for that run: the experiment's own output
- * code, with the run stubbed (`busyAtStart`: other programs' load as the run began, in cores).
+ * code, with the run stubbed (`busyAtStart`: other programs' load as the run began, in cores; 0
+ * unless given).
  */
 async function shapeOutput(result: RateLimitResult, busyAtStart?: number): Promise<{ code: number; stdout: string }> {
   let stdout = '';
   const sink = { write: (s: string) => ((stdout += s), true) };
   const run = async (ctx: { machine: RateLimitResult['machine'] }) => {
-    if (busyAtStart !== undefined) ctx.machine.busyCoresAtStart = busyAtStart;
+    // Fixed, not measured: a busy machine (make test beside another job) would turn ✗ into ~.
+    ctx.machine.busyCoresAtStart = busyAtStart ?? 0;
     return { ...result, machine: ctx.machine };
   };
   const code = await runExperiment(

@@ -5,12 +5,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LESSONS } from '../../measure/lib/harness/lessons.ts';
+import { balancedExperiments } from '../../measure/lib/harness/experiments.ts';
 import { main as lessonMain } from '../../measure/lesson.ts';
 import { findNginx } from '../../servers/lib/balancer/nginx-config.ts';
 import { findRedis } from '../../servers/lib/state/redis-binary.ts';
 import { failOnWarnings, runMainInProcess, usageInProcess } from '../helpers.ts';
 
 failOnWarnings();
+
+test('the balanced experiments (those that take --lb) are the eight that put a balancer in front of replicas', async () => {
+  const all = LESSONS.flatMap((l) => l.experiments);
+  assert.deepEqual([...(await balancedExperiments(all))].sort(), ['capped-scale-out', 'counter', 'degraded', 'distribution', 'failover', 'graceful', 'scale-out', 'sessions']);
+  assert.deepEqual([...(await balancedExperiments(['blocking', 'cluster']))], [], 'one without --lb is not');
+});
 
 // Every lesson's experiments, not only lesson 3's, in this process (each module exports its
 // experiment as data); the spawned script is checked once below.

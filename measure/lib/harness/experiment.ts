@@ -20,7 +20,7 @@ import { machineInfo } from '../machine/machine.ts';
 import { savePath, writeSaved } from './save.ts';
 import { expectedFile } from './paths.ts';
 import { Progress } from './progress.ts';
-import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, type Comparison } from '../../../results/report/shape.ts';
+import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, type Comparison, type ReportExamples } from '../../../results/report/shape.ts';
 import type { Measure } from '../../../results/report/measures.ts';
 import { grade, renderPredictions, type Answers, type Question } from '../../../results/report/predictions.ts';
 import { ASK, askAnswers, normalizePredictFlag, questionList, readAnswersFile } from './predict.ts';
@@ -72,6 +72,8 @@ export interface Report<R> {
   measures?(result: R): Measure[];
   /** --predict's questions, each answered by one of `measures` (results/report/predictions.ts). */
   predictions?: readonly Question[];
+  /** A healthy result and a change that breaks each shape line (results/report/shape.ts ReportExamples). */
+  examples?: ReportExamples<R>;
 }
 
 

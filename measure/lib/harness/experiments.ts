@@ -16,3 +16,13 @@ export async function loadExperiment(name: string): Promise<Experiment<FlagSpecs
   const mod = (await import(`../../${name}.ts`)) as { experiment: Experiment<FlagSpecs, unknown, unknown> };
   return mod.experiment;
 }
+
+/**
+ * The experiments among `names` that put a load balancer in front of replicas: those whose command
+ * takes --lb (builtin or nginx). The lesson runner and fidelity pass them the --lb they were given.
+ */
+export async function balancedExperiments(names: readonly string[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const name of names) if ('lb' in (await loadExperiment(name)).command.flags) out.add(name);
+  return out;
+}

@@ -23,6 +23,3 @@ export const LESSONS: Lesson[] = [
   { id: 8, slug: 'autoscaling', title: 'Autoscaling: workers added and removed by CPU utilization', text: 'lessons/08-autoscaling.md', experiments: ['shared-compute', 'autoscale'] },
   { id: 9, slug: 'request-stages', title: 'The life of one request, stage by stage', text: 'lessons/09-request-stages.md', experiments: ['stages'] },
 ];
-
-/** Experiments that put a load balancer in front of replicas: they take --lb builtin|nginx. */
-export const BALANCED_EXPERIMENTS = new Set(['distribution', 'degraded', 'scale-out', 'capped-scale-out', 'failover', 'graceful', 'sessions', 'counter']);
