@@ -205,10 +205,11 @@ export function unusedExports(files: Record<string, string>): string[] {
 /** The most files and folders one source folder holds before it is split by topic. */
 const MAX_FOLDER_ENTRIES = 20;
 /**
- * measure/ holds the commands a student runs by name (one per experiment, and the class's tools),
- * so it is as long as that list, not split.
+ * Folders as long as the list of experiments, by design: measure/ holds the commands a student runs
+ * by name (one per experiment, and the class's tools), results/ one folder per experiment (and
+ * report/). Splitting them would hide an experiment's files behind a second name.
  */
-const FLAT_BY_DESIGN = new Set(['measure']);
+const FLAT_BY_DESIGN = new Set(['measure', 'results']);
 /** The topics of the folders that hold only topic folders, each with what goes there. */
 const TOPICS: Record<string, readonly string[]> = {
   // harness: running an experiment; machine: how busy the machine is; process: starting servers;

@@ -28,7 +28,8 @@ export function missingParts(name: string, read: Read, lessonText: string, unitT
   const folder = [report ?? '', read(`results/${name}/predictions.ts`) ?? ''].join('\n');
   if (!/export const predictions\b/.test(folder)) problems.push(`results/${name}/: no --predict questions (export const predictions)`);
   const expected = read(`expected-output/${name}.txt`);
-  if (expected === undefined || !expected.split('\n').some((l) => l.trim() && !l.startsWith('#'))) problems.push(`expected-output/${name}.txt: no shape lines`);
+  if (expected === undefined) problems.push(`expected-output/${name}.txt: no file`);
+  else if (!expected.split('\n').some((l) => l.trim() && !l.startsWith('#'))) problems.push(`expected-output/${name}.txt: no shape lines`);
   if (!lessonText.includes(`measure/${name}.ts`) && !lessonText.includes(`\`${name}\``)) problems.push(`its lesson's text does not name \`${name}\``);
   const examples = /export const examples\b/.test(report ?? '');
   if (!examples && !unitTests.some((t) => t.includes(`results/${name}/`))) problems.push(`results/${name}/report.ts: no examples, and no unit test imports results/${name}/`);
@@ -57,11 +58,13 @@ test('the parts check names each missing part of a new experiment', () => {
     'measure/y.ts: no script',
     'results/y/report.ts: no report (result type, shape, render)',
     'results/y/: no --predict questions (export const predictions)',
-    'expected-output/y.txt: no shape lines',
+    'expected-output/y.txt: no file',
     "its lesson's text does not name `y`",
     'results/y/report.ts: no examples, and no unit test imports results/y/',
   ]);
   files['results/x/report.ts'] = 'export const predictions = [];';
   assert.deepEqual(missingParts('x', readFake, 'Run `x`.', ["import { shape } from '../../results/x/report.ts';"]), [], 'a unit test of its own will do');
   assert.deepEqual(missingParts('x', readFake, 'Run `x`.', []), ['results/x/report.ts: no examples, and no unit test imports results/x/']);
+  files['expected-output/x.txt'] = '# only a comment\n';
+  assert.deepEqual(missingParts('x', readFake, 'Run `x`.', ['results/x/']), ['expected-output/x.txt: no shape lines']);
 });
