@@ -13,44 +13,36 @@ failOnWarnings();
 const FIXTURE = 'test/fixtures/daemon-stand-in.ts';
 const script = path.join(ROOT, FIXTURE);
 
-test('ready once the program answers; SIGTERM stops it with its own signal and the server exits 0', async () => {
+test('ready once the program answers; SIGTERM stops it with its own signal, or with SIGKILL after the grace period if it ignores that; the server exits 0 either way', async () => {
   const lab = new Lab();
   try {
-    const s = await lab.start({ server: 'stand-in', script, env: { MODE: 'ready' } });
-    assert.equal(await s.stop(5000), 'graceful');
-    assert.equal((await s.exited).code, 0);
-    assert.ok(s.lines.includes('program exited'), s.lines.join(' | '));
+    // Started side by side: each is its own process group, stopped by the lab if a check fails.
+    const [ready, stubborn] = await Promise.all([
+      lab.start({ server: 'stand-in', script, env: { MODE: 'ready' } }),
+      lab.start({ server: 'stand-in', script, env: { MODE: 'stubborn', GRACE_MS: '200' } }),
+    ]);
+    assert.equal(await ready.stop(5000), 'graceful');
+    assert.equal((await ready.exited).code, 0);
+    assert.ok(ready.lines.includes('program exited'), ready.lines.join(' | '));
+    assert.equal(await stubborn.stop(5000), 'graceful', 'the server itself exits once its program is gone');
+    assert.equal((await stubborn.exited).code, 0);
+    assert.ok(stubborn.lines.includes('program exited'), stubborn.lines.join(' | '));
   } finally {
     await lab.close();
   }
 });
 
-test('a program that ignores its stop signal is SIGKILLed after the grace period, and the server still exits 0', async () => {
-  const lab = new Lab();
-  try {
-    const s = await lab.start({ server: 'stand-in', script, env: { MODE: 'stubborn', GRACE_MS: '200' } });
-    assert.equal(await s.stop(5000), 'graceful', 'the server itself exits once its program is gone');
-    assert.ok(s.lines.includes('program exited'), s.lines.join(' | '));
-  } finally {
-    await lab.close();
-  }
-});
-
-test('a taken port is KIT_ERR_PORT_IN_USE; another exit quotes the program; exit code 3', async () => {
-  const taken = await runScript(FIXTURE, [], { MODE: 'taken' });
-  assert.equal(taken.code, 3);
-  assert.match(taken.stderr, /KIT_ERR_PORT_IN_USE/);
-  const crash = await runScript(FIXTURE, [], { MODE: 'crash' });
-  assert.equal(crash.code, 3);
-  assert.match(crash.stderr, /KIT_ERR_STORE: stand-in exited \(code 4\): something broke/);
-});
-
-test('a program that never answers is stopped and the start fails with the reason', async () => {
-  const r = await runScript(FIXTURE, [], { MODE: 'silent' });
-  assert.equal(r.code, 3);
-  assert.match(r.stderr, /KIT_ERR_STORE: stand-in did not start: no answer within 200 ms/);
-  assert.match(r.stdout, /program exited/, 'the program was stopped before the server exited');
-  const pid = Number(/program pid=(\d+)/.exec(r.stdout)?.[1]);
-  assert.ok(pid > 0, r.stdout);
+// The three runs start nothing that outlives them, so they are started side by side.
+test('a taken port is KIT_ERR_PORT_IN_USE; another exit quotes the program; a start that never answers stops the program; exit code 3', async () => {
+  const [taken, crash, silent] = await Promise.all(['taken', 'crash', 'silent'].map((MODE) => runScript(FIXTURE, [], { MODE })));
+  assert.equal(taken!.code, 3);
+  assert.match(taken!.stderr, /KIT_ERR_PORT_IN_USE/);
+  assert.equal(crash!.code, 3);
+  assert.match(crash!.stderr, /KIT_ERR_STORE: stand-in exited \(code 4\): something broke/);
+  assert.equal(silent!.code, 3);
+  assert.match(silent!.stderr, /KIT_ERR_STORE: stand-in did not start: no answer within 200 ms/);
+  assert.match(silent!.stdout, /program exited/, 'the program was stopped before the server exited');
+  const pid = Number(/program pid=(\d+)/.exec(silent!.stdout)?.[1]);
+  assert.ok(pid > 0, silent!.stdout);
   assert.equal(pidAlive(pid), false);
 });
