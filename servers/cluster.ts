@@ -10,6 +10,7 @@ import cluster from 'node:cluster';
 import http from 'node:http';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { formatReady } from '../lib/ready.ts';
+import type { WorkerStatus } from './contracts.ts';
 import { serveWorker, WorkerKeeper } from './lib/cluster/keeper.ts';
 import { router, sendJson, type Routes } from './lib/serve/http.ts';
 import { failStartup, serverFlags } from './lib/serve/main.ts';
@@ -70,9 +71,9 @@ async function worker(): Promise<void> {
   if (process.env.LAB_CRASH_AT_START) throw new Error('crashing at start-up, as asked by --crash-at-start');
   const heavy = heavyCostFrom(undefined); // LAB_SCRYPT_COST, from the primary
   let loanCounter = 0; // this process's memory: no other worker sees it
-  const me = () => ({ pid: process.pid, loanCounter });
+  const me = (): WorkerStatus => ({ pid: process.pid, loanCounter });
   const routes: Routes = {
-    '/loan': { POST: (_req, res) => sendJson(res, 200, { pid: process.pid, loanCounter: ++loanCounter }) },
+    '/loan': { POST: (_req, res) => sendJson(res, 200, { pid: process.pid, loanCounter: ++loanCounter } satisfies WorkerStatus) },
     '/status': { GET: (_req, res) => sendJson(res, 200, me()) },
     '/member/verify-blocking': {
       GET: (_req, res) => {
