@@ -81,7 +81,8 @@ function exitAfterPrimary(): void {
  *  3. the process exits when the last connection closes, or at the deadline, closing the rest.
  * With `abrupt` the process exits at once instead. Each step prints a stop line (STOP_LINE). A
  * cluster worker (`announce: false`) drains on SIGTERM only; any other server on SIGINT and a lost
- * launcher too. Call it before listen(): it counts connections from the first.
+ * launcher too. Call it before listen(): it counts connections from the first, and takes the
+ * stop signals once the server listens.
  * Node docs: net.Server close() (stops accepting, keeps connections), http.Server closeAllConnections().
  */
 export function drainOnStop(server: http.Server, opts: DrainOptions = {}): void {
@@ -136,8 +137,16 @@ export function drainOnStop(server: http.Server, opts: DrainOptions = {}): void 
       finish(cut);
     }, drainDeadlineMs).unref();
   };
-  process.once('SIGTERM', stop);
-  if (!announce) return;
-  process.once('SIGINT', stop);
-  exitWithLauncher(stop);
+  const arm = () => {
+    process.once('SIGTERM', stop);
+    if (!announce) return;
+    process.once('SIGINT', stop);
+    exitWithLauncher(stop);
+  };
+  // Armed once the server listens. Before that a stop signal ends the process at once (SIGTERM's
+  // default): closing a cluster worker's server while its listen request is still with the primary
+  // makes Node's cluster code crash with a TypeError when the late answer comes (seen when the
+  // primary stops every worker because one found the port taken).
+  if (server.listening) arm();
+  else server.once('listening', arm);
 }
