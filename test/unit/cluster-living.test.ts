@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import cluster, { type Worker } from 'node:cluster';
 import { QuotaDelivery } from '../../servers/lib/cluster/quota.ts';
 import { Supervisor } from '../../servers/lib/cluster/supervisor.ts';
+import { saysWorkerIsGone } from '../../servers/lib/cluster/keeper.ts';
 
 const workers = cluster.workers as Record<string, Worker>;
 
@@ -21,4 +22,11 @@ test('a worker that has exited but not yet disconnected is not living', (t) => {
   workers['901'] = standIn(901, false);
   workers['902'] = standIn(902, true);
   assert.deepEqual(sup.living().map((w) => w.id), [901]);
+});
+
+test('a message to a worker that is gone fails quietly with either code Node gives it; any other error is printed', () => {
+  assert.equal(saysWorkerIsGone('ERR_IPC_CHANNEL_CLOSED'), true);
+  assert.equal(saysWorkerIsGone('EPIPE'), true, "the worker's end closed first: seen in make test-all's port-in-use test");
+  assert.equal(saysWorkerIsGone('EACCES'), false);
+  assert.equal(saysWorkerIsGone(undefined), false);
 });

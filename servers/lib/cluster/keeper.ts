@@ -174,12 +174,12 @@ export class WorkerKeeper {
 
   /**
    * A message to a worker that has just died (node:cluster's own reply to its listen request, or
-   * ours) fails with ERR_IPC_CHANNEL_CLOSED as an 'error' on the Worker; unheard, it would crash the
+   * ours) fails as an 'error' on the Worker (saysWorkerIsGone); unheard, it would crash the
    * primary with exit 1. The death itself is handled on 'exit'.
    */
   private quietWhenGone(w: Worker): void {
     w.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ERR_IPC_CHANNEL_CLOSED') process.stderr.write(`worker ${w.process.pid ?? '(not started)'}: ${err.message}\n`);
+      if (!saysWorkerIsGone(err.code)) process.stderr.write(`worker ${w.process.pid ?? '(not started)'}: ${err.message}\n`);
     });
   }
 
@@ -219,4 +219,14 @@ export async function serveWorker(server: http.Server): Promise<void> {
     }
     failStartup(err);
   }
+}
+
+/**
+ * True for the error a message to a worker that is gone fails with: ERR_IPC_CHANNEL_CLOSED once
+ * Node knows the channel is closed, EPIPE when the worker's end closed first (seen when the
+ * primary stopped every worker because one found the port taken, and answered another's listen
+ * request as it exited).
+ */
+export function saysWorkerIsGone(code: string | undefined): boolean {
+  return code === 'ERR_IPC_CHANNEL_CLOSED' || code === 'EPIPE';
 }
