@@ -21,7 +21,7 @@ import type { Lab } from './lib/process/lab.ts';
 import type { Progress } from './lib/harness/progress.ts';
 import { quotaOptions, runClusterUsers } from './lib/load/cluster-users.ts';
 import { REQUESTS_PER_ITERATION } from './lib/load/users.ts';
-import { calibratedThinkMs, DEMAND_VS_CAPACITY, LIGHT_LOAD_TRIES, measureLightLoad } from '../results/autoscale/think.ts';
+import { calibrateThink, DEMAND_VS_CAPACITY, LIGHT_LOAD_TRIES, measureLightLoad, type ThinkMeasurement } from '../results/autoscale/think.ts';
 import { caveats, hints, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult } from '../results/autoscale/report.ts';
 import { measures } from '../results/autoscale/measures.ts';
 import { predictions } from '../results/autoscale/predictions.ts';
@@ -101,25 +101,27 @@ async function runScenario(
  * Runs the scenarios, 40 users on one worker first: without --think-ms, that run measures what one
  * saturated worker serves on this machine and Node, and when the default think time would make 40
  * users ask much more or less than DEMAND_VS_CAPACITY times it, the run is repeated at the think
- * time that does, and every other scenario uses it. The result lists them in SCENARIOS' order.
+ * time that does, and every other scenario uses the think time the repeat calls for (calibrateThink).
+ * The result lists them in SCENARIOS' order.
  */
 async function run({ lab, progress, options, quick, port, machine }: RunContext<Options>): Promise<AutoscaleResult> {
   const durations = quick ? DURATIONS.quick : DURATIONS.full;
   const hpa = { ...DEFAULT_HPA, windowMs: options.windowS * 1000, syncMs: DEFAULT_SYNC_MS };
-  let thinkMs = options.thinkMs ?? THINK_MS;
-  let calibration: AutoscaleResult['calibration'];
-  const once = (s: (typeof SCENARIOS)[number]) =>
+  const once = (s: (typeof SCENARIOS)[number], thinkMs: number) =>
     runScenario(lab, progress, s, { ...options, thinkMs, loadS: s.autoscale ? durations.auto : durations.fixed, port, signupCost: formatCost(SIGNUP_COST) });
   const first = SCENARIOS.find((s) => s.name === 'fixed-1w-40u')!;
-  let saturated = await once(first);
-  const capacityRps = stats(saturated, hpa.syncMs).steadyRps;
-  const better = options.thinkMs === undefined ? calibratedThinkMs(thinkMs, capacityRps, first.users, REQUESTS_PER_ITERATION) : undefined;
-  if (better !== undefined) {
-    progress.step(`fixed-1w-40u: one worker served ${capacityRps.toFixed(0)} req/s; again with a ${better} ms think time, so that 40 users ask ${DEMAND_VS_CAPACITY}× that`);
-    calibration = { thinkMs, capacityRps };
-    thinkMs = better;
-    saturated = await once(first);
-  }
+  const rpsOf = (r: ScenarioResult) => stats(r, hpa.syncMs).steadyRps;
+  const moved = (m: ThinkMeasurement, next: number, again: boolean) =>
+    progress.step(
+      `fixed-1w-40u: one worker served ${m.capacityRps.toFixed(0)} req/s at a ${m.thinkMs} ms think time; ` +
+        `${again ? 'again' : 'the other scenarios'} with ${next} ms, so that 40 users ask ${DEMAND_VS_CAPACITY}× that`,
+    );
+  const calibrated =
+    options.thinkMs === undefined
+      ? await calibrateThink(THINK_MS, (ms) => once(first, ms), rpsOf, { users: first.users, requestsPerIteration: REQUESTS_PER_ITERATION }, moved)
+      : { kept: await once(first, options.thinkMs), thinkMs: options.thinkMs };
+  const { thinkMs, calibration } = calibrated;
+  const saturated = calibrated.kept;
   const scenarios: ScenarioResult[] = [];
   let lightLoadTries: (number | null)[] = [];
   for (const s of SCENARIOS) {
@@ -127,10 +129,10 @@ async function run({ lab, progress, options, quick, port, machine }: RunContext<
     else if (s.name === 'fixed-1w-10u' && options.thinkMs === undefined) {
       const busy = (u: number, next: number) =>
         progress.step(`fixed-1w-10u: 10 users kept the worker ${Math.round(u * 100)}% busy, where the calibration aimed at about 60%: the machine slowed since; measuring it again (try ${next} of ${LIGHT_LOAD_TRIES})`);
-      const light = await measureLightLoad(() => once(s), (r) => stats(r, hpa.syncMs).meanUtilization, busy);
+      const light = await measureLightLoad(() => once(s, thinkMs), (r) => stats(r, hpa.syncMs).meanUtilization, busy);
       scenarios.push(light.kept);
       lightLoadTries = light.tries;
-    } else scenarios.push(await once(s));
+    } else scenarios.push(await once(s, thinkMs));
   }
   return {
     machine,

@@ -10,7 +10,7 @@ import type { HpaConfig } from '../../core/hpa.ts';
 import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../report/format.ts';
 import { line } from '../report/shape.ts';
 import { scenarioCharts } from './charts.ts';
-import { TEN_USER_UTILIZATION, thinkNote } from './think.ts';
+import { TEN_USER_UTILIZATION, thinkNote, type ThinkMeasurement } from './think.ts';
 import type { UsersResult } from '../report/users.ts';
 
 export type Scenario = 'fixed-1w-10u' | 'fixed-1w-40u' | 'auto-40u' | 'auto-80u';
@@ -56,8 +56,11 @@ export interface AutoscaleResult {
   quota: number;
   quotaLine: string;
   thinkMs: number;
-  /** When calibrated: the first 40-user run's think time, ms, and its steady req/s (one saturated worker). */
-  calibration?: { thinkMs: number; capacityRps: number };
+  /**
+   * When calibrated: the first 40-user run's think time, ms, and its steady req/s (one saturated
+   * worker); `repeat`, when the repeated 40-user run (the one shown) moved the think time again.
+   */
+  calibration?: ThinkMeasurement & { repeat?: ThinkMeasurement };
   /** When the 10-user scenario was measured again (measureLightLoad): every try's mean utilization, fraction of the quota, in order (null: none); the least busy was kept. */
   lightLoadTries?: (number | null)[];
   /** The sign-up's scrypt cost. */

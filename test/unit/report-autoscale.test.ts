@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { DEFAULT_HPA } from '../../core/hpa.ts';
 import type { LatencySummary } from '../../results/report/latency.ts';
 import type { UsersResult } from '../../results/report/users.ts';
-import { calibratedThinkMs, DEMAND_VS_CAPACITY, lightLoadDisturbed, measureLightLoad, thinkNote } from '../../results/autoscale/think.ts';
+import { calibratedThinkMs, calibrateThink, DEMAND_VS_CAPACITY, lightLoadDisturbed, measureLightLoad, thinkNote } from '../../results/autoscale/think.ts';
 import { caveats, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult, type SyncSample } from '../../results/autoscale/report.ts';
 import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';
 import { measures } from '../../results/autoscale/measures.ts';
@@ -220,6 +220,41 @@ test('a calibrated think time is named in the report, with what one worker serve
   r.thinkMs = 1660;
   assert.equal(thinkNote(r), 'think time 1660 ms, calibrated: one worker served 40 users 390 req/s at 2200 ms, and at 1660 ms they ask about 2.1× that; the 40-user run was repeated, and every scenario used 1660 ms');
   assert.match(render(r, false), /think 1660 ms ·[^\n]*\ncontroller:[^\n]*\nthink time 1660 ms, calibrated/);
+});
+
+test('calibration: the repeated 40-user run sets the think time of the other scenarios, without a third run', async () => {
+  const shape40 = { users: 40, requestsPerIteration: 34 };
+  /** A measure that answers these req/s in turn, and records the think times it was asked for. */
+  const answering = (...rps: number[]) => {
+    const asked: number[] = [];
+    return { asked, measure: async (ms: number) => (asked.push(ms), rps[asked.length - 1]!) };
+  };
+  // Within tolerance: one run, no calibration.
+  const steady = answering(290);
+  assert.deepEqual(await calibrateThink(2200, steady.measure, (x) => x, shape40), { kept: 290, thinkMs: 2200 });
+  assert.deepEqual(steady.asked, [2200]);
+  // An unlucky first window (232 req/s) asks for 2800 ms; the repeat serves 283, which asks for
+  // 2290 ms: the other scenarios use 2290, so 40 users again ask about 2.1× what the worker serves.
+  const unlucky = answering(232, 283);
+  const told: [number, number, boolean][] = [];
+  const r = await calibrateThink(2200, unlucky.measure, (x) => x, shape40, (m, next, again) => told.push([m.capacityRps, next, again]));
+  assert.deepEqual(unlucky.asked, [2200, 2790]);
+  assert.deepEqual(r, { kept: 283, thinkMs: 2290, calibration: { thinkMs: 2200, capacityRps: 232, repeat: { thinkMs: 2790, capacityRps: 283 } } });
+  assert.deepEqual(told, [[232, 2790, true], [283, 2290, false]]);
+  assert.ok(Math.abs((40 * 34) / 2.29 / 283 - DEMAND_VS_CAPACITY) < 0.02);
+  // A repeat that agrees with the first: the think time it was run at stays.
+  const agreeing = answering(232, 236);
+  assert.deepEqual(await calibrateThink(2200, agreeing.measure, (x) => x, shape40), { kept: 236, thinkMs: 2790, calibration: { thinkMs: 2200, capacityRps: 232 } });
+});
+
+test('a think time the repeat moved again is named in the report with both measurements', () => {
+  const r = healthy();
+  r.calibration = { thinkMs: 2200, capacityRps: 232, repeat: { thinkMs: 2790, capacityRps: 283 } };
+  r.thinkMs = 2290;
+  assert.equal(
+    thinkNote(r),
+    'think time 2290 ms, calibrated: one worker served 40 users 232 req/s at 2200 ms, then 283 req/s at 2790 ms, and at 2290 ms they ask about 2.1× that; the 40-user row is the 2790 ms run, and every other scenario used 2290 ms',
+  );
 });
 
 test('any failed request fails the errors line', () => {
