@@ -22,7 +22,8 @@ import type { Progress } from './lib/harness/progress.ts';
 import { quotaOptions, runClusterUsers } from './lib/load/cluster-users.ts';
 import { REQUESTS_PER_ITERATION } from './lib/load/users.ts';
 import { calibrateThink, DEMAND_VS_CAPACITY, LIGHT_LOAD_TRIES, measureLightLoad, type ThinkMeasurement } from '../results/autoscale/think.ts';
-import { caveats, hints, render, shape, stats, type AutoscaleResult, type Scenario, type ScenarioResult } from '../results/autoscale/report.ts';
+import { caveats, hints, render, shape } from '../results/autoscale/report.ts';
+import { stats, type AutoscaleResult, type Scenario, type ScenarioResult } from '../results/autoscale/result.ts';
 import { measures } from '../results/autoscale/measures.ts';
 import { predictions } from '../results/autoscale/predictions.ts';
 

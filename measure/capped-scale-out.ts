@@ -24,7 +24,8 @@ import { balancerKind, LB_FLAG, startReplicas, sweepReplicaCounts, type Balancer
 import { QUOTA_PERIOD_MS, quotaMode, type QuotaMode } from '../servers/lib/cpu/quota.ts';
 import { MAX_COMMIT_MS } from '../servers/lib/state/users-db.ts';
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { CAPPED_SPEC, caveats, hints, notShown, render, shape, type CappedScaleOutResult, type CappedStep, type CappedWorkload } from '../results/capped-scale-out/report.ts';
+import { caveats, hints, notShown, render, shape } from '../results/capped-scale-out/report.ts';
+import { CAPPED_SPEC, type CappedScaleOutResult, type CappedStep, type CappedWorkload } from '../results/capped-scale-out/result.ts';
 import { measures, predictions } from '../results/capped-scale-out/predictions.ts';
 
 const command = defineCommand({

@@ -16,9 +16,10 @@ import { isPolicy, POLICIES, type Policy } from '../core/policies.ts';
 import { KitError } from '../lib/errors.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
 import { median } from '../results/report/latency.ts';
-import { faultedLoad } from './lib/load/faulted-load.ts';
+import { faultedLoad, type FaultedTopology } from './lib/load/faulted-load.ts';
 import { balancerKind, LB_FLAG, type BalancerKind } from './lib/process/topology.ts';
-import { caveats, FAILOVER_SPEC, hints, render, shape, type Fault, type FailoverResult, type FaultPlan, type FaultRun, type PostCheck } from '../results/failover/report.ts';
+import { caveats, hints, render, shape } from '../results/failover/report.ts';
+import { FAILOVER_SPEC, type Fault, type FailoverResult, type FaultPlan, type FaultRun, type PostCheck } from '../results/failover/result.ts';
 import { measures, predictions } from '../results/failover/predictions.ts';
 
 /**
@@ -83,7 +84,7 @@ async function runPlan(ctx: RunContext<Options>, plan: FaultPlan, index: number)
       },
     },
   ];
-  const { load: result, retries, extra: post, accessLog, replicas } = await faultedLoad(
+  const faulted = await faultedLoad(
     lab,
     progress,
     {
@@ -105,6 +106,12 @@ async function runPlan(ctx: RunContext<Options>, plan: FaultPlan, index: number)
         ? { ...checkUsers(t.replicas.dbFile!, `failover-${runTag}-`, createdIds), retried: t.retries.requests.filter((r) => r.method === 'POST').length }
         : undefined,
   );
+  return faultRun(plan, faultAtS, durationS, faulted);
+}
+
+/** What a plan's faulted load (`faulted`, its `extra` the POST run's check) comes to, as the result's run. */
+function faultRun(plan: FaultPlan, faultAtS: number, durationS: number, faulted: FaultedTopology & { extra: PostCheck | undefined }): FaultRun {
+  const { load: result, retries, extra: post, accessLog, replicas } = faulted;
   const slow = result.slow!;
   return {
     name: plan.name,

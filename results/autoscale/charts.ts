@@ -4,7 +4,7 @@
  */
 import asciichart from 'asciichart';
 import { makeChalk } from '../report/format.ts';
-import type { ScenarioResult } from './report.ts';
+import type { ScenarioResult } from './result.ts';
 
 /** Per-second series for charts: req/s, p95 (ms), workers (retiring included), from the load's start. */
 function series(s: ScenarioResult): { rps: number[]; p95: number[]; workers: number[] } {

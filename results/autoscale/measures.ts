@@ -1,5 +1,6 @@
 /** The autoscale experiment's measures (results/report/measures.ts): the numbers behind its shape lines. Pure. */
-import { FAR_HIGHER, MORE_THROUGHPUT, NEAR, stats, type AutoscaleResult } from './report.ts';
+import { FAR_HIGHER, MORE_THROUGHPUT, NEAR } from './report.ts';
+import { stats, type AutoscaleResult } from './result.ts';
 import { measure, ratio, type Measure } from '../report/measures.ts';
 
 /** The numbers behind the shape, named (results/report/measures.ts). */

@@ -4,7 +4,7 @@
  * users ask much more or less than DEMAND_VS_CAPACITY times it, it picks the think time that does.
  */
 import { fmtRate } from '../report/format.ts';
-import type { AutoscaleResult } from './report.ts';
+import type { AutoscaleResult } from './result.ts';
 
 /**
  * Without --think-ms the think time is calibrated so that 40 users ask this many times what one

@@ -1,5 +1,6 @@
 /** The capped-scale-out experiment's measures and --predict questions (results/report/measures.ts, predictions.ts). Pure. */
-import { CAPPED_GROWS_FACTOR, DB_FLAT_FACTOR, step, type CappedScaleOutResult } from './report.ts';
+import { CAPPED_GROWS_FACTOR, DB_FLAT_FACTOR, step } from './report.ts';
+import type { CappedScaleOutResult } from './result.ts';
 import { measure, ratio, type Measure } from '../report/measures.ts';
 import type { Question } from '../report/predictions.ts';
 

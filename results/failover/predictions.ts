@@ -1,5 +1,6 @@
 /** The failover experiment's measures and --predict questions (results/report/measures.ts, predictions.ts). Pure. */
-import { AFTER_VS_BEFORE, clientErrors, throughputAround, type FailoverResult, type FaultRun } from './report.ts';
+import { AFTER_VS_BEFORE, clientErrors, throughputAround } from './report.ts';
+import type { FailoverResult, FaultRun } from './result.ts';
 import { measure, ratio, type Measure } from '../report/measures.ts';
 import type { Question } from '../report/predictions.ts';
 

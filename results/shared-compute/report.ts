@@ -8,7 +8,7 @@
 import asciichart from 'asciichart';
 import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../report/format.ts';
 import { line } from '../report/shape.ts';
-import { steadyWindow, type ScenarioResult } from '../autoscale/report.ts';
+import { steadyWindow, type ScenarioResult } from '../autoscale/result.ts';
 
 /** The scenarios in the order they run: the shared ones with their quota period, ms. */
 export type ComputeScenario = 'shared-100ms' | 'shared-20ms' | 'dedicated';

@@ -4,7 +4,8 @@
  * timing, the balancer's settings); then the kill without retries. The lab's last run, a kill
  * during POST /users, checks a database, which the model has not got, so it is left out.
  */
-import { FAILOVER_SPEC, render, type FailoverResult, type Fault, type FaultRun } from '../../results/failover/report.ts';
+import { render } from '../../results/failover/report.ts';
+import { FAILOVER_SPEC, type FailoverResult, type Fault, type FaultRun } from '../../results/failover/result.ts';
 import { simulate, type FaultAction, type SimResult } from '../engine.ts';
 import { DEFAULT_LOOP, FAST, SIM_MACHINE, simCaption, totalsOf, type Scenario } from './common.ts';
 

@@ -5,7 +5,8 @@
 // errors; a 1-core machine cannot show it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { notShown, render, shape, type CappedScaleOutResult, type CappedStep } from '../../results/capped-scale-out/report.ts';
+import { notShown, render, shape } from '../../results/capped-scale-out/report.ts';
+import type { CappedScaleOutResult, CappedStep } from '../../results/capped-scale-out/result.ts';
 import { CANNOT_SHOW } from '../../results/report/shape.ts';
 import { MACHINE } from '../fixtures/results.ts';
 import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LatencySummary } from '../../results/report/latency.ts';
 import type { UsersResult } from '../../results/report/users.ts';
-import type { SyncSample } from '../../results/autoscale/report.ts';
+import type { SyncSample } from '../../results/autoscale/result.ts';
 import { computeStats, render, shape, type ComputeScenario, type ComputeScenarioResult, type SharedComputeResult } from '../../results/shared-compute/report.ts';
 import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';
 

@@ -9,8 +9,9 @@ import { KitError } from '../../../lib/errors.ts';
 import { isEvent, type AutoscaleEvent } from '../../../servers/lib/cluster/messages.ts';
 import { quotaMode, wallMs } from '../../../servers/lib/cpu/quota.ts';
 import { DEFAULT_HPA } from '../../../core/hpa.ts';
-import { steadyWindow, type ScenarioResult, type SyncSample } from '../../../results/autoscale/report.ts';
+import { steadyWindow, type ScenarioResult, type SyncSample } from '../../../results/autoscale/result.ts';
 import type { Lab } from '../process/lab.ts';
+import type { ServerProcess } from '../process/launch.ts';
 import type { Progress } from '../harness/progress.ts';
 import { startUsers } from './users.ts';
 
@@ -84,35 +85,44 @@ export async function runClusterUsers(lab: Lab, progress: Progress, o: ClusterUs
   const loadEndS = (wallMs() - start) / 1000;
 
   // After the load: an autoscaled cluster should return to min once the window has passed.
-  let backToMinS: number | undefined;
-  if (o.autoscale) {
-    const deadlineS = loadEndS + o.windowS + COOL_DOWN_SLACK_S;
-    progress.step(`${o.label}: load over; waiting up to ${Math.round(deadlineS - loadEndS)} s for the workers to return to ${DEFAULT_HPA.min}`);
-    try {
-      await server.waitForMessage(
-        (m): m is AutoscaleEvent => isAutoscale(m) && (m.at - start) / 1000 > loadEndS && m.current + m.retiring.length <= DEFAULT_HPA.min && m.desired <= DEFAULT_HPA.min,
-        (deadlineS - loadEndS) * 1000,
-        from,
-      );
-      backToMinS = (wallMs() - start) / 1000 - loadEndS;
-    } catch (err) {
-      if (!(err instanceof KitError && err.code === 'KIT_ERR_WAIT_TIMEOUT')) throw err;
-    }
-  }
-  const syncs: SyncSample[] = server
-    .messagesFrom(from)
-    .filter(isAutoscale)
-    .map((m) => ({
-      t: Math.round(m.at - start) / 1000,
-      workers: m.current,
-      alive: m.desired + m.retiring.length,
-      desired: m.desired,
-      recommendation: m.recommendation,
-      retiring: m.retiring.length,
-      reason: m.reason,
-      ...(m.averageUtilization !== undefined ? { average: m.averageUtilization } : {}),
-      perWorker: m.workers.map((w) => ({ pid: w.pid, utilization: w.utilization ?? null, ...(w.throttle ? { throttle: w.throttle } : {}) })),
-    }));
+  const backToMinS = o.autoscale ? await waitBackToMin(server, progress, o, { start, loadEndS, from }) : undefined;
+  const syncs = server.messagesFrom(from).filter(isAutoscale).map((m) => syncSample(m, start));
   await lab.stop(server);
   return { users: o.users, autoscale: o.autoscale, loadS: o.loadS, loadEndS, quotaLine, workload, syncs, ...(backToMinS !== undefined ? { backToMinS } : {}) };
+}
+
+/** One autoscale event of the cluster as the result's sync: times in s since the load began (`start`, ms). */
+function syncSample(m: AutoscaleEvent, start: number): SyncSample {
+  return {
+    t: Math.round(m.at - start) / 1000,
+    workers: m.current,
+    alive: m.desired + m.retiring.length,
+    desired: m.desired,
+    recommendation: m.recommendation,
+    retiring: m.retiring.length,
+    reason: m.reason,
+    ...(m.averageUtilization !== undefined ? { average: m.averageUtilization } : {}),
+    perWorker: m.workers.map((w) => ({ pid: w.pid, utilization: w.utilization ?? null, ...(w.throttle ? { throttle: w.throttle } : {}) })),
+  };
+}
+
+/**
+ * Waits, after the load, for the cluster's workers to return to the autoscaler's min (the window
+ * plus COOL_DOWN_SLACK_S at most): s from the load's end (`loadEndS`, s after `start`, ms), or
+ * undefined when they did not. `from`: the first of the server's messages this run counts.
+ */
+async function waitBackToMin(server: ServerProcess, progress: Progress, o: ClusterUsersOptions, t: { start: number; loadEndS: number; from: number }): Promise<number | undefined> {
+  const deadlineS = t.loadEndS + o.windowS + COOL_DOWN_SLACK_S;
+  progress.step(`${o.label}: load over; waiting up to ${Math.round(deadlineS - t.loadEndS)} s for the workers to return to ${DEFAULT_HPA.min}`);
+  try {
+    await server.waitForMessage(
+      (m): m is AutoscaleEvent => isAutoscale(m) && (m.at - t.start) / 1000 > t.loadEndS && m.current + m.retiring.length <= DEFAULT_HPA.min && m.desired <= DEFAULT_HPA.min,
+      (deadlineS - t.loadEndS) * 1000,
+      t.from,
+    );
+    return (wallMs() - t.start) / 1000 - t.loadEndS;
+  } catch (err) {
+    if (!(err instanceof KitError && err.code === 'KIT_ERR_WAIT_TIMEOUT')) throw err;
+    return undefined;
+  }
 }

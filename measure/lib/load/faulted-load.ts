@@ -10,7 +10,8 @@ import path from 'node:path';
 import { summarizeAccessLog, type AccessSummary } from '../../../servers/lib/balancer/access-log.ts';
 import type { BalancerPolicy } from '../../../core/policies.ts';
 import type { Lab } from '../process/lab.ts';
-import { runLoad, startLoad, type LoadOptions, type LoadResult } from './load.ts';
+import { runLoad, startLoad } from './load.ts';
+import type { LoadOptions, LoadResult } from './load-types.ts';
 import { withoutLeadIn } from './lead-in.ts';
 import type { ServerProcess } from '../process/launch.ts';
 import type { Progress } from '../harness/progress.ts';
@@ -50,7 +51,7 @@ interface FaultedLoadSpec {
   accessLog?: boolean;
 }
 
-interface FaultedTopology {
+export interface FaultedTopology {
   /** With the shared database's file (`dbFile`), as startReplicas returns them. */
   replicas: Replica[] & { dbFile?: string };
   victim: Replica;

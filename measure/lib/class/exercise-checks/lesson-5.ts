@@ -1,13 +1,6 @@
 /** Lesson 5's exercises (capacity) that a run can check (measure/lib/class/exercises.ts). */
-import {
-  BELOW_CAP_SHARE,
-  CAPPED_GROWS_FACTOR,
-  DB_FLAT_FACTOR,
-  databaseVerdict,
-  step,
-  type CappedScaleOutResult,
-  type CappedStep,
-} from '../../../../results/capped-scale-out/report.ts';
+import { BELOW_CAP_SHARE, CAPPED_GROWS_FACTOR, DB_FLAT_FACTOR, databaseVerdict, step } from '../../../../results/capped-scale-out/report.ts';
+import type { CappedScaleOutResult, CappedStep } from '../../../../results/capped-scale-out/result.ts';
 import { CPU_GROWS_FACTOR, type ScaleOutResult } from '../../../../results/scale-out/report.ts';
 import { growthVerdict, plateauVerdict } from '../../../../results/report/scaling.ts';
 import { CANNOT_SHOW } from '../../../../results/report/shape.ts';

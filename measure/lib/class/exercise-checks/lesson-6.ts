@@ -1,5 +1,6 @@
 /** Lesson 6's exercises (when a replica fails) that a run can check (measure/lib/class/exercises.ts). */
-import { TIMEOUT_MATCH, type FailoverResult } from '../../../../results/failover/report.ts';
+import { TIMEOUT_MATCH } from '../../../../results/failover/report.ts';
+import type { FailoverResult } from '../../../../results/failover/result.ts';
 import { fmtMs } from '../../../../results/report/format.ts';
 import type { ExerciseCheck } from '../exercises.ts';
 

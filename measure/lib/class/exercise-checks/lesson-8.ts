@@ -1,5 +1,6 @@
 /** Lesson 8's exercises that a run can check (measure/lib/class/exercises.ts). */
-import { MORE_THROUGHPUT, stats, type AutoscaleResult } from '../../../../results/autoscale/report.ts';
+import { MORE_THROUGHPUT } from '../../../../results/autoscale/report.ts';
+import { stats, type AutoscaleResult } from '../../../../results/autoscale/result.ts';
 import { computeStats, type SharedComputeResult } from '../../../../results/shared-compute/report.ts';
 import { fmtMs, fmtRate } from '../../../../results/report/format.ts';
 import { upAfterDown, type SimAutoscaleRow } from '../../../../sim/scenarios/autoscale.ts';
