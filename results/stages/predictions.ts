@@ -4,7 +4,8 @@
  */
 import { measure, ratio, type Measure } from '../report/measures.ts';
 import { SHARE_OF_HEAVY, type Question } from '../report/predictions.ts';
-import { DRAIN_SHARE, FEW_CHUNKS, groupHopsUs, HOP_FACTOR, LATE_FACTOR, MOST_SHARE, PROXIES, CHUNK_BYTES, serverAnswerUs, AT_FINISH_SHARE, uploads } from './shape.ts';
+import { groupHopsUs, HOP_FACTOR, PROXIES } from './shape.ts';
+import { DRAIN_SHARE, FEW_CHUNKS, LATE_FACTOR, MOST_SHARE, CHUNK_BYTES, serverAnswerUs, AT_FINISH_SHARE, uploads } from './shape-server.ts';
 import { at, between, connected, group, medianOf, part, PARTS, timeToFirstByteUs, type StagedRequest, type StagesGroup, type StagesResult } from './report.ts';
 
 const LESSON = 'lessons/09-request-stages.md';
