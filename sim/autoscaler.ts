@@ -6,7 +6,8 @@
  */
 import { decide, initialHpaState, METRIC_WINDOW_SYNCS, type HpaState } from '../core/hpa.ts';
 import { retire, start } from './replica.ts';
-import { Ev, isFrozen, type World } from './world.ts';
+import type { World } from './world.ts';
+import { Ev, isFrozen } from './entities.ts';
 
 /** One controller's state across its syncs. */
 export class Autoscaler {

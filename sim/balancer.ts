@@ -7,7 +7,8 @@
 import { chooseReplica, type Candidate } from '../core/choose.ts';
 import { pickByKey } from '../core/policies.ts';
 import { failureStatus, mayRetry, recordFailure, triesAllowed, type FailureKind } from '../core/failover.ts';
-import { acceptsConnections, Ev, REFUSED_MS, type Replica, type Request, type World } from './world.ts';
+import type { World } from './world.ts';
+import { Ev, acceptsConnections, REFUSED_MS, type Replica, type Request } from './entities.ts';
 
 /** Picks a replica for `req`'s next try and sends it there, or answers the client when none is open. */
 export function tryNext(w: World, req: Request): void {

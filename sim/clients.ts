@@ -4,7 +4,8 @@
  * queue or both). No Node.js APIs.
  */
 import { exponential } from './rng.ts';
-import { Ev, REFUSED_MS, type Request, type World } from './world.ts';
+import type { World } from './world.ts';
+import { Ev, REFUSED_MS, type Request } from './entities.ts';
 
 /** Client `client` (-1: the open loop) sends a request, unless the load is over. */
 export function send(w: World, client: number): void {

@@ -36,7 +36,7 @@ import type { SimConfig, SimResult } from './types.ts';
 export type { FaultAction, SimConfig, SimPolicy, SimResult, TimelineEvent } from './types.ts';
 export { SIM_POLICIES } from './types.ts';
 export { validate } from './validate.ts';
-export { REFUSED_MS } from './world.ts';
+export { REFUSED_MS } from './entities.ts';
 export { SimSession, type ReplicaNow, type SecondStats } from './session.ts';
 
 /** Runs one simulation to its end. Throws a RangeError for a config that makes no sense (see validate). */

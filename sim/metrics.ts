@@ -6,7 +6,7 @@
  */
 import { createLatencyHistogram, recordMs, summarize, type LatencyHistogram } from '../results/report/latency.ts';
 import type { SimConfig, SimResult } from './types.ts';
-import type { Replica, Request } from './world.ts';
+import type { Replica, Request } from './entities.ts';
 
 export class Metrics {
   sent = 0;

@@ -9,7 +9,8 @@
  * jobs. No Node.js APIs.
  */
 import { recordSuccess } from '../core/failover.ts';
-import { Ev, isFrozen, servesOpenConnections, type Job, type Replica, type Request, type World } from './world.ts';
+import type { World } from './world.ts';
+import { Ev, isFrozen, servesOpenConnections, type Job, type Replica, type Request } from './entities.ts';
 
 /** Fixes `job`'s start and end on its replica's loop (and pool) from `from` on, and books its busy and queue time. */
 function plan(w: World, r: Replica, job: Job, from: number): void {

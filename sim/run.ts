@@ -33,18 +33,7 @@ const command = defineCommand({
 
 /** The command; throws KIT_ERR_USAGE. */
 export const main = commandMain(command, async (parsed, io) => {
-  const name = parsed.flags.scenario as string | undefined;
-  if (!name) throw new KitError('KIT_ERR_USAGE', 'which scenario? --scenario is missing', `pick one of ${SCENARIOS.map((s) => s.name).join(', ')}`);
-  const scenario = scenarioNamed(name);
-  if (!scenario) throw new KitError('KIT_ERR_USAGE', `no scenario '${name}'`, `pick one of ${SCENARIOS.map((s) => s.name).join(', ')}`);
-  const seed = intFlag('seed', parsed.flags.seed as string, 0, 2 ** 31 - 1, 1);
-  const requests = parsed.flags.requests === undefined ? undefined : intFlag('requests', parsed.flags.requests as string, 1000, 10_000_000, 1_000_000);
-  const staleText = parsed.flags['stale-ms'] as string | undefined;
-  if (staleText !== undefined && scenario.name !== 'stale') throw new KitError('KIT_ERR_USAGE', `--stale-ms is for the stale scenario, not ${scenario.name}`);
-  const staleMs = staleText === undefined ? undefined : intFlag('stale-ms', staleText, 1, 10_000, 50);
-  const hpa = hpaOverrides(parsed.flags['window-s'] as string | undefined, parsed.flags.tolerance as string | undefined, scenario.name);
-  const loop = String(parsed.flags.loop);
-  if (loop !== 'turns' && loop !== 'fifo') throw new KitError('KIT_ERR_USAGE', `--loop is turns or fifo; got '${loop}'`);
+  const { scenario, seed, loop, requests, staleMs, hpa } = runOptions(parsed.flags);
   const began = performance.now();
   const progress = (step: string) => io.stderr.write(`${step}\n`);
   // A long scenario yields between its simulations: stop there on a signal sent to this process.
@@ -73,6 +62,23 @@ export const main = commandMain(command, async (parsed, io) => {
 });
 
 await runIfMain(import.meta, main);
+
+/** The scenario and its options from the flags, checked; KIT_ERR_USAGE naming the flag otherwise. */
+function runOptions(flags: Record<string, string | boolean | undefined>) {
+  const name = flags.scenario as string | undefined;
+  if (!name) throw new KitError('KIT_ERR_USAGE', 'which scenario? --scenario is missing', `pick one of ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  const scenario = scenarioNamed(name);
+  if (!scenario) throw new KitError('KIT_ERR_USAGE', `no scenario '${name}'`, `pick one of ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  const seed = intFlag('seed', flags.seed as string, 0, 2 ** 31 - 1, 1);
+  const requests = flags.requests === undefined ? undefined : intFlag('requests', flags.requests as string, 1000, 10_000_000, 1_000_000);
+  const staleText = flags['stale-ms'] as string | undefined;
+  if (staleText !== undefined && scenario.name !== 'stale') throw new KitError('KIT_ERR_USAGE', `--stale-ms is for the stale scenario, not ${scenario.name}`);
+  const staleMs = staleText === undefined ? undefined : intFlag('stale-ms', staleText, 1, 10_000, 50);
+  const hpa = hpaOverrides(flags['window-s'] as string | undefined, flags.tolerance as string | undefined, scenario.name);
+  const loop = String(flags.loop);
+  if (loop !== 'turns' && loop !== 'fifo') throw new KitError('KIT_ERR_USAGE', `--loop is turns or fifo; got '${loop}'`);
+  return { scenario, seed, loop: loop as 'turns' | 'fifo', requests, staleMs, hpa };
+}
 
 /** --window-s and --tolerance, checked, for the autoscale scenario only; KIT_ERR_USAGE otherwise. */
 function hpaOverrides(windowText: string | undefined, toleranceText: string | undefined, scenario: string): ScenarioOptions['hpa'] {

@@ -12,7 +12,8 @@ import { complete, enqueue, freeze, kill, ready, retire, start, stop, thaw, time
 import { exponential } from './rng.ts';
 import { SIM_POLICIES, type FaultAction, type SimConfig, type SimPolicy, type SimResult, type TimelineEvent } from './types.ts';
 import { validate } from './validate.ts';
-import { Ev, servesOpenConnections, World, type ReplicaState, type SimEvent } from './world.ts';
+import { World } from './world.ts';
+import { Ev, servesOpenConnections, type ReplicaState, type SimEvent } from './entities.ts';
 
 /** What clients saw in one simulated second: answers, and their latency (ms). */
 export interface SecondStats {
