@@ -14,7 +14,7 @@ import { loadExpected } from './lib/class/compare.ts';
 import { loadExperiment } from './lib/harness/experiments.ts';
 import { listRuns, renderRollup, rollUp } from './lib/class/rollup.ts';
 import { chartData, renderRollupHtml } from './lib/class/rollup-html.ts';
-import type { Report } from './lib/harness/experiment.ts';
+import type { Report } from './lib/harness/outcome.ts';
 import { colorEnabled } from '../results/report/format.ts';
 
 const command = defineCommand({

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { busiestPrograms, otherCpu, type CpuSnapshot } from '../../measure/lib/machine/contention.ts';
 import { cpuSource, parsePs, parsePsTime, programName, readStat, type ProcStat } from '../../lib/proc.ts';
 import { busyMachineCaveat, machineCaption } from '../../results/report/format.ts';
-import { renderComparison } from '../../measure/lib/harness/experiment.ts';
+import { renderComparison } from '../../measure/lib/harness/outcome.ts';
 import { compareShape } from '../../results/report/shape.ts';
 import { MACHINE } from '../fixtures/results.ts';
 import { failOnWarnings } from '../helpers.ts';

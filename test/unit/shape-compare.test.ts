@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CANNOT_SHOW, compareShape, line, parseExpected } from '../../results/report/shape.ts';
 import { readExpected } from '../../measure/lib/harness/expected.ts';
-import { renderComparison } from '../../measure/lib/harness/experiment.ts';
+import { renderComparison } from '../../measure/lib/harness/outcome.ts';
 import { ROOT } from '../../measure/lib/harness/paths.ts';
 import { compareText, loadExpected, renderVerdict } from '../../measure/lib/class/compare.ts';
 import { failOnWarnings } from '../helpers.ts';

@@ -15,14 +15,14 @@ import { isEntry, parseOrHelp, TERMINAL, type Io } from '../../../lib/entry.ts';
 import { intFlag, type CommandSpec, type FlagSpecs, type ParsedFlags } from '../../../lib/cli.ts';
 import { Lab } from '../process/lab.ts';
 import { ContentionMonitor, formatPrograms } from '../machine/contention.ts';
-import { busyMachineCaveat, colorEnabled, machineWasBusy, makeChalk, type MachineInfo } from '../../../results/report/format.ts';
+import { colorEnabled, machineWasBusy, type MachineInfo } from '../../../results/report/format.ts';
+import { jsonDocument, writeOutcome, type Report } from './outcome.ts';
 import { machineInfo } from '../machine/machine.ts';
 import { savePath, writeSaved } from './save.ts';
 import { expectedFile } from './paths.ts';
 import { Progress } from './progress.ts';
-import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, type Comparison, type ReportExamples } from '../../../results/report/shape.ts';
-import type { Measure } from '../../../results/report/measures.ts';
-import { grade, renderPredictions, type Answers, type Question } from '../../../results/report/predictions.ts';
+import { compareShape } from '../../../results/report/shape.ts';
+import { grade, renderPredictions, type Answers } from '../../../results/report/predictions.ts';
 import { ASK, askAnswers, normalizePredictFlag, questionList, readAnswersFile } from './predict.ts';
 import { readExpected } from './expected.ts';
 import { assertSignals } from '../../../lib/platform.ts';
@@ -51,29 +51,6 @@ export interface RunContext<O> {
   quick: boolean;
   port: number;
   machine: MachineInfo;
-}
-
-/** The pure half of an experiment: turn a result into a table and into shape lines. */
-export interface Report<R> {
-  /** Tables and sentences for people. Pure; `color` switches ANSI codes on. */
-  render(result: R, color: boolean, caption?: string): string;
-  /** The shape lines: deterministic for any healthy run. Pure. */
-  shape(result: R): string[];
-  /** Key (or first token) → the likely cause when that line does not hold. */
-  hints?: Record<string, string>;
-  /** Sentences a reader of the table should know (the load generator used a core, say). */
-  caveats?(result: R): string[];
-  /**
-   * Why lines that print CANNOT_SHOW were not shown ("redis-server was not found ..."). They go
-   * with the shape lines, as `# not shown here:` comments, so a student's --shape file carries them.
-   */
-  notShown?(result: R): string[];
-  /** The numbers behind the shape lines, named (results/report/measures.ts): for the class roll-up's charts. */
-  measures?(result: R): Measure[];
-  /** --predict's questions, each answered by one of `measures` (results/report/predictions.ts). */
-  predictions?: readonly Question[];
-  /** A healthy result and a change that breaks each shape line (results/report/shape.ts ReportExamples). */
-  examples?: ReportExamples<R>;
 }
 
 
@@ -114,41 +91,6 @@ export async function runIfEntry<S extends FlagSpecs, O, R>(meta: ImportMeta, ex
 }
 
 /**
- * Formats the comparison for people. When other programs kept the cores busy (`machine`), a line
- * that did not hold is not judged: it reads "busy" (~) rather than ✗, and the caveat names the
- * busiest programs once; otherwise each line's own hint is its likely cause, and no hint blames
- * the machine. The verdict and the exit code stay "does not hold" either way: the run did not
- * show the finding.
- */
-export function renderComparison(cmp: Comparison, file: string, color: boolean, machine?: MachineInfo): string {
-  const c = makeChalk(color);
-  const out = [c.bold(`Shape, compared with ${file}:`)];
-  const busy = machine && machineWasBusy(machine) ? busyMachineCaveat(machine) : undefined;
-  let notJudged = 0;
-  for (const l of cmp.lines) {
-    if (l.status === 'held') out.push(`  ${c.green('✓')} ${l.expected}`);
-    else if (l.status === 'not-shown') out.push(`  ${c.yellow('-')} ${l.expected}   ${c.yellow('(not shown on this machine)')}`);
-    else if (l.status === 'unexpected') out.push(`  ${c.red('✗')} ${l.actual}   ${c.red('(not in the expected file)')}`);
-    else {
-      const saw = l.status === 'missing' ? 'this run has no such line' : `this run: ${l.actual}`;
-      if (busy) {
-        notJudged++;
-        out.push(`  ${c.yellow('~')} ${l.expected}   ${c.yellow(`(busy: ${saw})`)}`);
-        continue;
-      }
-      out.push(`  ${c.red('✗')} ${l.expected}   ${c.red(`(${saw})`)}`);
-      if (l.hint) out.push(`      ${c.dim('likely cause:')} ${l.hint}`);
-    }
-  }
-  if (busy && notJudged) out.push(`  ${c.yellow('~')} busy: ${notJudged} line(s) not judged, because ${busy}`);
-  if (cmp.holds) out.push(c.green.bold('The shape holds.'));
-  else if (busy && notJudged === cmp.lines.filter((l) => l.status !== 'held' && l.status !== 'not-shown').length) {
-    out.push(c.yellow.bold('The shape was not shown: the machine was busy.') + ' Every line it judged held; the diff below shows the rest.', '', cmp.diff.trimEnd());
-  } else out.push(c.red.bold('The shape does not hold.') + ' The diff below shows where; the likely causes are above.', '', cmp.diff.trimEnd());
-  return out.join('\n') + '\n';
-}
-
-/**
  * Runs `run` while a ContentionMonitor watches the other programs, and adds what it saw (average
  * and busiest-second cores, steal) to `machine`. It stops before the servers do: a cluster's
  * workers killed with their primary are nobody's to reap.
@@ -171,40 +113,36 @@ async function runWatched<R>(machine: MachineInfo, run: () => Promise<R>): Promi
   }
 }
 
-/** The --json document: the result with its shape, verdict, caveats and measures. */
-function jsonDocument<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, result: R, shape: string[], cmp: Comparison, machine: MachineInfo): string {
-  const notShown = exp.report.notShown?.(result) ?? [];
-  const caveats = [busyMachineCaveat(machine), ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter((c): c is string => c !== undefined);
-  const measures = exp.report.measures?.(result) ?? [];
-  return JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats, notShown, measures }, null, 2);
-}
-
-/** Writes a finished run as the table (default), the shape lines (--shape) or JSON (--json). */
-function writeOutcome<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, result: R, shape: string[], cmp: Comparison, machine: MachineInfo, format: 'table' | 'shape' | 'json', io: Io): void {
-  const notShown = exp.report.notShown?.(result) ?? [];
-  const busy = busyMachineCaveat(machine);
-  const caveats = [busy, ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter((c): c is string => c !== undefined);
-  if (format === 'json') {
-    io.stdout.write(jsonDocument(exp, result, shape, cmp, machine) + '\n');
-  } else if (format === 'shape') {
-    // A busy machine goes with the lines too: an instructor comparing files should see it.
-    io.stdout.write([...shape, ...notShown.map((why) => NOT_SHOWN_PREFIX + why), ...(busy ? [NOTE_PREFIX + busy] : [])].join('\n') + '\n');
-    for (const c of caveats) io.stderr.write(`Note: ${c}\n`);
-    if (!cmp.holds) io.stderr.write(`${busy ? 'The shape was not shown (the machine was busy)' : 'The shape does not hold'}: diff it with expected-output/${exp.name}.txt\n`);
-  } else {
-    const color = colorEnabled(io.stdout);
-    io.stdout.write(exp.report.render(result, color) + '\n');
-    for (const c of caveats) io.stdout.write(`Note: ${c}\n`);
-    io.stdout.write(renderComparison(cmp, `expected-output/${exp.name}.txt`, color, machine));
-  }
-}
-
 /** --predict's answers: typed (`ask`) or from a file; KIT_ERR_USAGE when the experiment has no questions. */
 async function collectAnswers<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, predict: string, io: Io): Promise<Answers> {
   const questions = exp.report.predictions;
   if (!questions?.length) throw new KitError('KIT_ERR_USAGE', `${exp.name} has no --predict questions yet`, 'see the README\'s "Predict first"');
   if (predict !== ASK) return readAnswersFile(predict, questions);
   return askAnswers(questions, io.stdin ?? process.stdin, io.stderr);
+}
+
+/**
+ * Shows a finished run: its shape compared with the expected lines, written as `format` asks; the
+ * --json document saved to `saveTo`; and --predict's `answers` graded against its measures (beside
+ * the table, or on stderr when stdout carries lines or JSON). Returns the exit code.
+ */
+function showOutcome<S extends FlagSpecs, O, R>(
+  exp: Experiment<S, O, R>,
+  result: R,
+  machine: MachineInfo,
+  o: { expected: string[]; format: 'table' | 'shape' | 'json'; saveTo: string | undefined; answers: Answers | undefined },
+  io: Io,
+): number {
+  const shape = exp.report.shape(result);
+  const cmp = compareShape(o.expected, shape, exp.report.hints);
+  writeOutcome(exp, result, shape, cmp, machine, o.format, io);
+  if (o.saveTo) io.stderr.write((writeSaved(o.saveTo, jsonDocument(exp, result, shape, cmp, machine) + '\n') ?? `saved: ${o.saveTo}`) + '\n');
+  if (o.answers) {
+    const graded = grade(exp.report.predictions!, o.answers, exp.report.measures?.(result) ?? []);
+    const out = o.format === 'table' ? io.stdout : io.stderr;
+    out.write('\n' + renderPredictions(graded, colorEnabled(out)) + '\n');
+  }
+  return cmp.holds ? EXIT.holds : EXIT.doesNotHold;
 }
 
 /**
@@ -258,17 +196,8 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     await lab.close();
     progress.done();
 
-    const shape = exp.report.shape(result);
-    const cmp = compareShape(expected, shape, exp.report.hints);
-    writeOutcome(exp, result, shape, cmp, machine, flags.json ? 'json' : flags.shape ? 'shape' : 'table', io);
-    if (saveTo) io.stderr.write((writeSaved(saveTo, jsonDocument(exp, result, shape, cmp, machine) + '\n') ?? `saved: ${saveTo}`) + '\n');
-    if (answers) {
-      const graded = grade(exp.report.predictions!, answers, exp.report.measures?.(result) ?? []);
-      // Beside the table for people; on stderr when stdout is a file of lines or JSON.
-      const out = flags.json || flags.shape ? io.stderr : io.stdout;
-      out.write('\n' + renderPredictions(graded, colorEnabled(out)) + '\n');
-    }
-    return cmp.holds ? EXIT.holds : EXIT.doesNotHold;
+    const format = flags.json ? 'json' : flags.shape ? 'shape' : 'table';
+    return showOutcome(exp, result, machine, { expected, format, saveTo, answers }, io);
   } catch (err) {
     progress.done();
     // Stopping servers on a signal makes the run's pending requests fail; that is not news.

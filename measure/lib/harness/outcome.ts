@@ -1,0 +1,102 @@
+/**
+ * What an experiment's finished run shows: its report (the pure half of an experiment), and the
+ * three ways the harness writes it: the tables with the shape compared line by line (default), the
+ * shape lines alone (--shape), or the whole result as JSON (--json, --save).
+ */
+import type { Io } from '../../../lib/entry.ts';
+import { busyMachineCaveat, colorEnabled, machineWasBusy, makeChalk, type MachineInfo } from '../../../results/report/format.ts';
+import { NOT_SHOWN_PREFIX, NOTE_PREFIX, type Comparison, type ReportExamples } from '../../../results/report/shape.ts';
+import type { Measure } from '../../../results/report/measures.ts';
+import type { Question } from '../../../results/report/predictions.ts';
+
+/** The pure half of an experiment: turn a result into a table and into shape lines. */
+export interface Report<R> {
+  /** Tables and sentences for people. Pure; `color` switches ANSI codes on. */
+  render(result: R, color: boolean, caption?: string): string;
+  /** The shape lines: deterministic for any healthy run. Pure. */
+  shape(result: R): string[];
+  /** Key (or first token) → the likely cause when that line does not hold. */
+  hints?: Record<string, string>;
+  /** Sentences a reader of the table should know (the load generator used a core, say). */
+  caveats?(result: R): string[];
+  /**
+   * Why lines that print CANNOT_SHOW were not shown ("redis-server was not found ..."). They go
+   * with the shape lines, as `# not shown here:` comments, so a student's --shape file carries them.
+   */
+  notShown?(result: R): string[];
+  /** The numbers behind the shape lines, named (results/report/measures.ts): for the class roll-up's charts. */
+  measures?(result: R): Measure[];
+  /** --predict's questions, each answered by one of `measures` (results/report/predictions.ts). */
+  predictions?: readonly Question[];
+  /** A healthy result and a change that breaks each shape line (results/report/shape.ts ReportExamples). */
+  examples?: ReportExamples<R>;
+}
+
+/** What writing an outcome needs of an experiment: its name (expected-output/<name>.txt) and its report. */
+interface Reported<R> {
+  name: string;
+  report: Report<R>;
+}
+
+/**
+ * Formats the comparison for people. When other programs kept the cores busy (`machine`), a line
+ * that did not hold is not judged: it reads "busy" (~) rather than ✗, and the caveat names the
+ * busiest programs once; otherwise each line's own hint is its likely cause, and no hint blames
+ * the machine. The verdict and the exit code stay "does not hold" either way: the run did not
+ * show the finding.
+ */
+export function renderComparison(cmp: Comparison, file: string, color: boolean, machine?: MachineInfo): string {
+  const c = makeChalk(color);
+  const out = [c.bold(`Shape, compared with ${file}:`)];
+  const busy = machine && machineWasBusy(machine) ? busyMachineCaveat(machine) : undefined;
+  let notJudged = 0;
+  for (const l of cmp.lines) {
+    if (l.status === 'held') out.push(`  ${c.green('✓')} ${l.expected}`);
+    else if (l.status === 'not-shown') out.push(`  ${c.yellow('-')} ${l.expected}   ${c.yellow('(not shown on this machine)')}`);
+    else if (l.status === 'unexpected') out.push(`  ${c.red('✗')} ${l.actual}   ${c.red('(not in the expected file)')}`);
+    else {
+      const saw = l.status === 'missing' ? 'this run has no such line' : `this run: ${l.actual}`;
+      if (busy) {
+        notJudged++;
+        out.push(`  ${c.yellow('~')} ${l.expected}   ${c.yellow(`(busy: ${saw})`)}`);
+        continue;
+      }
+      out.push(`  ${c.red('✗')} ${l.expected}   ${c.red(`(${saw})`)}`);
+      if (l.hint) out.push(`      ${c.dim('likely cause:')} ${l.hint}`);
+    }
+  }
+  if (busy && notJudged) out.push(`  ${c.yellow('~')} busy: ${notJudged} line(s) not judged, because ${busy}`);
+  if (cmp.holds) out.push(c.green.bold('The shape holds.'));
+  else if (busy && notJudged === cmp.lines.filter((l) => l.status !== 'held' && l.status !== 'not-shown').length) {
+    out.push(c.yellow.bold('The shape was not shown: the machine was busy.') + ' Every line it judged held; the diff below shows the rest.', '', cmp.diff.trimEnd());
+  } else out.push(c.red.bold('The shape does not hold.') + ' The diff below shows where; the likely causes are above.', '', cmp.diff.trimEnd());
+  return out.join('\n') + '\n';
+}
+
+/** The --json document: the result with its shape, verdict, caveats and measures. */
+export function jsonDocument<R>(exp: Reported<R>, result: R, shape: string[], cmp: Comparison, machine: MachineInfo): string {
+  const notShown = exp.report.notShown?.(result) ?? [];
+  const caveats = [busyMachineCaveat(machine), ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter((c): c is string => c !== undefined);
+  const measures = exp.report.measures?.(result) ?? [];
+  return JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats, notShown, measures }, null, 2);
+}
+
+/** Writes a finished run as the table (default), the shape lines (--shape) or JSON (--json). */
+export function writeOutcome<R>(exp: Reported<R>, result: R, shape: string[], cmp: Comparison, machine: MachineInfo, format: 'table' | 'shape' | 'json', io: Io): void {
+  const notShown = exp.report.notShown?.(result) ?? [];
+  const busy = busyMachineCaveat(machine);
+  const caveats = [busy, ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter((c): c is string => c !== undefined);
+  if (format === 'json') {
+    io.stdout.write(jsonDocument(exp, result, shape, cmp, machine) + '\n');
+  } else if (format === 'shape') {
+    // A busy machine goes with the lines too: an instructor comparing files should see it.
+    io.stdout.write([...shape, ...notShown.map((why) => NOT_SHOWN_PREFIX + why), ...(busy ? [NOTE_PREFIX + busy] : [])].join('\n') + '\n');
+    for (const c of caveats) io.stderr.write(`Note: ${c}\n`);
+    if (!cmp.holds) io.stderr.write(`${busy ? 'The shape was not shown (the machine was busy)' : 'The shape does not hold'}: diff it with expected-output/${exp.name}.txt\n`);
+  } else {
+    const color = colorEnabled(io.stdout);
+    io.stdout.write(exp.report.render(result, color) + '\n');
+    for (const c of caveats) io.stdout.write(`Note: ${c}\n`);
+    io.stdout.write(renderComparison(cmp, `expected-output/${exp.name}.txt`, color, machine));
+  }
+}
