@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withoutLeadIn } from '../../measure/lib/load/lead-in.ts';
-import type { LoadResult } from '../../measure/lib/load/load.ts';
+import type { LoadResult } from '../../measure/lib/load/load-types.ts';
 import type { TimelineSecond } from '../../results/report/timeline.ts';
 import { failOnWarnings } from '../helpers.ts';
 

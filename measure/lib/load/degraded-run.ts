@@ -18,16 +18,18 @@
  */
 import { POLICIES, type Policy } from '../../../core/policies.ts';
 import type { RunContext } from '../harness/experiment.ts';
-import { createLatencyHistogram, quantilesMs, type LatencySummary } from '../../../results/report/latency.ts';
-import { addSlice, newLoadTally, sliceOf, summarizeLoadTally, type LoadTally } from '../machine/tally.ts';
+import { quantilesMs, type LatencySummary } from '../../../results/report/latency.ts';
+import { summarizeLoadTally } from '../machine/tally.ts';
 import type { ServerProcess } from '../process/launch.ts';
+import type { Lab } from '../process/lab.ts';
 import { runLoad, sustainLoad } from './load.ts';
 import type { Progress } from '../harness/progress.ts';
-import { measureSteadily, STEP_TRIES } from '../machine/steady.ts';
+import { STEP_TRIES } from '../machine/steady.ts';
 import { probeOk } from './probe.ts';
 import type { TwoChoicesSampling } from '../../../servers/lib/balancer/upstreams.ts';
-import { servedByReplica, startBalancer, startReplicas, type BalancerKind, type Replica } from '../process/topology.ts';
+import { startBalancer, startReplicas, type BalancerKind, type Replica } from '../process/topology.ts';
 import { DEGRADED_SPEC, type DegradedResult, type PolicyRun } from '../../../results/degraded/report.ts';
+import { measureRounds, newSlot, type Slot } from './degraded-slots.ts';
 
 export interface DegradedOptions {
   lb: BalancerKind;
@@ -60,72 +62,58 @@ interface PathMeasurement {
   quantilesMs: number[];
 }
 
-/** What one slice measured, and (summed over the kept rounds) a slot's tally; with the requests each replica served. */
-interface SlicePart extends LoadTally {
-  perReplica: Record<string, number>;
+/**
+ * Warms the whole path up first, through a balancer to the healthy replicas only: fresh processes
+ * answer more slowly until V8 has compiled their hot paths, and warming the replicas alone,
+ * straight, was not enough. The `shared` balancer (the kit's) takes the degraded replica, the
+ * last, out meanwhile; with nginx a balancer of its own does it.
+ */
+async function warmUp(lab: Lab, progress: Progress, lb: BalancerKind, replicas: Replica[], shared: ServerProcess | undefined): Promise<void> {
+  const degraded = replicas.at(-1)!;
+  progress.step(`warm-up: /fast through the balancer to ${replicas.slice(0, -1).map((r) => r.name).join(' and ')} for ${WARMUP_S} s`);
+  const warm = shared ?? (await startBalancer(lab, lb, 'least-connections', replicas.slice(0, -1), 0));
+  if (shared) await postTo(shared, `/__lb/down?upstream=${degraded.name}`);
+  await runLoad({ url: `${warm.url}/fast`, connections: CONNECTIONS, durationS: WARMUP_S });
+  if (shared) await postTo(shared, `/__lb/up?upstream=${degraded.name}`);
+  else await lab.stop(warm);
 }
 
-/** One thing measured in every round: a policy, or the path. */
-interface Slot extends SlicePart {
-  name: string;
-  /** The balancer the slice's load goes to. */
-  url: () => string;
-  /** Before each slice (switch the policy, take app3 out). */
-  enter: () => Promise<void>;
-  /** After each slice. */
-  leave: () => Promise<void>;
-}
-
-function newSlot(name: string, replicas: Replica[], url: () => string, enter = async () => {}, leave = async () => {}): Slot {
-  return { name, url, enter, leave, ...newLoadTally(), perReplica: Object.fromEntries(replicas.map((r) => [r.name, 0])) };
-}
-
-/** The slots in round `k`'s order: the list rotated by k, so no policy always follows the same one. */
-function roundOrder<T>(slots: readonly T[], k: number): T[] {
-  const n = slots.length;
-  return Array.from({ length: n }, (_, i) => slots[(i + k) % n]!);
-}
-
-/** One slice; added to its slot (addPart) once the round it belongs to is kept. */
-async function measureSlice(slot: Slot, replicas: Replica[], durationS: number): Promise<SlicePart> {
-  await slot.enter();
-  const histogram = createLatencyHistogram();
-  // Asked while the slice settles: the blocked replica answers its stats only between hog requests.
-  const counted = servedByReplica(replicas, '/fast');
-  const r = await runLoad({ url: `${slot.url()}/fast`, connections: CONNECTIONS, durationS: SETTLE_S + durationS, settleS: SETTLE_S, settledInto: histogram });
-  const [before, after] = [await counted, await servedByReplica(replicas, '/fast')];
-  await slot.leave();
-  return { ...sliceOf(r, histogram), perReplica: Object.fromEntries(replicas.map((rep) => [rep.name, after[rep.name]! - before[rep.name]!])) };
-}
-
-function addPart(slot: Slot, part: SlicePart): void {
-  addSlice(slot, part);
-  for (const name of Object.keys(slot.perReplica)) slot.perReplica[name]! += part.perReplica[name] ?? 0;
+/** POST `path` to the kit's balancer (its /__lb/ routes), checked. */
+function postTo(balancer: ServerProcess, path: string): Promise<void> {
+  return probeOk(`${balancer.url}${path}`, { method: 'POST' }).then(() => undefined);
 }
 
 /**
- * Every slot once per round, in the round's rotated order. A round during which other programs
- * or other virtual machines took CPU is taken again (measureSteadily): a steal of 0.55 cores over
- * a run lifted least connections' p95 to 24 ms here, within 10x of round robin's.
+ * One slot per policy: on the `shared` balancer, which switches to the slot's policy before each
+ * of its slices; or on that policy's own balancer (`byPolicy`, nginx). With `path`, also the path
+ * slot: least connections to the healthy replicas only, the degraded one (the last) taken out.
  */
-async function measureRounds(all: Slot[], replicas: Replica[], rounds: number, durationS: number, progress: Progress): Promise<void> {
-  for (let k = 0; k < rounds; k++) {
-    const { value } = await measureSteadily(
-      `round ${k + 1} of ${rounds}`,
-      async () => {
-        const parts = new Map<Slot, SlicePart>();
-        for (const slot of roundOrder(all, k)) {
-          progress.step(`round ${k + 1} of ${rounds}: ${slot.name === 'path' ? 'the path to the healthy replicas' : slot.name}, /fast with ${CONNECTIONS} connections for ${durationS} s`);
-          parts.set(slot, await measureSlice(slot, replicas, durationS));
-        }
-        return parts;
-      },
-      { progress },
-    );
-    for (const [slot, part] of value) addPart(slot, part);
-  }
+function makeSlots(replicas: Replica[], shared: ServerProcess | undefined, byPolicy: Map<Policy, ServerProcess>, path: boolean): { policySlots: Slot[]; pathSlot: Slot | undefined } {
+  const degraded = replicas.at(-1)!;
+  const post = (p: string) => postTo(shared!, p);
+  const policySlots = POLICIES.map((policy) =>
+    shared ? newSlot(policy, replicas, () => shared.url, () => post(`/__lb/policy?name=${policy}`)) : newSlot(policy, replicas, () => byPolicy.get(policy)!.url),
+  );
+  const pathSlot = path
+    ? newSlot(
+        'path',
+        replicas,
+        () => shared!.url,
+        async () => {
+          await post(`/__lb/down?upstream=${degraded.name}`);
+          await post('/__lb/policy?name=least-connections');
+        },
+        () => post(`/__lb/up?upstream=${degraded.name}`),
+      )
+    : undefined;
+  return { policySlots, pathSlot };
 }
 
+/**
+ * Runs the degraded experiment (see the top of this file): starts the replicas, the hog and the
+ * balancers, warms the path up, measures every slot in interleaved rounds, and returns the result,
+ * the path's measurement (with `path`) and what `calibrate` returned.
+ */
 export async function runDegraded<C = undefined>(
   { lab, progress, options, quick, machine, port }: RunContext<DegradedOptions>,
   extra: { path?: boolean; calibrate?: (replicas: Replica[]) => Promise<C> } = {},
@@ -147,38 +135,13 @@ export async function runDegraded<C = undefined>(
     // policy. nginx, compiled ahead of time, runs once per policy, all of them side by side.
     const sampling = options.twoChoices === 'distinct' ? [] : ['--two-choices', options.twoChoices];
     const shared = options.lb === 'builtin' ? await startBalancer(lab, 'builtin', 'least-connections', replicas, port, true, sampling) : undefined;
-    const post = (path: string) => probeOk(`${shared!.url}${path}`, { method: 'POST' }).then(() => undefined);
     const byPolicy = new Map<Policy, ServerProcess>();
     // --port goes to the first of them (several cannot share it).
     if (!shared) for (const [i, policy] of POLICIES.entries()) byPolicy.set(policy, await startBalancer(lab, options.lb, policy, replicas, i === 0 ? port : 0));
 
-    // Warm up the whole path first, through a balancer to the healthy replicas only: fresh
-    // processes answer more slowly until V8 has compiled their hot paths, and warming the
-    // replicas alone, straight, was not enough.
-    progress.step(`warm-up: /fast through the balancer to ${replicas.slice(0, -1).map((r) => r.name).join(' and ')} for ${WARMUP_S} s`);
-    const warm = shared ?? (await startBalancer(lab, options.lb, 'least-connections', replicas.slice(0, -1), 0));
-    if (shared) await post(`/__lb/down?upstream=${degraded.name}`);
-    await runLoad({ url: `${warm.url}/fast`, connections: CONNECTIONS, durationS: WARMUP_S });
-    if (shared) await post(`/__lb/up?upstream=${degraded.name}`);
-    else await lab.stop(warm);
+    await warmUp(lab, progress, options.lb, replicas, shared);
 
-    const policySlots = POLICIES.map((policy) =>
-      shared
-        ? newSlot(policy, replicas, () => shared.url, () => post(`/__lb/policy?name=${policy}`))
-        : newSlot(policy, replicas, () => byPolicy.get(policy)!.url),
-    );
-    const pathSlot = extra.path
-      ? newSlot(
-          'path',
-          replicas,
-          () => shared!.url,
-          async () => {
-            await post(`/__lb/down?upstream=${degraded.name}`);
-            await post('/__lb/policy?name=least-connections');
-          },
-          () => post(`/__lb/up?upstream=${degraded.name}`),
-        )
-      : undefined;
+    const { policySlots, pathSlot } = makeSlots(replicas, shared, byPolicy, Boolean(extra.path));
     const all = pathSlot ? [...policySlots, pathSlot] : policySlots;
     await measureRounds(all, replicas, rounds, durationS, progress);
     const policies: PolicyRun[] = policySlots.map((s) => {

@@ -3,7 +3,7 @@
  * process on the path is warm when the measured part begins, and then left out of the result
  * (faultedLoad's leadInS; the failover experiment's warm-up).
  */
-import type { LoadResult } from './load.ts';
+import type { LoadResult } from './load-types.ts';
 
 /**
  * The load's result without its first `lead` seconds: the timeline from then on (renumbered from

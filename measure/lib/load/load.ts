@@ -8,97 +8,11 @@ import autocannon from 'autocannon';
 import type { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { KitError } from '../../../lib/errors.ts';
-import { createLatencyHistogram, quantilesMs, recordMs, summarize, type LatencyHistogram, type LatencySummary } from '../../../results/report/latency.ts';
+import { createLatencyHistogram, quantilesMs, recordMs, summarize, type LatencyHistogram } from '../../../results/report/latency.ts';
 import { assertLoopback } from './probe.ts';
 import type { TimelineSecond } from '../../../results/report/timeline.ts';
 import { headerCounter } from './header-count.ts';
-
-export interface LoadOptions {
-  url: string;
-  connections: number;
-  /** Seconds; the run ends then whatever else is set. At most 120. */
-  durationS: number;
-  /** Stop after this many requests (optional). */
-  amount?: number;
-  method?: 'GET' | 'POST';
-  /** Cap on the request rate across all connections, req/s (autocannon's overallRate); unbounded without. */
-  rate?: number;
-  /** Per-request timeout in s (autocannon's default is 10). */
-  timeoutS?: number;
-  /** A sequence of requests each connection repeats (autocannon's `requests`), e.g. create then read. */
-  requests?: autocannon.Request[];
-  /** Also keep a per-second timeline (completed, non-2xx, errors, p99), for runs with a fault in them. */
-  timeline?: boolean;
-  /** Also count responses that took at least this many ms, and keep their latencies. */
-  slowMs?: number;
-  /**
-   * Also summarize only the responses that complete at least this many s after the start: a closed
-   * loop's first wave waits less than a full turn (its requests start together), so the steady
-   * state begins about one latency in. `durationS` includes these seconds.
-   */
-  settleS?: number;
-  /** With `settleS`: also record the settled responses here (to merge several runs into one histogram). */
-  settledInto?: LatencyHistogram;
-  /**
-   * With `settleS`: the settled part also waits until every connection has had its first answer,
-   * and then lasts `settledS` seconds (the run stops; `durationS` stays the upper bound). New
-   * connections to a busy process wait to be accepted: libuv accepts one connection per event loop
-   * iteration (libuv PR #3696; measured on Node 20 to 26), so on a CPU-bound route the k-th of N new
-   * connections gets its first answer after about k turns of the ones before it, N²/2 requests'
-   * time in all (0.7 s for 16 connections to a 5 ms route here, 11 s for 64).
-   */
-  settledS?: number;
-  /** Also return this many evenly spaced latency quantiles (`quantilesMs`), e.g. 1000 for the simulator. */
-  quantiles?: number;
-  /** Called with every answer's time (ms) and status, and with status undefined for a request that got none (an error or a timeout). */
-  onAnswer?: (ms: number, status: number | undefined) => void;
-  /** Called after every response with the number of responses so far (e.g. to act halfway through). */
-  onResponse?: (responses: number) => void;
-  /** Also count the responses whose header `name` (lower case) matches `pattern`, e.g. x-upstream-addr naming two replicas. */
-  countHeader?: { name: string; pattern: RegExp };
-  /**
-   * Count slow responses (`slowMs`) and header matches (`countHeader`) only from this wall-clock
-   * time on (Date.now(), ms): a lead-in's answers are left out, as an access log read from the
-   * same time leaves out its lines.
-   */
-  countFromMs?: number;
-}
-
-/** Responses at or over a threshold. */
-interface SlowResponses {
-  thresholdMs: number;
-  count: number;
-  /** Their latencies, ms, sorted (at most the first 1000 kept). */
-  latenciesMs: number[];
-}
-
-/** A load that is running: stop it early, or wait for its result. */
-interface RunningLoad {
-  stop(): void;
-  result: Promise<LoadResult>;
-}
-
-export interface LoadResult {
-  connections: number;
-  /** Wall time of the run, s. */
-  durationS: number;
-  /** Completed responses per second. */
-  throughput: number;
-  counts: { sent: number; completed: number; ok2xx: number; non2xx: number; errors: number; timeouts: number };
-  latency: LatencySummary;
-  /** CPU the load generator (this process) used, as a fraction of one core over the run. */
-  generatorCpu: number;
-  /** With `timeline`: one entry per second of the run. */
-  timeline?: TimelineSecond[];
-  /** With `slowMs`. */
-  slow?: SlowResponses;
-  /** With `settleS`: the responses after it, their throughput (req/s) over the same span, and latency. */
-  settled?: { completed: number; durationS: number; throughput: number; latency: LatencySummary };
-  /** With `quantiles`: the latency distribution as evenly spaced quantiles, ms (see latency.ts quantilesMs). */
-  quantilesMs?: number[];
-  /** With `countHeader`: the responses whose header matched. */
-  headerMatched?: number;
-}
+import type { LoadOptions, LoadResult, RunningLoad, SlowResponses } from './load-types.ts';
 
 /** autocannon's sample interval, ms: a run ends within this long after its duration. */
 const SAMPLE_MS = 50;
@@ -143,13 +57,7 @@ export function startLoad(opts: LoadOptions): RunningLoad {
     ...(opts.requests ? { requests: opts.requests } : {}),
     ...(header ? { setupClient: header.setup } : {}),
   }) as unknown as EventEmitter & PromiseLike<autocannon.Result> & { stop(): void };
-  const seconds: { h: ReturnType<typeof createLatencyHistogram>; completed: number; ok2xx: number; non2xx: number; errors: number }[] = [];
-  const bucket = () => {
-    const i = Math.floor((performance.now() - started) / 1000);
-    while (seconds.length <= i) seconds.push({ h: createLatencyHistogram(), completed: 0, ok2xx: 0, non2xx: 0, errors: 0 });
-    return seconds[i]!;
-  };
-  const slow: SlowResponses | undefined = opts.slowMs === undefined ? undefined : { thresholdMs: opts.slowMs, count: 0, latenciesMs: [] };
+  const records = answerRecords(opts, started);
   let responses = 0;
   const settled = opts.settleS === undefined ? undefined : settledPart(opts, started, () => instance.stop());
   instance.on('response', (client: unknown, status: number, _bytes: number, responseTime: number) => {
@@ -159,37 +67,63 @@ export function startLoad(opts: LoadOptions): RunningLoad {
     settled?.record(client, responseTime);
     opts.onResponse?.(++responses);
     opts.onAnswer?.(responseTime, status);
-    if (opts.timeline) {
-      const b = bucket();
-      recordMs(b.h, responseTime);
-      b.completed++;
-      if (status >= 200 && status < 300) b.ok2xx++;
-      else b.non2xx++;
-    }
-    if (slow && counted && responseTime >= slow.thresholdMs) {
-      slow.count++;
-      if (slow.latenciesMs.length < 1000) slow.latenciesMs.push(responseTime);
-    }
+    records.response(responseTime, status, counted);
   });
-  if (opts.timeline) instance.on('reqError', () => bucket().errors++);
-  if (opts.onAnswer) instance.on('reqError', () => opts.onAnswer!(0, undefined));
-  const timeline = (): TimelineSecond[] | undefined =>
-    opts.timeline
-      ? seconds.map((b, second) => {
-          const l = summarize(b.h);
-          return { second, completed: b.completed, ok2xx: b.ok2xx, non2xx: b.non2xx, errors: b.errors, p99: b.completed ? l.p99 : 0, max: b.completed ? l.max : 0 };
-        })
-      : undefined;
+  instance.on('reqError', () => {
+    records.error();
+    opts.onAnswer?.(0, undefined);
+  });
   const result = finish(instance, opts, histogram, cpuBefore, started).then((r) => {
-    const t = timeline();
-    if (slow) slow.latenciesMs.sort((a, b) => a - b);
     const s = settled?.summary();
     const q = opts.quantiles ? quantilesMs(histogram, opts.quantiles) : undefined;
     const h = header ? { headerMatched: header.count() } : {};
-    return { ...r, ...(t ? { timeline: t } : {}), ...(slow ? { slow } : {}), ...(s ? { settled: s } : {}), ...(q ? { quantilesMs: q } : {}), ...h };
+    return { ...r, ...records.done(), ...(s ? { settled: s } : {}), ...(q ? { quantilesMs: q } : {}), ...h };
   });
   // autocannon refuses some options (an overallRate under 1, say) by returning an emitter with no stop().
   return { stop: () => instance.stop?.(), result };
+}
+
+/**
+ * What a run keeps of each answer besides its latency histogram: with `timeline`, one bucket per
+ * second (completed, 2xx, non-2xx, errors, p99 and max, ms); with `slowMs`, the responses that took
+ * that long or longer, counted only when the caller says so (`countFromMs`).
+ */
+function answerRecords(opts: LoadOptions, started: number) {
+  const seconds: { h: LatencyHistogram; completed: number; ok2xx: number; non2xx: number; errors: number }[] = [];
+  const bucket = () => {
+    const i = Math.floor((performance.now() - started) / 1000);
+    while (seconds.length <= i) seconds.push({ h: createLatencyHistogram(), completed: 0, ok2xx: 0, non2xx: 0, errors: 0 });
+    return seconds[i]!;
+  };
+  const slow: SlowResponses | undefined = opts.slowMs === undefined ? undefined : { thresholdMs: opts.slowMs, count: 0, latenciesMs: [] };
+  return {
+    response(ms: number, status: number, counted: boolean): void {
+      if (opts.timeline) {
+        const b = bucket();
+        recordMs(b.h, ms);
+        b.completed++;
+        if (status >= 200 && status < 300) b.ok2xx++;
+        else b.non2xx++;
+      }
+      if (slow && counted && ms >= slow.thresholdMs) {
+        slow.count++;
+        if (slow.latenciesMs.length < 1000) slow.latenciesMs.push(ms);
+      }
+    },
+    /** A request that got no answer (an error or a timeout). */
+    error(): void {
+      if (opts.timeline) bucket().errors++;
+    },
+    /** The parts of the result they make: the timeline, and the slow responses sorted. */
+    done(): Pick<LoadResult, 'timeline' | 'slow'> {
+      slow?.latenciesMs.sort((a, b) => a - b);
+      const timeline: TimelineSecond[] = seconds.map((b, second) => {
+        const l = summarize(b.h);
+        return { second, completed: b.completed, ok2xx: b.ok2xx, non2xx: b.non2xx, errors: b.errors, p99: b.completed ? l.p99 : 0, max: b.completed ? l.max : 0 };
+      });
+      return { ...(opts.timeline ? { timeline } : {}), ...(slow ? { slow } : {}) };
+    },
+  };
 }
 
 /**

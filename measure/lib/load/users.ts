@@ -152,22 +152,15 @@ class UsersRecord {
   }
 }
 
-/** Starts the users at once (each after a random offset within one think time) and returns. */
-export function startUsers(opts: UsersOptions): RunningUsers {
-  const base = new URL(opts.url);
-  assertLoopback(base);
-  if (!(opts.durationS > 0 && opts.durationS <= 120)) throw new KitError('KIT_ERR_USAGE', `a workload lasts from 0 to 120 s; got ${opts.durationS}`);
-  if (!(Number.isInteger(opts.users) && opts.users >= 1 && opts.users <= 500)) throw new KitError('KIT_ERR_USAGE', `users must be a whole number from 1 to 500; got ${opts.users}`);
-  const timeoutMs = opts.requestTimeoutMs ?? 10_000;
-  const started = performance.now();
-  const endAt = started + opts.durationS * 1000;
-  const stopper = new AbortController();
-  // Each thinking user's sleep listens on the signal; past 10 listeners Node warns of a leak.
-  setMaxListeners(opts.users + 1, stopper.signal);
-  const rec = new UsersRecord(started, started + (opts.steadyFromS ?? Infinity) * 1000, endAt, opts.onSecond);
+/** A user's request: JSON body in, JSON body out; undefined when it failed (and was recorded as failed). */
+type Call = (client: Client, type: RequestType, method: 'GET' | 'POST', path: string, token?: string, body?: object) => Promise<Record<string, unknown> | undefined>;
 
-  /** One request; resolves with the JSON body, or undefined after recording a failure. */
-  const call = async (client: Client, type: RequestType, method: 'GET' | 'POST', path: string, token?: string, body?: object): Promise<Record<string, unknown> | undefined> => {
+/**
+ * The requests of a run's users, recorded in `rec`: each resolves with the JSON body, or undefined
+ * after recording a failure (a wrong status, an error, or no answer within `timeoutMs`, ms).
+ */
+function requester(rec: UsersRecord, timeoutMs: number): Call {
+  return async (client, type, method, path, token, body) => {
     const t0 = performance.now();
     try {
       const res = await client.request({
@@ -191,6 +184,36 @@ export function startUsers(opts: UsersOptions): RunningUsers {
       return undefined;
     }
   };
+}
+
+/** One iteration of user `id` (its `n`th): a sign-up, then ROUNDS of a token refresh and QUERIES_PER_ROUND searches, until a request fails. */
+async function iteration(call: Call, client: Client, id: number, n: number): Promise<void> {
+  const signup = await call(client, 'signup', 'POST', '/signup', undefined, { name: `u${id}-${n}` });
+  let token = signup?.token as string | undefined;
+  for (let r = 0; r < ROUNDS && token; r++) {
+    const refreshed = await call(client, 'refresh', 'POST', '/token/refresh', token);
+    token = refreshed?.token as string | undefined;
+    for (let q = 0; q < QUERIES_PER_ROUND && token; q++) {
+      await call(client, 'query', 'GET', `/books?q=${WORDS[(id + n + q) % WORDS.length]}`, token);
+    }
+  }
+}
+
+/** Starts the users at once (each after a random offset within one think time) and returns. */
+export function startUsers(opts: UsersOptions): RunningUsers {
+  const base = new URL(opts.url);
+  assertLoopback(base);
+  if (!(opts.durationS > 0 && opts.durationS <= 120)) throw new KitError('KIT_ERR_USAGE', `a workload lasts from 0 to 120 s; got ${opts.durationS}`);
+  if (!(Number.isInteger(opts.users) && opts.users >= 1 && opts.users <= 500)) throw new KitError('KIT_ERR_USAGE', `users must be a whole number from 1 to 500; got ${opts.users}`);
+  const timeoutMs = opts.requestTimeoutMs ?? 10_000;
+  const started = performance.now();
+  const endAt = started + opts.durationS * 1000;
+  const stopper = new AbortController();
+  // Each thinking user's sleep listens on the signal; past 10 listeners Node warns of a leak.
+  setMaxListeners(opts.users + 1, stopper.signal);
+  const rec = new UsersRecord(started, started + (opts.steadyFromS ?? Infinity) * 1000, endAt, opts.onSecond);
+
+  const call = requester(rec, timeoutMs);
 
   const user = async (id: number) => {
     await sleep(Math.random() * opts.thinkMs, undefined, { signal: stopper.signal }).catch(() => {});
@@ -200,15 +223,7 @@ export function startUsers(opts: UsersOptions): RunningUsers {
     for (let n = 0; n < MAX_ITERATIONS && performance.now() < endAt && !stopper.signal.aborted; n++) {
       const client = kept ?? open();
       try {
-        const signup = await call(client, 'signup', 'POST', '/signup', undefined, { name: `u${id}-${n}` });
-        let token = signup?.token as string | undefined;
-        for (let r = 0; r < ROUNDS && token; r++) {
-          const refreshed = await call(client, 'refresh', 'POST', '/token/refresh', token);
-          token = refreshed?.token as string | undefined;
-          for (let q = 0; q < QUERIES_PER_ROUND && token; q++) {
-            await call(client, 'query', 'GET', `/books?q=${WORDS[(id + n + q) % WORDS.length]}`, token);
-          }
-        }
+        await iteration(call, client, id, n);
         rec.iterations++;
       } finally {
         if (!kept) await client.close().catch(() => {});

@@ -6,7 +6,7 @@
  * into one `LoadTally` (counts, seconds, one latency histogram) and summarized once.
  */
 import { createLatencyHistogram, summarize, type LatencyHistogram, type LatencySummary } from '../../../results/report/latency.ts';
-import type { LoadResult } from '../load/load.ts';
+import type { LoadResult } from '../load/load-types.ts';
 
 /** What one slice (or all of a step's slices) measured. */
 export interface LoadTally {
