@@ -51,10 +51,7 @@ async function main(): Promise<void> {
   const port = intFlag('port', flags.port, 0, 65535, 3000);
   const heavy = heavyCostFrom(flags.cost);
 
-  const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
-  delay.enable();
-  let eluStart: EventLoopUtilization = performance.eventLoopUtilization();
-  let windowStart = performance.now();
+  const loop = loopWindow();
   let pooledInFlight = 0;
 
   const timed = (where: VerifyAnswer['hashedOn'], started: number) => ({ pid: process.pid, hashedOn: where, ms: round(performance.now() - started) });
@@ -85,37 +82,48 @@ async function main(): Promise<void> {
       },
       '/stats': {
         GET: (_req, res) => {
-          const elu = performance.eventLoopUtilization(eluStart);
-          // An empty window (no sample yet) reads NaN: report 0.
-          const ms = (ns: number) => (Number.isFinite(ns) ? round(Math.max(0, ns / 1e6 - RESOLUTION_MS)) : 0);
-          sendJson(res, 200, {
-            pid: process.pid,
-            windowMs: round(performance.now() - windowStart),
-            eventLoopDelay: { maxMs: ms(delay.max), p99Ms: ms(delay.percentile(99)), meanMs: ms(delay.mean), resolutionMs: RESOLUTION_MS },
-            eventLoopUtilization: round(elu.utilization, 3),
-            threadPoolSize: Number(process.env.UV_THREADPOOL_SIZE) || 4,
-            pooledInFlight,
-            heavyCost: formatCost(heavy),
-          } satisfies LoanServiceStats);
+          const threadPoolSize = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+          sendJson(res, 200, { pid: process.pid, ...loop.read(), threadPoolSize, pooledInFlight, heavyCost: formatCost(heavy) } satisfies LoanServiceStats);
         },
       },
-      '/stats/reset': {
-        POST: (_req, res) => {
-          delay.reset();
-          eluStart = performance.eventLoopUtilization();
-          windowStart = performance.now();
-          // After reset() the monitor's next tick only notes the time; it records from the tick
-          // after. Answer once it has recorded a sample, so a block that starts right after this
-          // answer is measured (otherwise a 1 s block can leave the window empty).
-          const armed = () => (delay.count > 0 ? sendJson(res, 200, { reset: true }) : setTimeout(armed, RESOLUTION_MS).unref());
-          armed();
-        },
-      },
+      '/stats/reset': { POST: (_req, res) => loop.reset(() => sendJson(res, 200, { reset: true })) },
     }),
   );
   drainOnStop(server); // SIGTERM, SIGINT: finish what is in flight, then exit (lib/serve/drain.ts)
   const bound = await listen(server, port); // 127.0.0.1 only
   process.stdout.write(formatReady('loan-service', bound, process.pid) + '\n');
+}
+
+/**
+ * The event loop's numbers over a window that POST /stats/reset starts again: its delay, ms (a
+ * histogram sampled every RESOLUTION_MS, less that resolution), and its utilization (0 to 1).
+ */
+function loopWindow() {
+  const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  delay.enable();
+  let eluStart: EventLoopUtilization = performance.eventLoopUtilization();
+  let windowStart = performance.now();
+  // An empty window (no sample yet) reads NaN: report 0.
+  const ms = (ns: number) => (Number.isFinite(ns) ? round(Math.max(0, ns / 1e6 - RESOLUTION_MS)) : 0);
+  return {
+    read: () => ({
+      windowMs: round(performance.now() - windowStart),
+      eventLoopDelay: { maxMs: ms(delay.max), p99Ms: ms(delay.percentile(99)), meanMs: ms(delay.mean), resolutionMs: RESOLUTION_MS },
+      eventLoopUtilization: round(performance.eventLoopUtilization(eluStart).utilization, 3),
+    }),
+    /**
+     * Starts a new window, and calls `armed` once the monitor has recorded a sample in it. After
+     * reset() the monitor's next tick only notes the time; it records from the tick after, so a
+     * block that starts right after an earlier answer could leave the window empty (a 1 s one did).
+     */
+    reset(armed: () => void): void {
+      delay.reset();
+      eluStart = performance.eventLoopUtilization();
+      windowStart = performance.now();
+      const check = () => (delay.count > 0 ? armed() : setTimeout(check, RESOLUTION_MS).unref());
+      check();
+    },
+  };
 }
 
 function round(x: number, digits = 2): number {

@@ -33,7 +33,6 @@
  * Run alone: `npx tsx servers/replica.ts --name app1 --port 0 [--db /tmp/users.db]`.
  */
 import http from 'node:http';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { DEFAULT_BACKLOG, HttpError, readJsonBody, router, sendJson, type Routes } from './lib/serve/http.ts';
@@ -43,9 +42,10 @@ import { failStartup, serve, serverFlags } from './lib/serve/main.ts';
 import { MAX_COMMIT_MS, openUsersDb, type UsersDb } from './lib/state/users-db.ts';
 import { isPostgresUrl, openUsersPg } from './lib/state/users-pg.ts';
 import { openStateStore, stateFlags, stateOptions, stateRoutes } from './lib/state/routes.ts';
-import { burnCpu } from './lib/cpu/work.ts';
-import { holdSelfToQuota, type SelfQuota } from './lib/cpu/self-quota.ts';
-import { quotaCores, quotaMode, type QuotaMode } from './lib/cpu/quota.ts';
+import { burnCpu, busyWait, sleepBlocking } from './lib/cpu/work.ts';
+import { lastSecondLoopDelay } from './lib/serve/loop-delay.ts';
+import type { SelfQuota } from './lib/cpu/self-quota.ts';
+import { applyQuota, limitOptions } from './lib/cpu/limits.ts';
 import type { ReplicaStats } from './contracts.ts';
 
 const spec = defineCommand({
@@ -90,22 +90,6 @@ function appWork(url: URL): void {
   if (raw === null) return;
   if (!/^\d+$/.test(raw) || Number(raw) > MAX_MS) throw new HttpError(400, `work must be a whole number of ms from 0 to ${MAX_MS}; got '${raw}'`);
   burnCpu(Number(raw));
-}
-
-/** Keeps this thread busy for `ms`: the event loop runs nothing else meanwhile. */
-function busyWait(ms: number): number {
-  const until = performance.now() + ms;
-  let spins = 0;
-  while (performance.now() < until) spins++;
-  return spins;
-}
-
-/**
- * Blocks this thread for `ms` without using CPU (Atomics.wait on a buffer nobody notifies): the
- * event loop runs nothing meanwhile, as in a synchronous call that waits on a slow disk.
- */
-function sleepBlocking(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** What the routes need from the process: the replica's name, its database, its drain flag. */
@@ -219,47 +203,5 @@ async function main(): Promise<void> {
   quota = applyQuota(limits);
   bound = await serve(`replica-${name}`, server, port, { onStop: () => (draining = true), drainDeadlineMs, abrupt: Boolean(flags.abrupt), backlog });
 }
-
-/**
- * Holds this process to --cpu-quota, if given. Like lesson 8's workers, it begins once the code is
- * loaded (loading tsx and the modules at a fifth of a core would take seconds and measure nothing),
- * just before the server listens and takes over SIGTERM and SIGINT, whose clean exit removes the cgroup.
- */
-function applyQuota(limits: ReturnType<typeof limitOptions>): SelfQuota | undefined {
-  if (limits.quota === undefined) return undefined;
-  const quota = holdSelfToQuota(limits.quota, limits.quotaMode);
-  process.stdout.write(quota.describe + '\n');
-  return quota;
-}
-
-/** --cpu-quota, --quota-mode and --commit-ms, checked (KIT_ERR_USAGE naming the flag). */
-function limitOptions(flags: { 'cpu-quota'?: string; 'quota-mode'?: string; 'commit-ms'?: string; db?: string }): { quota?: number; quotaMode: QuotaMode; commitMs: number } {
-  const quota = quotaCores(flags['cpu-quota']);
-  if (flags['quota-mode'] !== undefined && quota === undefined) throw new KitError('KIT_ERR_USAGE', '--quota-mode only means something with --cpu-quota');
-  const mode = quotaMode(flags['quota-mode']);
-  if (flags['commit-ms'] !== undefined && (flags.db === undefined || isPostgresUrl(flags.db))) throw new KitError('KIT_ERR_USAGE', '--commit-ms only means something with a SQLite --db (PostgreSQL flushes for real)');
-  return { quota, quotaMode: mode, commitMs: intFlag('commit-ms', flags['commit-ms'], 0, MAX_COMMIT_MS, 0) };
-}
-
-/**
- * The event loop's delay over the last whole second, p99 and max in ms (perf_hooks
- * monitorEventLoopDelay, sampled every LOOP_SAMPLE_MS; Node docs). Its samples are the time
- * between two runs of its timer, so an idle loop reads about LOOP_SAMPLE_MS (measured: p50 10.2 ms
- * at a 10 ms resolution); the figures here take that interval off. Read, then reset, once a
- * second, so any number of readers see the same figures.
- */
-function lastSecondLoopDelay(): () => { p99: number; max: number } {
-  const h = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS });
-  h.enable();
-  let last = { p99: 0, max: 0 };
-  const ms = (ns: number) => Math.max(0, Math.round(ns / 1e3 - LOOP_SAMPLE_MS * 1e3) / 1e3);
-  setInterval(() => {
-    last = { p99: ms(h.percentile(99)), max: ms(h.max) };
-    h.reset();
-  }, 1000).unref();
-  return () => last;
-}
-
-const LOOP_SAMPLE_MS = 10;
 
 main().catch(failStartup);

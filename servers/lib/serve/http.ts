@@ -8,7 +8,7 @@ import net, { type AddressInfo } from 'node:net';
 import { KitError } from '../../../lib/errors.ts';
 import { HOST } from '../../../lib/ready.ts';
 
-type Handler = (req: http.IncomingMessage, res: http.ServerResponse, url: URL, params: Record<string, string>) => void | Promise<void>;
+export type Handler = (req: http.IncomingMessage, res: http.ServerResponse, url: URL, params: Record<string, string>) => void | Promise<void>;
 /** path → method → handler. A path segment `:name` matches any one segment (given as params.name). */
 export type Routes = Record<string, Partial<Record<string, Handler>>>;
 

@@ -16,7 +16,7 @@ import type http from 'node:http';
 import { promisify } from 'node:util';
 import { KitError } from '../../../lib/errors.ts';
 import { intFlag, type FlagSpecs } from '../../../lib/cli.ts';
-import { HttpError, readJsonBody, sendJson, type Routes } from '../serve/http.ts';
+import { HttpError, readJsonBody, sendJson, type Handler, type Routes } from '../serve/http.ts';
 import { createToken, verifyToken } from './session-token.ts';
 import { isStoreKind, openStore, STORES, type StateStore, type StoreKind } from './stores.ts';
 
@@ -104,16 +104,15 @@ function expectedHash(member: string): Promise<Buffer> {
 }
 
 /**
- * The lesson 7 routes over `store`. `identity` adds the answering process's fields (replica name,
- * pid) to every answer; `loanAnswer` shapes POST /loan's answer from the new total.
+ * `raw`, with every failure turned into a 503 that names the store (Redis gone, say), rather than a
+ * 500 in the client library's words; the failure itself goes to stderr.
  */
-export function stateRoutes(raw: StateStore, o: StateOptions, identity: () => object, loanAnswer: (total: number) => object = (loans) => ({ loans })): Routes {
-  // A store that fails (Redis gone, say) is a 503 naming it, not a 500 with the client library's words.
+function storeOr503(raw: StateStore, o: StateOptions): StateStore {
   const unavailable = (err: unknown): never => {
     process.stderr.write(`state store ${o.store} failed: ${(err as Error).message}\n`);
     throw new HttpError(503, `the state store (${o.store}${o.redisUrl ? ` at ${o.redisUrl}` : ''}) is not answering`);
   };
-  const store: StateStore = {
+  return {
     kind: raw.kind,
     createSession: (m, ttl) => raw.createSession(m, ttl).catch(unavailable),
     sessionMember: (id) => raw.sessionMember(id).catch(unavailable),
@@ -122,30 +121,44 @@ export function stateRoutes(raw: StateStore, o: StateOptions, identity: () => ob
     hit: (k, limit, w) => raw.hit(k, limit, w).catch(unavailable),
     close: () => raw.close(),
   };
+}
+
+/**
+ * POST /login: checks the member's password (scrypt at LOGIN_COST against the one valid password's
+ * hash) and answers 401, or 200 with a session cookie: a session kept in `store`, or a signed token.
+ */
+function loginHandler(store: StateStore, o: StateOptions, identity: () => object): Handler {
+  return async (req, res) => {
+    const body = (await readJsonBody(req, 4096)) as { member?: unknown; password?: unknown } | null;
+    const member = body?.member;
+    const password = body?.password;
+    if (typeof member !== 'string' || !/^[\w.-]{1,64}$/.test(member) || typeof password !== 'string' || password.length > 256) {
+      throw new HttpError(400, 'body must be {"member": "<1 to 64 letters, digits, . _ ->", "password": "..."}');
+    }
+    const [given, expected] = await Promise.all([scryptAsync(password, `nsl:${member}`, 32, LOGIN_COST), expectedHash(member)]);
+    if (!timingSafeEqual(given, expected)) {
+      sendJson(res, 401, { error: 'wrong member or password', ...identity() });
+      return;
+    }
+    const value = o.sessions === 'token' ? createToken(member, o.sessionTtlMs, o.secret!) : await store.createSession(member, o.sessionTtlMs);
+    const cookieText = `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${Math.floor(o.sessionTtlMs / 1000)}`;
+    sendJson(res, 200, { member, ...identity() }, { 'set-cookie': cookieText });
+  };
+}
+
+/**
+ * The lesson 7 routes over `store`. `identity` adds the answering process's fields (replica name,
+ * pid) to every answer; `loanAnswer` shapes POST /loan's answer from the new total.
+ */
+export function stateRoutes(raw: StateStore, o: StateOptions, identity: () => object, loanAnswer: (total: number) => object = (loans) => ({ loans })): Routes {
+  const store = storeOr503(raw, o);
   const memberOf = async (req: http.IncomingMessage): Promise<string | undefined> => {
     const value = cookie(req, SESSION_COOKIE);
     if (!value) return undefined;
     return o.sessions === 'token' ? verifyToken(value, o.secret!) : store.sessionMember(value);
   };
   return {
-    '/login': {
-      POST: async (req, res) => {
-        const body = (await readJsonBody(req, 4096)) as { member?: unknown; password?: unknown } | null;
-        const member = body?.member;
-        const password = body?.password;
-        if (typeof member !== 'string' || !/^[\w.-]{1,64}$/.test(member) || typeof password !== 'string' || password.length > 256) {
-          throw new HttpError(400, 'body must be {"member": "<1 to 64 letters, digits, . _ ->", "password": "..."}');
-        }
-        const [given, expected] = await Promise.all([scryptAsync(password, `nsl:${member}`, 32, LOGIN_COST), expectedHash(member)]);
-        if (!timingSafeEqual(given, expected)) {
-          sendJson(res, 401, { error: 'wrong member or password', ...identity() });
-          return;
-        }
-        const value = o.sessions === 'token' ? createToken(member, o.sessionTtlMs, o.secret!) : await store.createSession(member, o.sessionTtlMs);
-        const cookieText = `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${Math.floor(o.sessionTtlMs / 1000)}`;
-        sendJson(res, 200, { member, ...identity() }, { 'set-cookie': cookieText });
-      },
-    },
+    '/login': { POST: loginHandler(store, o, identity) },
     '/me': {
       GET: async (req, res) => {
         const member = await memberOf(req);
