@@ -15,11 +15,11 @@ import { commandMain, runIfMain, type Io } from '../lib/entry.ts';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { runExperiment } from './lib/harness/experiment.ts';
 import { loadExperiment } from './lib/harness/experiments.ts';
-import { commandLine, EXERCISES, findExercise, lessonExercises, type CheckOutcome, type ExerciseRun } from './lib/class/exercises.ts';
-import { findNumberAnswer, NUMBER_ANSWERS, type NumberAnswer } from './lib/class/exercise-numbers.ts';
+import { commandLine, EXERCISES, findExercise, lessonExercises, type ExerciseCheck, type ExerciseRun } from './lib/class/exercises.ts';
+import { findNumberAnswer, NUMBER_ANSWERS } from './lib/class/exercise-numbers.ts';
+import { answers, checkNumber, runReport } from './lib/class/verdict.ts';
 import { main as simMain } from '../sim/run.ts';
 import { LESSONS } from './lib/harness/lessons.ts';
-import { ROOT } from './lib/harness/paths.ts';
 import { colorEnabled, makeChalk } from '../results/report/format.ts';
 import { gradedExercise, type GradedExercise } from './lib/class/graded.ts';
 import { savePath, writeSaved } from './lib/harness/save.ts';
@@ -42,12 +42,6 @@ const command = defineCommand({
     'Example: npx tsx measure/check-exercise.ts --lesson 4 --exercise 1   (make check-exercise LESSON=4 N=1)\n' +
     'Grading: make check-exercise LESSON=1 N=2 ANSWER=330 ARGS="--grade --save runs/alice"; then make rollup DIR=runs/',
 });
-
-/** Where lesson `lesson`'s answers are, or a sentence saying there are none yet. */
-function answers(lesson: number): string {
-  const file = `instructors/lesson-${lesson}.md`;
-  return existsSync(path.join(ROOT, file)) ? `answers: ${file}` : 'no written answers for this lesson yet (instructors/)';
-}
 
 /** Every exercise (of one lesson, or all): its title and how it is checked, a run or its written answer. */
 function listing(only?: number): string {
@@ -86,47 +80,6 @@ async function runOne(run: ExerciseRun, extra: string[], io: Io): Promise<unknow
   return (JSON.parse(json) as { result: unknown }).result;
 }
 
-/**
- * A student's number: "3000", "3,000" or "3 000" (thousands), "1.7" or "1,7" (a decimal comma, as
- * many countries write it); NaN for anything else.
- */
-function parseAnswer(text: string): number {
-  const t = text.trim().replace(/[\s_]/g, '');
-  if (/^-?\d{1,3}(,\d{3})+(\.\d+)?$/.test(t)) return Number(t.replace(/,/g, ''));
-  if (/^-?\d+,\d{1,2}$/.test(t)) return Number(t.replace(',', '.'));
-  return /^-?\d+(\.\d+)?$/.test(t) ? Number(t) : NaN;
-}
-
-/**
- * What a checked number prints after its title: the question, the answer and the verdict; for
- * self-study also the range and the worked answer, for grading (`grade`) only "too low" or "too high".
- */
-export function numberReport(a: NumberAnswer, value: number, grade: boolean, color = false): string {
-  const c = makeChalk(color);
-  const held = value >= a.low && value <= a.high;
-  const lines = [`asked: ${a.ask}`];
-  if (grade) {
-    lines.push(`your answer: ${value} ${a.unit}`, held ? c.green('✓ right') : c.red(`✗ not right: ${value < a.low ? 'too low' : 'too high'}`));
-  } else {
-    const range = a.low === a.high ? `is ${a.low}` : `falls in ${a.low}–${a.high}`;
-    lines.push(`your answer: ${value} ${a.unit}; a right answer ${range} ${a.unit}`);
-    lines.push(held ? c.green('✓ within the range') : c.red('✗ outside the range: check your arithmetic against the lesson, then the written answer'));
-    lines.push(c.dim(`why: ${a.why}; ${answers(a.lesson)}`));
-  }
-  return lines.join('\n') + '\n';
-}
-
-/** Prints the verdict on a number; returns it as a graded record. KIT_ERR_USAGE when `text` is no number. */
-function checkNumber(a: NumberAnswer, text: string, grade: boolean, io: Io): GradedExercise {
-  const value = parseAnswer(text);
-  if (text.trim() === '' || !Number.isFinite(value)) throw new KitError('KIT_ERR_USAGE', `--answer is a number (${a.unit}); got '${text}'`);
-  const color = colorEnabled(io.stdout);
-  io.stdout.write(makeChalk(color).bold(`Lesson ${a.lesson}, exercise ${a.n}: ${a.title}`) + '\n');
-  io.stdout.write(numberReport(a, value, grade, color));
-  if (value >= a.low && value <= a.high) return gradedExercise(a.lesson, a.n, a.title, 'right');
-  return gradedExercise(a.lesson, a.n, a.title, 'wrong', value < a.low ? 'too low' : 'too high');
-}
-
 /** Where a verdict goes, and which attempt it is (the roll-up orders attempts saved within one millisecond by it). */
 interface SaveTarget {
   file: string;
@@ -157,21 +110,29 @@ function finish(graded: GradedExercise, to: SaveTarget | undefined, io: Io): num
 }
 
 /**
- * What a checked run prints after it: for self-study the numbers behind the verdict and where the
- * answers are; for grading (`grade`) only whether the run shows the exercise's finding.
+ * Checks an exercise by its runs: prints what is expected (not with `grade`), runs each command
+ * with --json (--quick when asked and the exercise still shows with it), then the verdict; saves it
+ * to `to`. Resolves with the exit code, a failed run's own.
  */
-export function runReport(lesson: number, outcome: CheckOutcome, grade: boolean, color = false): string {
-  const c = makeChalk(color);
-  if (grade) {
-    if (outcome.cannotShow) return c.yellow('– this machine cannot show this exercise: not counted') + '\n';
-    return (outcome.held ? c.green('✓ right: the run shows it') : c.red('✗ not right: the run does not show it')) + '\n';
+async function checkRun(exercise: ExerciseCheck, o: { lesson: number; n: number; quick: boolean; grade: boolean }, to: SaveTarget | undefined, io: Io): Promise<number> {
+  const c = makeChalk(colorEnabled(io.stdout));
+  const quick = o.quick && exercise.quickOk;
+  io.stdout.write(c.bold(`Lesson ${o.lesson}, exercise ${o.n}: ${exercise.title}`) + '\n');
+  if (o.quick && !exercise.quickOk) io.stdout.write(c.dim('(without --quick: this exercise needs the full run)') + '\n');
+  if (!o.grade) io.stdout.write(`expected: ${exercise.expect}\n`);
+  const results: unknown[] = [];
+  for (const run of exercise.runs) {
+    const extra = [...(quick && run.script !== 'sim/run.ts' && !run.args.includes('--quick') ? ['--quick'] : []), '--json'];
+    io.stdout.write(`\nrunning: ${commandLine(run, extra)}\n`);
+    const out = await runOne(run, extra, io);
+    if (typeof out === 'number') return out;
+    results.push(out);
   }
-  const lines = outcome.saw.map((x) => `  ${x}`);
-  // As a shape line this machine cannot show: said in words, and not a failure.
-  if (outcome.cannotShow) lines.push(c.yellow(`– this machine cannot show it: ${outcome.cannotShow}`));
-  else lines.push(outcome.held ? c.green('✓ the run shows it') : c.red('✗ the run does not show it: compare with the expected sentence above'));
-  lines.push(c.dim(answers(lesson)));
-  return lines.join('\n') + '\n';
+  io.stdout.write('\n');
+  const outcome = exercise.check(results);
+  io.stdout.write(runReport(o.lesson, outcome, o.grade, colorEnabled(io.stdout)));
+  const verdict = outcome.cannotShow ? 'not-counted' : outcome.held ? 'right' : 'wrong';
+  return finish(gradedExercise(o.lesson, o.n, exercise.title, verdict), to, io);
 }
 
 export const main = commandMain(command, async (parsed, io) => {
@@ -203,26 +164,7 @@ export const main = commandMain(command, async (parsed, io) => {
   if (!exercise && number) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} is done by hand: give your number with --answer (ANSWER=<${number.unit}>)`, `asked: ${number.ask}`);
   if (!exercise) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} has no run to check: it is answered in words`, `${answers(lesson)}; checkable by a run: ${checkable}`);
 
-  const to = saveTo();
-  const c = makeChalk(colorEnabled(io.stdout));
-  const quick = parsed.flags.quick === true && exercise.quickOk;
-  io.stdout.write(c.bold(`Lesson ${lesson}, exercise ${n}: ${exercise.title}`) + '\n');
-  if (parsed.flags.quick && !exercise.quickOk) io.stdout.write(c.dim('(without --quick: this exercise needs the full run)') + '\n');
-  const grade = parsed.flags.grade === true;
-  if (!grade) io.stdout.write(`expected: ${exercise.expect}\n`);
-
-  const results: unknown[] = [];
-  for (const run of exercise.runs) {
-    const extra = [...(quick && run.script !== 'sim/run.ts' && !run.args.includes('--quick') ? ['--quick'] : []), '--json'];
-    io.stdout.write(`\nrunning: ${commandLine(run, extra)}\n`);
-    const out = await runOne(run, extra, io);
-    if (typeof out === 'number') return out;
-    results.push(out);
-  }
-  io.stdout.write('\n');
-  const outcome = exercise.check(results);
-  io.stdout.write(runReport(lesson, outcome, grade, colorEnabled(io.stdout)));
-  return finish(gradedExercise(lesson, n, exercise.title, outcome.cannotShow ? 'not-counted' : outcome.held ? 'right' : 'wrong'), to, io);
+  return checkRun(exercise, { lesson, n, quick: parsed.flags.quick === true, grade: parsed.flags.grade === true }, saveTo(), io);
 });
 
 await runIfMain(import.meta, main);

@@ -67,6 +67,43 @@ function median(xs: number[]): number {
   return s.length ? s[Math.floor(s.length / 2)]! : 0;
 }
 
+/**
+ * Runs experiment `name` once (round `round`), keeps its JSON (or, when it printed none, its stderr)
+ * in `dir`, and counts it in `tally`. True when the run was interrupted. Throws the run's own error
+ * when it stopped before measuring anything (a missing program, say): every run would.
+ */
+async function runAndTally(r: { name: string; round: number; args: string[]; dir: string; expected: string[]; tally: Tally }, relay: SignalRelay, progress: Progress): Promise<boolean> {
+  const file = (ext: string) => path.join(r.dir, `${r.name}-${String(r.round).padStart(2, '0')}${ext}`);
+  const t0 = performance.now();
+  const outcome = await runOnce(r.name, r.args, relay);
+  if (relay.interrupted || outcome.code === EXIT.sigint || outcome.code === EXIT.sigterm) return true;
+  const secs = (performance.now() - t0) / 1000;
+  writeFileSync(file('.json'), outcome.stdout);
+  if (outcome.stdout.trim() === '') writeFileSync(file('.stderr.txt'), outcome.stderr);
+  const setup = setupError(outcome);
+  if (setup) {
+    progress.done();
+    relay.dispose();
+    throw new KitError(setup.code, `${r.name} (round ${r.round}) stopped before measuring anything, and every run would: ${setup.message}`);
+  }
+  const before = r.tally.held;
+  tallyRun(r.tally, r.expected, outcome, secs);
+  if (r.tally.held === before) progress.note(`round ${r.round}: ${r.name} did not hold (${file('.json')})`);
+  return false;
+}
+
+/** The summary: per experiment, runs held, the median run's length, busy runs, and each line that did not hold with its count and its last wrong form. */
+function summaryTable(tallies: Map<string, Tally>, color: boolean): ReturnType<typeof makeTable> {
+  const c = makeChalk(color);
+  const table = makeTable(['experiment', 'held', 'median run', 'busy machine\n(did not hold)', 'lines that did not hold (runs)'], ['left', 'right', 'right', 'right', 'left']);
+  for (const [name, t] of tallies) {
+    const lines = Object.entries(t.failed).map(([l, f]) => `${l}  ×${f.count} (last: ${f.last})`).join('\n');
+    const held = `${t.held}/${t.runs}`;
+    table.push([name, t.held === t.runs ? c.green(held) : c.red(held), `${median(t.seconds).toFixed(1)} s`, t.busy ? `${t.busy} (${t.busyNotHeld})` : '0', lines || '']);
+  }
+  return table;
+}
+
 /** The command: exit 0 when every run of every experiment held, 1 otherwise; throws KIT_ERR_USAGE. */
 export const main = commandMain(command, async (parsed, io) => {
   const { full, only, lb, out } = parsed.flags;
@@ -95,33 +132,15 @@ export const main = commandMain(command, async (parsed, io) => {
       const t = tallies.get(name)!;
       progress.step(`round ${round}/${runs} · ${name} (held so far: ${t.held}/${t.runs})`);
       const args = ['--json', ...(full ? [] : ['--quick']), ...(lb && balanced.has(name) ? ['--lb', lb] : [])];
-      const t0 = performance.now();
-      const outcome = await runOnce(name, args, relay);
-      if (relay.interrupted || outcome.code === EXIT.sigint || outcome.code === EXIT.sigterm) break;
-      const secs = (performance.now() - t0) / 1000;
-      writeFileSync(path.join(dir, `${name}-${String(round).padStart(2, '0')}.json`), outcome.stdout);
-      if (outcome.stdout.trim() === '') writeFileSync(path.join(dir, `${name}-${String(round).padStart(2, '0')}.stderr.txt`), outcome.stderr);
-      const setup = setupError(outcome);
-      if (setup) {
-        progress.done();
-        relay.dispose();
-        throw new KitError(setup.code, `${name} (round ${round}) stopped before measuring anything, and every run would: ${setup.message}`);
-      }
-      const before = t.held;
-      tallyRun(t, expected.get(name)!, outcome, secs);
-      if (t.held === before) progress.note(`round ${round}: ${name} did not hold (${path.join(dir, `${name}-${String(round).padStart(2, '0')}.json`)})`);
+      const stopped = await runAndTally({ name, round, args, dir, expected: expected.get(name)!, tally: t }, relay, progress);
+      if (stopped) break;
     }
   }
   progress.done();
   relay.dispose();
 
+  const table = summaryTable(tallies, colorEnabled(io.stdout));
   const c = makeChalk(colorEnabled(io.stdout));
-  const table = makeTable(['experiment', 'held', 'median run', 'busy machine\n(did not hold)', 'lines that did not hold (runs)'], ['left', 'right', 'right', 'right', 'left']);
-  for (const [name, t] of tallies) {
-    const lines = Object.entries(t.failed).map(([l, f]) => `${l}  ×${f.count} (last: ${f.last})`).join('\n');
-    const held = `${t.held}/${t.runs}`;
-    table.push([name, t.held === t.runs ? c.green(held) : c.red(held), `${median(t.seconds).toFixed(1)} s`, t.busy ? `${t.busy} (${t.busyNotHeld})` : '0', lines || '']);
-  }
   const mins = ((performance.now() - started) / 60_000).toFixed(1);
   io.stdout.write(`${c.bold(`Fidelity: ${full ? 'full' : '--quick'} runs, ${os.availableParallelism()} cores, Node ${process.versions.node}, ${mins} min`)}\n${table.toString()}\n`);
   writeFileSync(path.join(dir, 'summary.json'), JSON.stringify({ full: Boolean(full), runs, node: process.versions.node, tallies: Object.fromEntries(tallies) }, null, 2) + '\n');

@@ -17,6 +17,8 @@ import { createLatencyHistogram, summarize, type LatencyHistogram } from '../res
 import { probeOk } from './lib/load/probe.ts';
 import type { ReplicaStats } from '../servers/contracts.ts';
 import { startBalancer, startReplicas, type Replica } from './lib/process/topology.ts';
+import type { Lab } from './lib/process/lab.ts';
+import type { Progress } from './lib/harness/progress.ts';
 import { notShown, hints, render, shape, type ProxyConfig, type ProxyOverheadResult, type ProxyRun } from '../results/proxy-overhead/report.ts';
 import { measures, predictions } from '../results/proxy-overhead/predictions.ts';
 
@@ -124,6 +126,23 @@ function merge(config: ProxyConfig, slices: Slice[]): ProxyRun {
   };
 }
 
+/**
+ * Starts a proxy in front of `replica` for each configuration (none for direct) and warms each
+ * path up. Every proxy runs for the whole experiment, so the rounds can take turns; --port is the
+ * first one's (the kit's balancer with keep-alive), the address a student would send requests to.
+ */
+async function startTargets(lab: Lab, progress: Progress, replica: Replica, configs: ProxyConfig[], port: number): Promise<Target[]> {
+  const targets: Target[] = [];
+  for (const config of configs) {
+    const label = config.proxy === 'direct' ? 'direct' : `${config.proxy}, upstream keep-alive ${config.keepAlive ? 'on' : 'off'}`;
+    const url = config.proxy === 'direct' ? replica.url : (await startBalancer(lab, config.proxy, 'round-robin', [replica], targets.length === 1 ? port : 0, config.keepAlive)).url;
+    progress.step(`${label}: warming up`);
+    await runLoad({ url: `${url}${ROUTE}`, connections: THROUGHPUT_CONNECTIONS, durationS: WARM_UP.seconds, ...(config.keepAlive ? {} : { amount: WARM_UP.requestsWithoutKeepAlive }) });
+    targets.push({ config, url: `${url}${ROUTE}`, label });
+  }
+  return targets;
+}
+
 async function run({ lab, progress, quick, machine, port }: RunContext<Record<string, never>>): Promise<ProxyOverheadResult> {
   const stepS = quick ? 1 : 3;
   progress.step('starting one replica');
@@ -140,16 +159,7 @@ async function run({ lab, progress, quick, machine, port }: RunContext<Record<st
     { proxy: 'builtin', keepAlive: false },
     ...(nginxMissing ? [] : ([{ proxy: 'nginx', keepAlive: true }, { proxy: 'nginx', keepAlive: false }] as ProxyConfig[])),
   ];
-  // Every proxy runs for the whole experiment, so the rounds can take turns; --port is the first
-  // one's (the kit's balancer with keep-alive), the address a student would send requests to.
-  const targets: Target[] = [];
-  for (const config of configs) {
-    const label = config.proxy === 'direct' ? 'direct' : `${config.proxy}, upstream keep-alive ${config.keepAlive ? 'on' : 'off'}`;
-    const url = config.proxy === 'direct' ? replica!.url : (await startBalancer(lab, config.proxy, 'round-robin', [replica!], targets.length === 1 ? port : 0, config.keepAlive)).url;
-    progress.step(`${label}: warming up`);
-    await runLoad({ url: `${url}${ROUTE}`, connections: THROUGHPUT_CONNECTIONS, durationS: WARM_UP.seconds, ...(config.keepAlive ? {} : { amount: WARM_UP.requestsWithoutKeepAlive }) });
-    targets.push({ config, url: `${url}${ROUTE}`, label });
-  }
+  const targets = await startTargets(lab, progress, replica!, configs, port);
   const slices: Slice[][] = targets.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {
     const label = `round ${round + 1} of ${ROUNDS}: each path, 1 connection then ${THROUGHPUT_CONNECTIONS}, ${(stepS / ROUNDS).toFixed(2)} s each`;

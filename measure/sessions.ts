@@ -16,6 +16,7 @@ import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './l
 import { createLatencyHistogram, recordMs, summarize } from '../results/report/latency.ts';
 import { probe } from './lib/load/probe.ts';
 import { redisForRun } from './lib/process/stores.ts';
+import type { Lab } from './lib/process/lab.ts';
 import { balancerKind, LB_FLAG, startBalancer, startReplicas, type BalancerKind } from './lib/process/topology.ts';
 import { notShown, CONFIGS, hints, render, shape, type PhaseCount, type SessionRun, type SessionsResult } from '../results/sessions/report.ts';
 import { measures, predictions } from '../results/sessions/predictions.ts';
@@ -59,19 +60,38 @@ interface Config {
   policy: BalancerPolicy;
 }
 
-async function runConfig(ctx: RunContext<Options>, config: Config, redisUrl: string | undefined, index: number, total: number): Promise<SessionRun> {
-  const { lab, progress, quick, port, options } = ctx;
-  const members = membersFor(quick);
-  const label = `${index}/${total} ${config.name}`;
-  progress.step(`${label}: starting ${REPLICAS} replicas and ${options.lb}`);
-  const stateArgs =
-    config.store === 'sqlite'
+/** The replicas' flags for a configuration's store: its own SQLite file, Redis keys or token secret. */
+function stateArgsFor(config: Config, lab: Lab, redisUrl: string | undefined, index: number): string[] {
+  return config.store === 'sqlite'
       ? ['--state', 'sqlite', '--state-file', path.join(lab.tempDir('sessions'), 'state.db')]
       : config.store === 'redis'
         ? ['--state', 'redis', '--redis-url', redisUrl!, '--state-prefix', `nsl:sessions:${process.pid}:${index}:`]
         : config.store === 'token'
           ? ['--sessions', 'token', '--session-secret', randomBytes(16).toString('hex')]
           : ['--state', 'memory'];
+}
+
+/** Logs every member in (member<k>, its one valid password), counting each login in `perReplica` and a failed one in `count`. */
+async function logIn(lbUrl: string, jars: CookieJar[], perReplica: Record<string, number>, count: PhaseCount): Promise<void> {
+  for (const [m, jar] of jars.entries()) {
+    const member = `member${m + 1}`;
+    const r = await probe(`${lbUrl}/login`, { method: 'POST', json: { member, password: `pw-${member}` }, headers: jar.header() }).catch(() => undefined);
+    if (!r || r.status !== 200) {
+      count.errors++;
+      continue;
+    }
+    jar.take(r.headers['set-cookie']);
+    const who = r.headers['x-replica'];
+    if (typeof who === 'string') perReplica[who] = (perReplica[who] ?? 0) + 1;
+  }
+}
+
+async function runConfig(ctx: RunContext<Options>, config: Config, redisUrl: string | undefined, index: number, total: number): Promise<SessionRun> {
+  const { lab, progress, quick, port, options } = ctx;
+  const members = membersFor(quick);
+  const label = `${index}/${total} ${config.name}`;
+  progress.step(`${label}: starting ${REPLICAS} replicas and ${options.lb}`);
+  const stateArgs = stateArgsFor(config, lab, redisUrl, index);
   const replicas = await startReplicas(lab, REPLICAS, stateArgs);
   const lb = await startBalancer(lab, options.lb, config.policy, replicas, port);
   const jars = Array.from({ length: members }, () => new CookieJar());
@@ -105,17 +125,7 @@ async function runConfig(ctx: RunContext<Options>, config: Config, redisUrl: str
 
   progress.step(`${label}: ${members} members log in, then read /me ${READS} times, in turn`);
   const before: PhaseCount = { requests: 0, lost: 0, errors: 0 };
-  for (const [m, jar] of jars.entries()) {
-    const member = `member${m + 1}`;
-    const r = await probe(`${lb.url}/login`, { method: 'POST', json: { member, password: `pw-${member}` }, headers: jar.header() }).catch(() => undefined);
-    if (!r || r.status !== 200) {
-      before.errors++;
-      continue;
-    }
-    jar.take(r.headers['set-cookie']);
-    const who = r.headers['x-replica'];
-    if (typeof who === 'string') perReplica[who] = (perReplica[who] ?? 0) + 1;
-  }
+  await logIn(lb.url, jars, perReplica, before);
   await readRounds(before, true);
   const victim = Object.entries(perReplica).sort((a, b) => b[1] - a[1])[0]![0];
   progress.step(`${label}: SIGKILL to ${victim}, then ${READS} more reads each`);
