@@ -15,7 +15,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Measure } from '../../../results/report/measures.ts';
-import { classSummary, failures, gradedRows, headline, lineRows, machineRows, studentsAndExperiments, type Rollup } from './rollup.ts';
+import type { Rollup } from './rollup.ts';
+import { classSummary, failures, gradedRows, headline, lineRows, machineRows, studentsAndExperiments } from './rollup-rows.ts';
 
 /** One chart: a measure of one experiment, each run's value by student. */
 interface ChartData {
