@@ -102,7 +102,7 @@ export interface ReplicaStats {
 }
 
 /** One upstream in the balancer's GET /__lb/stats. */
-interface UpstreamStats {
+export interface UpstreamStats {
   name: string;
   addr: string;
   /** Taken out by POST /__lb/down. */

@@ -12,39 +12,15 @@
 import { performance } from 'node:perf_hooks';
 import { Lab } from '../measure/lib/process/lab.ts';
 import { sustainLoad } from '../measure/lib/load/load.ts';
-import { probe, probeOk, type ProbeResult } from '../measure/lib/load/probe.ts';
-import type { BalancerStats, ReplicaStats } from '../servers/contracts.ts';
-import { startBalancer, startReplicas, type Replica } from '../measure/lib/process/topology.ts';
+import { probeOk } from '../measure/lib/load/probe.ts';
+import { readStats, replicaSecond, type LiveReplicaState, type SustainedLoad } from './live-stats.ts';
+import { startBalancer, startReplicas } from '../measure/lib/process/topology.ts';
 import { HOGS, HOG_CONNECTIONS } from '../measure/lib/load/degraded-run.ts';
 import { createLatencyHistogram, recordMs, summarize } from '../results/report/latency.ts';
-import { LIVE_MAX_REPLICAS, LIVE_MAX_STARTED, type LiveAction, type LiveReplica, type LiveSecond, type LiveSettings } from './page/live-settings.ts';
+import { LIVE_MAX_REPLICAS, LIVE_MAX_STARTED, type LiveAction, type LiveSecond, type LiveSettings } from './page/live-settings.ts';
 
-/** A stats request to a replica gets this long: a frozen or hogged one does not answer, and the second must go out on time. */
-const STATS_TIMEOUT_MS = 400;
 /** autocannon's per-request timeout in a live run, s: a frozen replica's requests fail (and count) instead of hanging the connection for 10 s. */
 const REQUEST_TIMEOUT_S = 5;
-
-type SustainedLoad = ReturnType<typeof sustainLoad>;
-
-interface LiveReplicaState {
-  replica: Replica;
-  state: LiveReplica['state'];
-  hog?: SustainedLoad;
-  /** Its CPU so far at the last stats that came in, µs, and when (performance.now(), ms). */
-  cpuUs?: number;
-  cpuAt?: number;
-}
-
-/**
- * What the stream reads once a second: the balancer's /__lb/stats and each listed replica's
- * /__replica/stats (undefined: not asked), all at once, each given STATS_TIMEOUT_MS; a request
- * that fails or comes late is undefined. web/bench.ts times the balancer with and without it.
- */
-export async function readStats(lbUrl: string, replicaUrls: (string | undefined)[]): Promise<{ lb?: ProbeResult<BalancerStats>; replicas: (ProbeResult<ReplicaStats> | undefined)[] }> {
-  const ask = <T>(url: string) => probe<T>(url, { timeoutMs: STATS_TIMEOUT_MS }).catch(() => undefined);
-  const [lb, replicas] = await Promise.all([ask<BalancerStats>(`${lbUrl}/__lb/stats`), Promise.all(replicaUrls.map((u) => (u === undefined ? undefined : ask<ReplicaStats>(`${u}/__replica/stats`))))]);
-  return { lb, replicas };
-}
 
 /** Raised for an action the run cannot do now (409 to the page): no such replica, or it is already dead. */
 export class LiveConflict extends Error {}
@@ -165,25 +141,7 @@ export class LiveRun {
       latency: l.count ? { p50: l.p50, p95: l.p95, p99: l.p99 } : null,
       failed: counts.failed,
       retried: retried - this.retriedBefore,
-      replicas: this.replicas.map((r, i) => {
-        const u = ups.find((x) => x.name === r.replica.name);
-        const s = stats[i]?.status === 200 ? stats[i]!.body : undefined;
-        const cpuUs = s?.cpuUs;
-        // Over the time since the last stats that came in: a hogged replica's may have missed a second or two.
-        const now = performance.now();
-        const utilization = cpuUs !== undefined && r.cpuUs !== undefined ? Math.round(((cpuUs - r.cpuUs) / 1e3 / (now - r.cpuAt!)) * 100) / 100 : null;
-        if (cpuUs !== undefined) [r.cpuUs, r.cpuAt] = [cpuUs, now];
-        return {
-          name: r.replica.name,
-          state: r.state,
-          down: Boolean(u?.down || u?.resting),
-          requests: u?.requests ?? 0,
-          inFlight: u?.inFlight ?? 0,
-          utilization,
-          loopDelayMs: s?.loopDelayMs ?? null,
-          hogged: r.hog !== undefined,
-        };
-      }),
+      replicas: this.replicas.map((r, i) => replicaSecond(r, ups.find((x) => x.name === r.replica.name), stats[i]?.status === 200 ? stats[i]!.body : undefined)),
       totals: { ...this.totals, retried, p50: all.p50, p95: all.p95, p99: all.p99 },
     });
     this.retriedBefore = retried;

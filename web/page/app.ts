@@ -8,11 +8,11 @@
  */
 // First: it makes navigator.language a tag that uPlot's number format accepts.
 import './locale.ts';
-import type { SimSession } from '../../sim/engine.ts';
 import type { FaultAction, SimPolicy } from '../../sim/types.ts';
 import { Charts } from './charts.ts';
 import { LiveClient, replicaViews } from './live.ts';
-import { modelConfig, parseLiveSettings, type LiveSecond, type LiveSettings } from './live-settings.ts';
+import { liveSettingsFrom, modelConfig, type LiveSecond, type LiveSettings } from './live-settings.ts';
+import { clearRow, fill, summarize } from './summary.ts';
 import { Runner, type SecondPoint } from './runner.ts';
 import { parseSettings, simConfig } from './settings.ts';
 import { Topology } from './topology.ts';
@@ -108,22 +108,6 @@ function stop(): void {
   }
 }
 
-/** The run's totals so far into the summary table (`row` model: the simulator alongside a live run). */
-function summarize(session: SimSession, row: 'run' | 'model' = 'run'): void {
-  const t = session.totals();
-  fill(row, { answers: t.completed, failed: t.failed, retried: t.retried, ...t.latency });
-}
-
-function fill(row: 'run' | 'model', t: { answers: number; failed: number; retried: number; p50: number; p95: number; p99: number }): void {
-  const cells = { answers: String(t.answers), failed: String(t.failed), retried: String(t.retried), p50: t.p50.toFixed(2), p95: t.p95.toFixed(2), p99: t.p99.toFixed(2) };
-  for (const [id, text] of Object.entries(cells)) $(`${row}-${id}`).textContent = text;
-}
-
-/** Empties a summary row ('–' in each cell), so a new run never shows the last run's totals. */
-function clearRow(row: 'run' | 'model'): void {
-  for (const id of ['answers', 'failed', 'retried', 'p50', 'p95', 'p99']) $(`${row}-${id}`).textContent = '–';
-}
-
 function act(action: string, replica?: number): void {
   if (live) return void actLive(action, replica);
   if (!runner?.running) return setStatus('error', 'start a run first: actions act on a running simulation');
@@ -143,12 +127,6 @@ function killOne(): void {
   const i = runner?.session.replicas().findIndex((r) => r.state === 'up' && !r.down) ?? -1;
   if (i < 0) return setStatus('error', runner?.running ? 'no replica is up' : 'start a run first');
   act('kill', i);
-}
-
-/** The form in live mode's terms (the rate caps a closed loop; an open loop's rate is the cap). */
-function liveSettingsFrom(v: Record<string, unknown>) {
-  const replicas = v.topology === 'single' ? 1 : v.topology === 'large' ? 100 : v.replicas;
-  return parseLiveSettings({ replicas, policy: v.policy, connections: v.connections, rate: v.clients === 'open' ? v.rate : '0', serviceMs: v.serviceMs, durationS: v.durationS });
 }
 
 async function startLive(values: Record<string, unknown>): Promise<void> {

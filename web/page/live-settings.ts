@@ -139,3 +139,9 @@ export function modelConfig(s: LiveSettings, seed = 1, hogged?: number): SimConf
     bucketMs: 1000,
   };
 }
+
+/** The form in live mode's terms (the rate caps a closed loop; an open loop's rate is the cap). */
+export function liveSettingsFrom(v: Record<string, unknown>): LiveParsed {
+  const replicas = v.topology === 'single' ? 1 : v.topology === 'large' ? 100 : v.replicas;
+  return parseLiveSettings({ replicas, policy: v.policy, connections: v.connections, rate: v.clients === 'open' ? v.rate : '0', serviceMs: v.serviceMs, durationS: v.durationS });
+}
