@@ -8,7 +8,7 @@ STAMP := node_modules/.package-lock.json
 NODEDIR = $(shell node -p "const p = require('path'), d = p.dirname(p.dirname(process.execPath)); require('fs').existsSync(p.join(d, 'include/node/node_version.h')) ? d : ''" 2>/dev/null)
 NPM_ENV = $(if $(NODEDIR),npm_config_nodedir=$(NODEDIR))
 
-.PHONY: test test-unit test-e2e test-all screenshots typecheck traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 lesson-7 lesson-8 lesson-9 sim sim-bench fidelity compare rollup check-exercise check-node ready clean
+.PHONY: test test-unit test-e2e test-all screenshots typecheck format format-check traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 lesson-7 lesson-8 lesson-9 sim sim-bench fidelity compare rollup check-exercise check-node ready clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
@@ -105,6 +105,15 @@ typecheck: ready
 	npx tsc --noEmit
 	npx tsc --noEmit -p web/page
 
+# The code's format (Prettier, .prettierrc.json): `make format` rewrites the files, and the fast tier
+# checks them (format-check) beside the type check.
+PRETTIER_FILES := '**/*.{ts,mts,mjs}'
+format: ready
+	@npx prettier --write --log-level warn $(PRETTIER_FILES)
+
+format-check: ready
+	@npx prettier --check --log-level warn $(PRETTIER_FILES) || { echo "error: the files above are not formatted: run make format" >&2; exit 1; }
+
 # The tests, in two tiers; where a test file lives decides its tier (test/unit/code-layout.test.ts
 # checks that every test file is in one of these folders):
 #   test/unit/         start no process: all in one process (test/run-unit.ts), beside the type check
@@ -119,9 +128,10 @@ NODE_TEST = node --import tsx --test --test-reporter=spec --test-reporter-destin
 E2E_LAST := test/e2e/class-rollup.test.ts
 
 # The fast tier: the type check, every unit test, the servers and browsers, and one run per lesson
-# (about 4½ minutes). The type check runs beside the unit tests: neither times anything.
+# (about 4½ minutes). The type check and the format check run beside the unit tests: none of them
+# times anything.
 test: ready
-	@$(MAKE) --no-print-directory -j2 typecheck test-unit
+	@$(MAKE) --no-print-directory -j2 typecheck format-check test-unit
 	$(NODE_TEST) --test-concurrency=1 test/integration/*.test.ts test/smoke/*.test.ts
 
 # The unit tests alone, every file in one process (test/run-unit.ts says why); a file alone:
