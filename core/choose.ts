@@ -21,7 +21,12 @@ export interface Candidate extends ReplicaLoad {
  * is reset and they are all open again (nginx: "all peers failed, mark them as live for quick
  * recovery", ngx_http_upstream_round_robin.c). Returns how many are open.
  */
-function markAvailable(upstreams: readonly Candidate[], tried: Iterable<number>, rules: HealthRules, now: number): number {
+function markAvailable(
+  upstreams: readonly Candidate[],
+  tried: Iterable<number>,
+  rules: HealthRules,
+  now: number,
+): number {
   const lone = upstreams.length === 1;
   let open = 0;
   let up = 0;

@@ -25,7 +25,13 @@
  * the response timeout, 10 s, is nginx's proxy_read_timeout (60 s) shortened the same way and still
  * longer than any lesson route (at most 10 s by design, MAX_MS in servers/replica.ts).
  */
-export const FAILOVER_DEFAULTS = { retries: 2, maxFails: 2, failTimeoutMs: 5000, connectTimeoutMs: 2000, responseTimeoutMs: 10_000 } as const;
+export const FAILOVER_DEFAULTS = {
+  retries: 2,
+  maxFails: 2,
+  failTimeoutMs: 5000,
+  connectTimeoutMs: 2000,
+  responseTimeoutMs: 10_000,
+} as const;
 
 /** What went wrong with one try. */
 export type FailureKind = 'connect' | 'connect-timeout' | 'reset' | 'timeout';

@@ -119,7 +119,8 @@ export function validateHpaConfig(c: HpaConfig): void {
   if (!(c.tolerance >= 0 && c.tolerance < 1)) bad(`tolerance must be in [0, 1), got ${c.tolerance}`);
   if (!(c.windowMs >= 0)) bad(`windowMs must be ≥ 0, got ${c.windowMs}`);
   if (!(c.initializationMs >= 0)) bad(`initializationMs must be ≥ 0, got ${c.initializationMs}`);
-  if (!(c.scaleUp.workers >= 1 && c.scaleUp.percent >= 0 && c.scaleUp.periodMs >= 0)) bad('scaleUp needs workers ≥ 1, percent ≥ 0, periodMs ≥ 0');
+  if (!(c.scaleUp.workers >= 1 && c.scaleUp.percent >= 0 && c.scaleUp.periodMs >= 0))
+    bad('scaleUp needs workers ≥ 1, percent ≥ 0, periodMs ≥ 0');
 }
 
 const clamp = (n: number, c: HpaConfig) => Math.min(c.max, Math.max(c.min, n));
@@ -132,7 +133,9 @@ const ceilFraction = (x: number) => Math.ceil(x - 1e-9);
  */
 export function decide(config: HpaConfig, state: HpaState, now: number, workers: readonly WorkerSample[]): HpaDecision {
   const current = workers.length;
-  const ready = workers.filter((w) => w.readyAt !== undefined && now - w.readyAt >= config.initializationMs && w.utilization !== undefined);
+  const ready = workers.filter(
+    (w) => w.readyAt !== undefined && now - w.readyAt >= config.initializationMs && w.utilization !== undefined,
+  );
   const starting = current - ready.length;
   const keep = (s: HpaState) => ({
     recommendations: s.recommendations.filter(([t]) => now - t < config.windowMs),
@@ -191,5 +194,12 @@ export function decide(config: HpaConfig, state: HpaState, now: number, workers:
   if (clamped !== desired) reason = 'clamped';
   desired = clamped;
   if (desired > current) next.scaleUps.push([now, desired - current]);
-  return { desired, recommendation, ...(average !== undefined ? { averageUtilization: average } : {}), starting, reason, state: next };
+  return {
+    desired,
+    recommendation,
+    ...(average !== undefined ? { averageUtilization: average } : {}),
+    starting,
+    reason,
+    state: next,
+  };
 }

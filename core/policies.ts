@@ -78,7 +78,8 @@ export const leastConnections: Picker = (replicas, cursor, rng) => {
   }
   if (ties === 0) return { index: undefined, cursor };
   let k = anyOf(ties, rng);
-  for (let i = 0; i < replicas.length; i++) if (replicas[i]!.available && replicas[i]!.inFlight === least && k-- === 0) return { index: i, cursor };
+  for (let i = 0; i < replicas.length; i++)
+    if (replicas[i]!.available && replicas[i]!.inFlight === least && k-- === 0) return { index: i, cursor };
   throw new RangeError('unreachable: a tie was counted but not found');
 };
 
@@ -112,7 +113,8 @@ function twoChoices(replicas: readonly ReplicaLoad[], cursor: number, rng: Rng, 
 export const powerOfTwoChoices: Picker = (replicas, cursor, rng) => twoChoices(replicas, cursor, rng, true);
 
 /** The flawed variant: the two samples may be the same replica (for the lesson's exercise). */
-export const powerOfTwoChoicesWithReplacement: Picker = (replicas, cursor, rng) => twoChoices(replicas, cursor, rng, false);
+export const powerOfTwoChoicesWithReplacement: Picker = (replicas, cursor, rng) =>
+  twoChoices(replicas, cursor, rng, false);
 
 export const PICKERS: Record<Policy, Picker> = {
   'round-robin': roundRobin,

@@ -40,14 +40,15 @@ export interface CommandSpec<S extends FlagSpecs> {
 
 /** The help text for a command: usage, summary, one line per flag, epilogue. */
 export function helpText<S extends FlagSpecs>(spec: CommandSpec<S>): string {
-  const rows = Object.entries({ help: { type: 'boolean', description: 'show this help and exit' } as FlagSpec, ...spec.flags }).map(
-    ([name, f]) => {
-      const value = f.valueName ?? 'value';
-      const left = `  ${f.short ? `-${f.short}, ` : ''}--${name}${f.type === 'string' ? (f.valueOptional ? ` [${value}]` : ` <${value}>`) : ''}`;
-      const def = f.default !== undefined && f.default !== false ? ` (default: ${String(f.default)})` : '';
-      return [left, f.description + def] as const;
-    },
-  );
+  const rows = Object.entries({
+    help: { type: 'boolean', description: 'show this help and exit' } as FlagSpec,
+    ...spec.flags,
+  }).map(([name, f]) => {
+    const value = f.valueName ?? 'value';
+    const left = `  ${f.short ? `-${f.short}, ` : ''}--${name}${f.type === 'string' ? (f.valueOptional ? ` [${value}]` : ` <${value}>`) : ''}`;
+    const def = f.default !== undefined && f.default !== false ? ` (default: ${String(f.default)})` : '';
+    return [left, f.description + def] as const;
+  });
   const width = Math.max(...rows.map(([l]) => l.length)) + 2;
   const lines = [`Usage: ${spec.usage}`, '', spec.summary, '', 'Flags:', ...rows.map(([l, r]) => l.padEnd(width) + r)];
   if (spec.epilogue) lines.push('', spec.epilogue);
@@ -67,17 +68,29 @@ export function parseFlags<S extends FlagSpecs>(
     help: { type: 'boolean', short: 'h' },
   };
   for (const [name, f] of Object.entries(spec.flags)) {
-    options[name] = { type: f.type, ...(f.short ? { short: f.short } : {}), ...(f.default !== undefined ? { default: f.default } : {}) };
+    options[name] = {
+      type: f.type,
+      ...(f.short ? { short: f.short } : {}),
+      ...(f.default !== undefined ? { default: f.default } : {}),
+    };
   }
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: Boolean(spec.positionals) });
   } catch (err) {
     // parseArgs explains over several lines (e.g. how to pass a value that starts with '-').
-    const message = (err as Error).message.split('\n').map((l) => l.trim().replace(/\.$/, '')).filter(Boolean).join('; ');
+    const message = (err as Error).message
+      .split('\n')
+      .map((l) => l.trim().replace(/\.$/, ''))
+      .filter(Boolean)
+      .join('; ');
     const unknown = /^Unknown option '--([^'=]+)/.exec((err as Error).message)?.[1];
     const near = unknown === undefined ? undefined : nearestFlag(unknown, Object.keys(options));
-    throw new KitError('KIT_ERR_USAGE', message, near ? `did you mean --${near}? (--help lists the flags)` : `run with --help to see the flags`);
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      message,
+      near ? `did you mean --${near}? (--help lists the flags)` : `run with --help to see the flags`,
+    );
   }
   if (parsed.values.help) return { help: true };
   return { help: false, flags: parsed.values as ParsedFlags<S>, positionals: parsed.positionals };
@@ -85,12 +98,15 @@ export function parseFlags<S extends FlagSpecs>(
 
 /** Edits (insert, delete, replace, or swap two neighbours) that turn `a` into `b`. */
 function editDistance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
     }
   }
   return d[a.length]![b.length]!;

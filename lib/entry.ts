@@ -61,7 +61,10 @@ export function parseOrHelp<S extends FlagSpecs>(spec: CommandSpec<S>, argv: str
 }
 
 /** A command's main(argv, io): --help prints `spec`'s help and exits 0; anything else reaches `run` parsed. */
-export function commandMain<S extends FlagSpecs>(spec: CommandSpec<S>, run: (parsed: Parsed<S>, io: Io) => Promise<number>): Main {
+export function commandMain<S extends FlagSpecs>(
+  spec: CommandSpec<S>,
+  run: (parsed: Parsed<S>, io: Io) => Promise<number>,
+): Main {
   return async (argv, io) => {
     const parsed = parseOrHelp(spec, argv, io);
     return parsed ? run(parsed, io) : EXIT.holds;

@@ -17,22 +17,40 @@ export const ERROR_CODES = {
   KIT_ERR_BAD_COST: { exit: EXIT.usage, what: 'a scrypt cost that is not a valid N,r,p or needs absurd memory' },
   KIT_ERR_NODE_TOO_OLD: { exit: EXIT.failed, what: 'the kit needs Node.js 20 or newer' },
   KIT_ERR_PORT_IN_USE: { exit: EXIT.failed, what: 'the port a server was asked to listen on is taken' },
-  KIT_ERR_READY_TIMEOUT: { exit: EXIT.failed, what: 'a launched server did not print its ready line before the deadline' },
+  KIT_ERR_READY_TIMEOUT: {
+    exit: EXIT.failed,
+    what: 'a launched server did not print its ready line before the deadline',
+  },
   KIT_ERR_EXITED_EARLY: { exit: EXIT.failed, what: 'a launched server exited before it was ready' },
   KIT_ERR_REQUEST: { exit: EXIT.failed, what: 'a request failed (connection refused, reset, timed out)' },
   KIT_ERR_UNEXPECTED_STATUS: { exit: EXIT.failed, what: 'a request got a status the experiment cannot work with' },
   KIT_ERR_EXPECTED_MISSING: { exit: EXIT.failed, what: 'expected-output/<experiment>.txt is missing' },
-  KIT_ERR_WAIT_TIMEOUT: { exit: EXIT.failed, what: 'waiting for a condition (a line, a pid to be gone) ran past its deadline' },
+  KIT_ERR_WAIT_TIMEOUT: {
+    exit: EXIT.failed,
+    what: 'waiting for a condition (a line, a pid to be gone) ran past its deadline',
+  },
   KIT_ERR_RESTART_BUDGET: { exit: EXIT.failed, what: 'cluster workers kept dying; the primary gave up replacing them' },
   KIT_ERR_NGINX_MISSING: { exit: EXIT.failed, what: '--lb nginx, but no nginx binary was found' },
   KIT_ERR_NGINX_FAILED: { exit: EXIT.failed, what: 'nginx did not start (the message quotes what nginx said)' },
   KIT_ERR_REDIS_MISSING: { exit: EXIT.failed, what: 'a Redis run, but no redis-server binary was found' },
-  KIT_ERR_POSTGRES_MISSING: { exit: EXIT.failed, what: 'a PostgreSQL run, but no initdb and postgres binaries were found' },
+  KIT_ERR_POSTGRES_MISSING: {
+    exit: EXIT.failed,
+    what: 'a PostgreSQL run, but no initdb and postgres binaries were found',
+  },
   KIT_ERR_STORE: { exit: EXIT.failed, what: 'the state store (SQLite file, Redis server) cannot be used' },
-  KIT_ERR_NATIVE_BUILD: { exit: EXIT.failed, what: 'better-sqlite3 was compiled for another Node.js and could not be rebuilt' },
-  KIT_ERR_PAGE_BUILD: { exit: EXIT.failed, what: 'the Traffic Lab page could not be bundled (esbuild missing or failed)' },
+  KIT_ERR_NATIVE_BUILD: {
+    exit: EXIT.failed,
+    what: 'better-sqlite3 was compiled for another Node.js and could not be rebuilt',
+  },
+  KIT_ERR_PAGE_BUILD: {
+    exit: EXIT.failed,
+    what: 'the Traffic Lab page could not be bundled (esbuild missing or failed)',
+  },
   KIT_ERR_BROWSER_MISSING: { exit: EXIT.failed, what: 'the Traffic Lab benchmark needs Chromium, and none was found' },
-  KIT_ERR_NEEDS_WSL: { exit: EXIT.failed, what: 'on native Windows, a run that starts servers: it needs POSIX signals, so run it inside WSL2' },
+  KIT_ERR_NEEDS_WSL: {
+    exit: EXIT.failed,
+    what: 'on native Windows, a run that starts servers: it needs POSIX signals, so run it inside WSL2',
+  },
 } as const satisfies Record<string, { exit: number; what: string }>;
 
 export type KitErrorCode = keyof typeof ERROR_CODES;

@@ -29,10 +29,23 @@ function check(): number {
     encoding: 'utf8',
   });
   // Loaded again in a fresh process: this one already failed to load the old binary.
-  const loads = r.status === 0 && spawnSync(process.execPath, ['-e', "new (require('better-sqlite3'))(':memory:').close()"], { cwd: ROOT, stdio: 'ignore' }).status === 0;
+  const loads =
+    r.status === 0 &&
+    spawnSync(process.execPath, ['-e', "new (require('better-sqlite3'))(':memory:').close()"], {
+      cwd: ROOT,
+      stdio: 'ignore',
+    }).status === 0;
   if (!loads) {
     const why = (r.stderr ?? '').trim().split('\n').filter(Boolean).at(-1) ?? `npm exited with ${r.status}`;
-    process.stderr.write(describeError(new KitError('KIT_ERR_NATIVE_BUILD', `could not rebuild better-sqlite3 for Node.js ${process.versions.node}: ${why}`, `try ${rebuildCommand()}, or rm -rf node_modules and run make again`)) + '\n');
+    process.stderr.write(
+      describeError(
+        new KitError(
+          'KIT_ERR_NATIVE_BUILD',
+          `could not rebuild better-sqlite3 for Node.js ${process.versions.node}: ${why}`,
+          `try ${rebuildCommand()}, or rm -rf node_modules and run make again`,
+        ),
+      ) + '\n',
+    );
     return 1;
   }
   writeRecord();

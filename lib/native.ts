@@ -51,7 +51,9 @@ const NODE_OF_ABI: Record<string, string> = { '115': '20', '127': '22', '137': '
 
 /** KIT_ERR_NATIVE_BUILD for a dlopen mismatch, in words, with the command that fixes it. */
 export function nativeBuildError(mismatch: { built: string; needed: string }): KitError {
-  const built = NODE_OF_ABI[mismatch.built] ? `Node.js ${NODE_OF_ABI[mismatch.built]}` : `module version ${mismatch.built}`;
+  const built = NODE_OF_ABI[mismatch.built]
+    ? `Node.js ${NODE_OF_ABI[mismatch.built]}`
+    : `module version ${mismatch.built}`;
   return new KitError(
     'KIT_ERR_NATIVE_BUILD',
     `better-sqlite3 was compiled for ${built} (module version ${mismatch.built}), but this is Node.js ${process.versions.node} (${mismatch.needed}): Node.js was switched after the install`,

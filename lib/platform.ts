@@ -22,7 +22,8 @@ export function needsWslMessage(what: string): string {
 }
 
 /** What to do instead, on native Windows. */
-export const WSL_HINT = 'run the kit inside WSL2 (README, "Setting up your machine"); the simulator, compare, the roll-up and the Traffic Lab\'s simulation mode work here';
+export const WSL_HINT =
+  'run the kit inside WSL2 (README, "Setting up your machine"); the simulator, compare, the roll-up and the Traffic Lab\'s simulation mode work here';
 
 /** Throws KIT_ERR_NEEDS_WSL on native Windows (see the header); does nothing elsewhere. */
 export function assertSignals(what: string, env: NodeJS.ProcessEnv = process.env): void {

@@ -86,7 +86,9 @@ export function readStat(pid: number | 'self'): ProcStat | undefined {
 /** Every pid in /proc now (empty without /proc). */
 export function listPids(): number[] {
   try {
-    return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number);
+    return readdirSync('/proc')
+      .filter((e) => /^\d+$/.test(e))
+      .map(Number);
   } catch {
     return [];
   }
@@ -112,7 +114,15 @@ export function parsePs(text: string): Map<number, ProcStat> {
     const seconds = parsePsTime(m[5]!);
     if (!Number.isFinite(seconds)) continue;
     const pid = Number(m[1]);
-    out.set(pid, { pid, ppid: Number(m[2]), pgid: Number(m[3]), state: m[4]![0]!, ownTicks: Math.round(seconds * TICKS_PER_S), reapedChildrenTicks: 0, name: path.basename(m[6]!.trim()) });
+    out.set(pid, {
+      pid,
+      ppid: Number(m[2]),
+      pgid: Number(m[3]),
+      state: m[4]![0]!,
+      ownTicks: Math.round(seconds * TICKS_PER_S),
+      reapedChildrenTicks: 0,
+      name: path.basename(m[6]!.trim()),
+    });
   }
   return out;
 }
@@ -120,7 +130,14 @@ export function parsePs(text: string): Map<number, ProcStat> {
 /** Every process from ps (about 20 ms with 300 processes), or an empty map where ps cannot run. */
 function psStats(): Map<number, ProcStat> {
   try {
-    const stats = parsePs(execFileSync('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat=,time=,comm='], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 16 * 1024 * 1024 }));
+    const stats = parsePs(
+      execFileSync('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat=,time=,comm='], {
+        encoding: 'utf8',
+        timeout: 5000,
+        stdio: ['ignore', 'pipe', 'ignore'],
+        maxBuffer: 16 * 1024 * 1024,
+      }),
+    );
     for (const st of stats.values()) st.name = programName(st.name, st.pid);
     return stats;
   } catch {

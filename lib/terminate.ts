@@ -60,7 +60,11 @@ export async function waitUntilGone(alive: () => boolean, deadlineMs: number, ev
  * left of the group (also when the leader exited in time, so no worker outlives it).
  * Resolves 'graceful' or 'killed' (the grace period ran out).
  */
-export async function terminateGroup(pgid: number, leaderExited: Promise<unknown>, graceMs = 2000): Promise<'graceful' | 'killed'> {
+export async function terminateGroup(
+  pgid: number,
+  leaderExited: Promise<unknown>,
+  graceMs = 2000,
+): Promise<'graceful' | 'killed'> {
   if (!signalGroup(pgid, 'SIGTERM')) return 'graceful';
   signalGroup(pgid, 'SIGCONT'); // a frozen (SIGSTOPped) server only acts on SIGTERM once it runs again
   let timer: NodeJS.Timeout | undefined;
@@ -85,7 +89,11 @@ const exited = (child: ChildProcess): boolean => child.exitCode !== null || chil
  * `graceMs`. Resolves 'graceful' or 'killed' once it has exited; the timer does not keep the
  * process alive.
  */
-export function stopChild(child: ChildProcess, signal: NodeJS.Signals, graceMs: number): Promise<'graceful' | 'killed'> {
+export function stopChild(
+  child: ChildProcess,
+  signal: NodeJS.Signals,
+  graceMs: number,
+): Promise<'graceful' | 'killed'> {
   if (exited(child)) return Promise.resolve('graceful');
   return new Promise((resolve) => {
     let killed = false;

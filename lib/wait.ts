@@ -10,7 +10,11 @@ import { KitError } from './errors.ts';
  * Calls `check` every `everyMs` until it returns something other than undefined, and resolves
  * with it; resolves undefined once `timeoutMs` has passed.
  */
-export async function waitUntil<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs: number, everyMs = 5): Promise<T | undefined> {
+export async function waitUntil<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+  everyMs = 5,
+): Promise<T | undefined> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
@@ -21,7 +25,12 @@ export async function waitUntil<T>(check: () => Promise<T | undefined> | T | und
 }
 
 /** waitUntil, but throws KIT_ERR_WAIT_TIMEOUT naming `what` after `timeoutMs`. */
-export async function pollUntil<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs: number, everyMs = 5): Promise<T> {
+export async function pollUntil<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+  everyMs = 5,
+): Promise<T> {
   const v = await waitUntil(check, timeoutMs, everyMs);
   if (v === undefined) throw new KitError('KIT_ERR_WAIT_TIMEOUT', `waited ${timeoutMs} ms for ${what}`);
   return v;

@@ -21,7 +21,13 @@ import type { Lab } from './lib/process/lab.ts';
 import type { Progress } from './lib/harness/progress.ts';
 import { quotaOptions, runClusterUsers } from './lib/load/cluster-users.ts';
 import { REQUESTS_PER_ITERATION } from './lib/load/users.ts';
-import { calibrateThink, DEMAND_VS_CAPACITY, LIGHT_LOAD_TRIES, measureLightLoad, type ThinkMeasurement } from '../results/autoscale/think.ts';
+import {
+  calibrateThink,
+  DEMAND_VS_CAPACITY,
+  LIGHT_LOAD_TRIES,
+  measureLightLoad,
+  type ThinkMeasurement,
+} from '../results/autoscale/think.ts';
 import { caveats, hints, render, shape } from '../results/autoscale/report.ts';
 import { stats, type AutoscaleResult, type Scenario, type ScenarioResult } from '../results/autoscale/result.ts';
 import { measures } from '../results/autoscale/measures.ts';
@@ -45,18 +51,32 @@ const command = defineCommand({
   flags: {
     ...COMMON_FLAGS,
     'cpu-quota': { type: 'string', valueName: 'cores', description: 'CPU quota per worker', default: '0.25' },
-    'quota-mode': { type: 'string', valueName: 'mode', description: 'auto (cgroup if allowed, else the in-process throttle), cgroup or throttle', default: 'auto' },
+    'quota-mode': {
+      type: 'string',
+      valueName: 'mode',
+      description: 'auto (cgroup if allowed, else the in-process throttle), cgroup or throttle',
+      default: 'auto',
+    },
     'think-ms': {
       type: 'string',
       valueName: 'ms',
       description: `mean think time after each user iteration (default: ${THINK_MS}, recalibrated once so that 40 users ask about ${DEMAND_VS_CAPACITY}× what one worker serves)`,
     },
-    'window-s': { type: 'string', valueName: 's', description: 'the autoscaler\'s scale-down stabilization window', default: String(DEFAULT_HPA.windowMs / 1000) },
-    'keep-alive': { type: 'boolean', description: 'each user keeps one connection for the whole run instead of opening one per iteration (lesson 8, exercise 3)' },
+    'window-s': {
+      type: 'string',
+      valueName: 's',
+      description: "the autoscaler's scale-down stabilization window",
+      default: String(DEFAULT_HPA.windowMs / 1000),
+    },
+    'keep-alive': {
+      type: 'boolean',
+      description:
+        'each user keeps one connection for the whole run instead of opening one per iteration (lesson 8, exercise 3)',
+    },
   },
   epilogue:
     'By hand: npx tsx servers/managed-cluster.ts --workers 1 --autoscale, and watch its "autoscale:" lines while you load it.\n' +
-    'The controller\'s settings (target 60% of the quota, sync 1 s, window 10 s) are printed with the results.',
+    "The controller's settings (target 60% of the quota, sync 1 s, window 10 s) are printed with the results.",
 });
 
 interface Options {
@@ -93,7 +113,20 @@ async function runScenario(
     thinkMs: o.thinkMs,
     windowS: o.windowS,
     keepAlive: o.keepAlive,
-    clusterArgs: ['--port', String(o.port), '--workers', '1', '--autoscale', ...scaling, '--cpu-quota', o.quota, '--quota-mode', o.quotaMode, '--signup-cost', o.signupCost],
+    clusterArgs: [
+      '--port',
+      String(o.port),
+      '--workers',
+      '1',
+      '--autoscale',
+      ...scaling,
+      '--cpu-quota',
+      o.quota,
+      '--quota-mode',
+      o.quotaMode,
+      '--signup-cost',
+      o.signupCost,
+    ],
   });
   return { name: s.name, ...r };
 }
@@ -109,7 +142,13 @@ async function run({ lab, progress, options, quick, port, machine }: RunContext<
   const durations = quick ? DURATIONS.quick : DURATIONS.full;
   const hpa = { ...DEFAULT_HPA, windowMs: options.windowS * 1000, syncMs: DEFAULT_SYNC_MS };
   const once = (s: (typeof SCENARIOS)[number], thinkMs: number) =>
-    runScenario(lab, progress, s, { ...options, thinkMs, loadS: s.autoscale ? durations.auto : durations.fixed, port, signupCost: formatCost(SIGNUP_COST) });
+    runScenario(lab, progress, s, {
+      ...options,
+      thinkMs,
+      loadS: s.autoscale ? durations.auto : durations.fixed,
+      port,
+      signupCost: formatCost(SIGNUP_COST),
+    });
   const first = SCENARIOS.find((s) => s.name === 'fixed-1w-40u')!;
   const rpsOf = (r: ScenarioResult) => stats(r, hpa.syncMs).steadyRps;
   const moved = (m: ThinkMeasurement, next: number, again: boolean) =>
@@ -119,7 +158,13 @@ async function run({ lab, progress, options, quick, port, machine }: RunContext<
     );
   const calibrated =
     options.thinkMs === undefined
-      ? await calibrateThink(THINK_MS, (ms) => once(first, ms), rpsOf, { users: first.users, requestsPerIteration: REQUESTS_PER_ITERATION }, moved)
+      ? await calibrateThink(
+          THINK_MS,
+          (ms) => once(first, ms),
+          rpsOf,
+          { users: first.users, requestsPerIteration: REQUESTS_PER_ITERATION },
+          moved,
+        )
       : { kept: await once(first, options.thinkMs), thinkMs: options.thinkMs };
   const { thinkMs, calibration } = calibrated;
   const saturated = calibrated.kept;
@@ -129,8 +174,14 @@ async function run({ lab, progress, options, quick, port, machine }: RunContext<
     if (s === first) scenarios.push(saturated);
     else if (s.name === 'fixed-1w-10u' && options.thinkMs === undefined) {
       const busy = (u: number, next: number) =>
-        progress.step(`fixed-1w-10u: 10 users kept the worker ${Math.round(u * 100)}% busy, where the calibration aimed at about 60%: the machine slowed since; measuring it again (try ${next} of ${LIGHT_LOAD_TRIES})`);
-      const light = await measureLightLoad(() => once(s, thinkMs), (r) => stats(r, hpa.syncMs).meanUtilization, busy);
+        progress.step(
+          `fixed-1w-10u: 10 users kept the worker ${Math.round(u * 100)}% busy, where the calibration aimed at about 60%: the machine slowed since; measuring it again (try ${next} of ${LIGHT_LOAD_TRIES})`,
+        );
+      const light = await measureLightLoad(
+        () => once(s, thinkMs),
+        (r) => stats(r, hpa.syncMs).meanUtilization,
+        busy,
+      );
       scenarios.push(light.kept);
       lightLoadTries = light.tries;
     } else scenarios.push(await once(s, thinkMs));
@@ -157,7 +208,9 @@ export const experiment = defineExperiment({
     return {
       quota,
       quotaMode,
-      ...(flags['think-ms'] !== undefined ? { thinkMs: intFlag('think-ms', flags['think-ms'], 100, 10_000, THINK_MS) } : {}),
+      ...(flags['think-ms'] !== undefined
+        ? { thinkMs: intFlag('think-ms', flags['think-ms'], 100, 10_000, THINK_MS) }
+        : {}),
       windowS: intFlag('window-s', flags['window-s'], 0, 60, DEFAULT_HPA.windowMs / 1000),
       keepAlive: flags['keep-alive'] === true,
     };

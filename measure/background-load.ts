@@ -13,12 +13,18 @@ import { commandMain, runIfMain } from '../lib/entry.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/background-load.ts --cores <share> [--seconds <n>]',
-  summary: 'Keeps a share of one core busy, steadily, for a bounded time: a stand-in for the other programs on a student\'s laptop. Ctrl-C stops it.',
+  summary:
+    "Keeps a share of one core busy, steadily, for a bounded time: a stand-in for the other programs on a student's laptop. Ctrl-C stops it.",
   flags: {
-    cores: { type: 'string', valueName: 'share', description: 'the share of one core to keep busy, 0.05 to 1 (e.g. 0.25)' },
+    cores: {
+      type: 'string',
+      valueName: 'share',
+      description: 'the share of one core to keep busy, 0.05 to 1 (e.g. 0.25)',
+    },
     seconds: { type: 'string', valueName: 'n', description: 'stop after this long, 1 to 3600', default: '600' },
   },
-  epilogue: 'Example, in a second terminal: npx tsx measure/background-load.ts --cores 0.25 --seconds 900; then make lessons ARGS=--quick in the first.',
+  epilogue:
+    'Example, in a second terminal: npx tsx measure/background-load.ts --cores 0.25 --seconds 900; then make lessons ARGS=--quick in the first.',
 });
 
 /** One busy-then-idle cycle, ms: short beside a measured step (0.5 s or more), long beside the scheduler's tick. */
@@ -28,7 +34,10 @@ const PERIOD_MS = 20;
 function numberFlag(name: string, raw: string | undefined, min: number, max: number): number {
   const n = Number(raw);
   if (raw === undefined || raw.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
-    throw new KitError('KIT_ERR_USAGE', `--${name} must be a number from ${min} to ${max}; got ${raw === undefined ? 'nothing' : `'${raw}'`}`);
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `--${name} must be a number from ${min} to ${max}; got ${raw === undefined ? 'nothing' : `'${raw}'`}`,
+    );
   }
   return n;
 }

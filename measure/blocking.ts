@@ -13,7 +13,15 @@ import { probeOk } from './lib/load/probe.ts';
 import type { LoanServiceStats } from '../servers/contracts.ts';
 import { formatCost, parseCost } from '../servers/lib/cpu/scrypt-cost.ts';
 import { COST_FLAG, heavyCost } from './lib/harness/costs.ts';
-import { caveats, hints, measures, render, shape, type BlockingBlock, type BlockingResult } from '../results/blocking/report.ts';
+import {
+  caveats,
+  hints,
+  measures,
+  render,
+  shape,
+  type BlockingBlock,
+  type BlockingResult,
+} from '../results/blocking/report.ts';
 import { predictions } from '../results/blocking/predictions.ts';
 
 const command = defineCommand({
@@ -21,12 +29,17 @@ const command = defineCommand({
   summary:
     'Sends one heavy password check (scrypt) and, 50 ms later, four light /books requests, each on its own ' +
     'connection: first with scrypt on the event loop (/member/verify-blocking), then on the thread pool ' +
-    '(/member/verify-pooled). Shows how long the light requests took and the server\'s event-loop delay.',
+    "(/member/verify-pooled). Shows how long the light requests took and the server's event-loop delay.",
   flags: {
     ...COMMON_FLAGS,
     cost: COST_FLAG,
     light: { type: 'string', valueName: 'n', description: 'how many light requests to send', default: '4' },
-    offset: { type: 'string', valueName: 'ms', description: 'how long after the heavy request to send them', default: '50' },
+    offset: {
+      type: 'string',
+      valueName: 'ms',
+      description: 'how long after the heavy request to send them',
+      default: '50',
+    },
   },
   epilogue: 'Example: npx tsx measure/blocking.ts --shape | diff - expected-output/blocking.txt',
 });
@@ -50,7 +63,10 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
   }
 
   const blocks: BlockingBlock[] = [];
-  for (const [mode, route] of [['blocking', 'verify-blocking'], ['pooled', 'verify-pooled']] as const) {
+  for (const [mode, route] of [
+    ['blocking', 'verify-blocking'],
+    ['pooled', 'verify-pooled'],
+  ] as const) {
     progress.step(`one heavy /member/${route}, then ${options.light} × /books ${options.offsetMs} ms later`);
     await probeOk(`${server.url}/stats/reset`, { method: 'POST' });
     const heavy = probeOk(`${server.url}/member/${route}`);
@@ -66,7 +82,13 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
       eventLoopDelayMaxMs: stats.body.eventLoopDelay.maxMs,
     });
   }
-  return { machine, heavyCost: formatCost(parseCost(options.cost)), offsetMs: options.offsetMs, idleLightMs: median(idle), blocks };
+  return {
+    machine,
+    heavyCost: formatCost(parseCost(options.cost)),
+    offsetMs: options.offsetMs,
+    idleLightMs: median(idle),
+    blocks,
+  };
 }
 
 export const experiment = defineExperiment({

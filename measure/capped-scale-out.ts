@@ -20,12 +20,24 @@ import { busyCoresBetween, cpuTimes } from './lib/machine/machine.ts';
 import { userScenario } from './lib/load/user-scenario.ts';
 import { postgresCpuS, startPostgres, type Postgres } from './lib/process/postgres.ts';
 import { KitError } from '../lib/errors.ts';
-import { balancerKind, LB_FLAG, startReplicas, sweepReplicaCounts, type BalancerKind, type Replica } from './lib/process/topology.ts';
+import {
+  balancerKind,
+  LB_FLAG,
+  startReplicas,
+  sweepReplicaCounts,
+  type BalancerKind,
+  type Replica,
+} from './lib/process/topology.ts';
 import { QUOTA_PERIOD_MS, quotaMode, type QuotaMode } from '../servers/lib/cpu/quota.ts';
 import { MAX_COMMIT_MS } from '../servers/lib/state/users-db.ts';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { caveats, hints, notShown, render, shape } from '../results/capped-scale-out/report.ts';
-import { CAPPED_SPEC, type CappedScaleOutResult, type CappedStep, type CappedWorkload } from '../results/capped-scale-out/result.ts';
+import {
+  CAPPED_SPEC,
+  type CappedScaleOutResult,
+  type CappedStep,
+  type CappedWorkload,
+} from '../results/capped-scale-out/result.ts';
 import { measures, predictions } from '../results/capped-scale-out/predictions.ts';
 
 const command = defineCommand({
@@ -34,11 +46,26 @@ const command = defineCommand({
   flags: {
     ...COMMON_FLAGS,
     lb: LB_FLAG,
-    'quota-mode': { type: 'string', valueName: 'mode', description: 'how each replica is held to its quota: auto (a cgroup if allowed, else the throttle), cgroup, throttle (default: auto)' },
-    db: { type: 'string', valueName: 'sqlite|postgres', description: 'the shared database: a SQLite file (the default, embedded) or a throwaway PostgreSQL server (needs PostgreSQL installed)' },
-    'commit-ms': { type: 'string', valueName: 'ms', description: `the modelled disk flush each commit waits for, holding the writer lock, 0 to ${MAX_COMMIT_MS} (default ${CAPPED_SPEC.commitMs}: a spinning disk; 0: a fast SSD)` },
+    'quota-mode': {
+      type: 'string',
+      valueName: 'mode',
+      description:
+        'how each replica is held to its quota: auto (a cgroup if allowed, else the throttle), cgroup, throttle (default: auto)',
+    },
+    db: {
+      type: 'string',
+      valueName: 'sqlite|postgres',
+      description:
+        'the shared database: a SQLite file (the default, embedded) or a throwaway PostgreSQL server (needs PostgreSQL installed)',
+    },
+    'commit-ms': {
+      type: 'string',
+      valueName: 'ms',
+      description: `the modelled disk flush each commit waits for, holding the writer lock, 0 to ${MAX_COMMIT_MS} (default ${CAPPED_SPEC.commitMs}: a spinning disk; 0: a fast SSD)`,
+    },
   },
-  epilogue: 'Examples: npx tsx measure/capped-scale-out.ts --lb nginx\n          npx tsx measure/capped-scale-out.ts --commit-ms 0   (no slow disk: where does the scenario stop now?)\n          npx tsx measure/capped-scale-out.ts --db postgres   (a database server instead of a file)',
+  epilogue:
+    'Examples: npx tsx measure/capped-scale-out.ts --lb nginx\n          npx tsx measure/capped-scale-out.ts --commit-ms 0   (no slow disk: where does the scenario stop now?)\n          npx tsx measure/capped-scale-out.ts --db postgres   (a database server instead of a file)',
 });
 
 const { counts: COUNTS, connections: CONNECTIONS } = CAPPED_SPEC;
@@ -46,10 +73,16 @@ const { counts: COUNTS, connections: CONNECTIONS } = CAPPED_SPEC;
 const SETTLE_S = 0.5;
 
 /** What each replica's /__replica/stats says now: its CPU (µs), its writes and its quota. */
-const readAll = (replicas: Replica[]): Promise<ReplicaStats[]> => Promise.all(replicas.map(async (r) => (await probeOk<ReplicaStats>(`${r.url}/__replica/stats`)).body));
+const readAll = (replicas: Replica[]): Promise<ReplicaStats[]> =>
+  Promise.all(replicas.map(async (r) => (await probeOk<ReplicaStats>(`${r.url}/__replica/stats`)).body));
 
 /** The step's figures from the replicas' readings before and after it, over `wallMs`; `dbCpuS`: PostgreSQL's CPU seconds in the step. */
-function fromReadings(before: ReplicaStats[], after: ReplicaStats[], wallMs: number, dbCpuS: number | undefined): Pick<CappedStep, 'replicaCores' | 'throttledShare' | 'db'> {
+function fromReadings(
+  before: ReplicaStats[],
+  after: ReplicaStats[],
+  wallMs: number,
+  dbCpuS: number | undefined,
+): Pick<CappedStep, 'replicaCores' | 'throttledShare' | 'db'> {
   const sum = (f: (r: ReplicaStats) => number) => after.reduce((n, a, i) => n + f(a) - f(before[i]!), 0);
   const writes = sum((r) => r.db?.writes ?? 0);
   const held = sum((r) => r.db?.lockHeldMs ?? 0);
@@ -69,7 +102,13 @@ function fromReadings(before: ReplicaStats[], after: ReplicaStats[], wallMs: num
 }
 
 /** One step: `workload` through `lb` to `replicas` for `durationS` (after the settling); `pg` when the database is PostgreSQL. */
-async function measureStep(lb: ServerProcess & { url: string }, replicas: Replica[], workload: CappedWorkload['name'], durationS: number, pg: Postgres | undefined): Promise<CappedStep> {
+async function measureStep(
+  lb: ServerProcess & { url: string },
+  replicas: Replica[],
+  workload: CappedWorkload['name'],
+  durationS: number,
+  pg: Postgres | undefined,
+): Promise<CappedStep> {
   const checks = { failed: 0 };
   const cpuBefore = cpuTimes();
   // The readings' midpoints bound the step, so that the replicas' CPU and the wall time cover the same span.
@@ -80,7 +119,11 @@ async function measureStep(lb: ServerProcess & { url: string }, replicas: Replic
   const base = { connections: CONNECTIONS, durationS: durationS + SETTLE_S, settleS: SETTLE_S };
   const r =
     workload === 'user-scenario'
-      ? await runLoad({ ...base, url: lb.url, requests: userScenario(checks, `work=${CAPPED_SPEC.appWorkMs}`) as never })
+      ? await runLoad({
+          ...base,
+          url: lb.url,
+          requests: userScenario(checks, `work=${CAPPED_SPEC.appWorkMs}`) as never,
+        })
       : await runLoad({ ...base, url: `${lb.url}/work?ms=${CAPPED_SPEC.workMs}` });
   const endAt = performance.now();
   const after = await readAll(replicas);
@@ -109,7 +152,14 @@ interface Options {
   commitMs: number;
 }
 
-async function run({ lab, progress, options, quick, machine, port }: RunContext<Options>): Promise<CappedScaleOutResult> {
+async function run({
+  lab,
+  progress,
+  options,
+  quick,
+  machine,
+  port,
+}: RunContext<Options>): Promise<CappedScaleOutResult> {
   const durationS = CAPPED_SPEC.stepS[quick ? 'quick' : 'full'];
   const most = Math.max(...COUNTS);
   let pg: Postgres | undefined;
@@ -119,17 +169,29 @@ async function run({ lab, progress, options, quick, machine, port }: RunContext<
   }
   progress.step(`starting ${most} replicas, each held to ${CAPPED_SPEC.cores} core`);
   const flush = pg ? [] : ['--commit-ms', String(options.commitMs)];
-  const all = await startReplicas(lab, most, ['--cpu-quota', String(CAPPED_SPEC.cores), '--quota-mode', options.quotaMode, ...flush], [], pg?.url);
+  const all = await startReplicas(
+    lab,
+    most,
+    ['--cpu-quota', String(CAPPED_SPEC.cores), '--quota-mode', options.quotaMode, ...flush],
+    [],
+    pg?.url,
+  );
   const quotaMode = (await readAll(all.slice(0, 1)))[0]!.quota?.mode ?? 'none';
   const workloads: CappedWorkload[] = [
     { name: 'cpu-bound', description: `GET /work?ms=${CAPPED_SPEC.workMs}`, steps: [] },
-    { name: 'user-scenario', description: `POST /users then GET /users/:id, each with ?work=${CAPPED_SPEC.appWorkMs}; checks 201 then 200`, steps: [] },
+    {
+      name: 'user-scenario',
+      description: `POST /users then GET /users/:id, each with ?work=${CAPPED_SPEC.appWorkMs}; checks 201 then 200`,
+      steps: [],
+    },
   ];
   await sweepReplicaCounts(lab, options.lb, all, COUNTS, port, async (lb, replicas) => {
     for (const w of workloads) {
       const label = `${replicas.length} replica(s): ${w.name} for ${durationS} s`;
       progress.step(label);
-      w.steps.push((await measureSteadily(label, () => measureStep(lb, replicas, w.name, durationS, pg), { progress })).value);
+      w.steps.push(
+        (await measureSteadily(label, () => measureStep(lb, replicas, w.name, durationS, pg), { progress })).value,
+      );
     }
   });
   return {
@@ -147,9 +209,19 @@ export const experiment = defineExperiment({
   command,
   options: (flags): Options => {
     const db = flags.db ?? 'sqlite';
-    if (db !== 'sqlite' && db !== 'postgres') throw new KitError('KIT_ERR_USAGE', `--db is sqlite or postgres; got '${db}'`);
-    if (db === 'postgres' && flags['commit-ms'] !== undefined) throw new KitError('KIT_ERR_USAGE', '--commit-ms models a slow disk for SQLite; PostgreSQL flushes its WAL for real');
-    return { lb: balancerKind(flags.lb), quotaMode: quotaMode(flags['quota-mode']), db, commitMs: intFlag('commit-ms', flags['commit-ms'], 0, MAX_COMMIT_MS, CAPPED_SPEC.commitMs) };
+    if (db !== 'sqlite' && db !== 'postgres')
+      throw new KitError('KIT_ERR_USAGE', `--db is sqlite or postgres; got '${db}'`);
+    if (db === 'postgres' && flags['commit-ms'] !== undefined)
+      throw new KitError(
+        'KIT_ERR_USAGE',
+        '--commit-ms models a slow disk for SQLite; PostgreSQL flushes its WAL for real',
+      );
+    return {
+      lb: balancerKind(flags.lb),
+      quotaMode: quotaMode(flags['quota-mode']),
+      db,
+      commitMs: intFlag('commit-ms', flags['commit-ms'], 0, MAX_COMMIT_MS, CAPPED_SPEC.commitMs),
+    };
   },
   run,
   report: { render, shape, hints, caveats, notShown, measures, predictions },

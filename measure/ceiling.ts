@@ -22,9 +22,10 @@ const command = defineCommand({
   usage: 'npx tsx measure/ceiling.ts [flags]',
   summary:
     'Sweeps closed-loop connections against one process, 1 to 64 for a route that waits 5 ms (I/O-bound) and 1 to 16 for one that ' +
-    'computes for 5 ms (CPU-bound): throughput, p50/p95/p99, the knee, and Little\'s law checked at every step up to 16.',
+    "computes for 5 ms (CPU-bound): throughput, p50/p95/p99, the knee, and Little's law checked at every step up to 16.",
   flags: { ...COMMON_FLAGS },
-  epilogue: 'By hand: npx tsx servers/replica.ts --port 3010, then npx autocannon -c 16 -d 5 "http://127.0.0.1:3010/work?ms=5"',
+  epilogue:
+    'By hand: npx tsx servers/replica.ts --port 3010, then npx autocannon -c 16 -d 5 "http://127.0.0.1:3010/work?ms=5"',
 });
 
 /**
@@ -32,7 +33,10 @@ const command = defineCommand({
  * out of CPU. The CPU-bound one stops at 16: it is saturated from 1, and its new connections take
  * N²/2 requests' time to be accepted (LoadOptions.settledS), 11 s at 64, longer than a step.
  */
-const CONNECTIONS: Record<RouteSweep['name'], number[]> = { 'io-bound': [1, 2, 4, 8, 16, 32, 64], 'cpu-bound': [1, 2, 4, 8, 16] };
+const CONNECTIONS: Record<RouteSweep['name'], number[]> = {
+  'io-bound': [1, 2, 4, 8, 16, 32, 64],
+  'cpu-bound': [1, 2, 4, 8, 16],
+};
 const MS = 5;
 /**
  * Each step is measured in this many slices, the steps taking turns (ascending, then descending):
@@ -72,19 +76,43 @@ async function run({ lab, progress, quick, machine, port }: RunContext<Record<st
         progress.step(label);
         // An upper bound only: the run stops sliceS after every connection's first answer.
         const boundS = Math.min(120, SETTLE_S + sliceS + 5 + (3 * MS * n * n) / 2000);
-        const { value: slice } = await measureSteadily(label, async () => {
-          const histogram = createLatencyHistogram();
-          const r = await runLoad({ url, connections: n, durationS: boundS, settleS: SETTLE_S, settledS: sliceS, settledInto: histogram });
-          if (r.settled!.completed === 0) throw new KitError('KIT_ERR_WAIT_TIMEOUT', `${sweep.name}: not every one of ${n} connections was answered within ${boundS.toFixed(1)} s`);
-          return sliceOf(r, histogram);
-        }, { progress });
+        const { value: slice } = await measureSteadily(
+          label,
+          async () => {
+            const histogram = createLatencyHistogram();
+            const r = await runLoad({
+              url,
+              connections: n,
+              durationS: boundS,
+              settleS: SETTLE_S,
+              settledS: sliceS,
+              settledInto: histogram,
+            });
+            if (r.settled!.completed === 0)
+              throw new KitError(
+                'KIT_ERR_WAIT_TIMEOUT',
+                `${sweep.name}: not every one of ${n} connections was answered within ${boundS.toFixed(1)} s`,
+              );
+            return sliceOf(r, histogram);
+          },
+          { progress },
+        );
         addSlice(tallies.get(n)!, slice);
       }
     }
     for (const n of connections) {
       const t = tallies.get(n)!;
       const { throughput, latency } = summarizeLoadTally(t);
-      sweep.steps.push({ connections: n, throughput, p50: latency.p50, p95: latency.p95, p99: latency.p99, mean: latency.mean, errors: t.errors, generatorCpu: t.generatorCpu });
+      sweep.steps.push({
+        connections: n,
+        throughput,
+        p50: latency.p50,
+        p95: latency.p95,
+        p99: latency.p99,
+        mean: latency.mean,
+        errors: t.errors,
+        generatorCpu: t.generatorCpu,
+      });
     }
   }
   return { machine, stepS, rounds: ROUNDS, ms: MS, routes };

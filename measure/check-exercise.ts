@@ -15,7 +15,14 @@ import { commandMain, runIfMain, type Io } from '../lib/entry.ts';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { runExperiment } from './lib/harness/experiment.ts';
 import { loadExperiment } from './lib/harness/experiments.ts';
-import { commandLine, EXERCISES, findExercise, lessonExercises, type ExerciseCheck, type ExerciseRun } from './lib/class/exercises.ts';
+import {
+  commandLine,
+  EXERCISES,
+  findExercise,
+  lessonExercises,
+  type ExerciseCheck,
+  type ExerciseRun,
+} from './lib/class/exercises.ts';
 import { findNumberAnswer, NUMBER_ANSWERS } from './lib/class/exercise-numbers.ts';
 import { answers, checkNumber, runReport } from './lib/class/verdict.ts';
 import { main as simMain } from '../sim/run.ts';
@@ -28,15 +35,30 @@ const checkable = EXERCISES.map((e) => `${e.lesson}.${e.n}`).join(', ');
 const numbered = NUMBER_ANSWERS.map((e) => `${e.lesson}.${e.n}`).join(', ');
 
 const command = defineCommand({
-  usage: 'npx tsx measure/check-exercise.ts [--lesson <n> [--exercise <n> [--quick | --answer <number>] [--grade] [--save <folder>]]]',
+  usage:
+    'npx tsx measure/check-exercise.ts [--lesson <n> [--exercise <n> [--quick | --answer <number>] [--grade] [--save <folder>]]]',
   summary: `Runs an exercise's command and checks that the run shows what the exercise is about. Checkable by a run: ${checkable} (lesson.exercise). Done by hand, with a number to check (--answer): ${numbered}. The others are answered in words in instructors/. Without --exercise, lists the exercises (of --lesson, or all) and how each is checked.`,
   flags: {
     lesson: { type: 'string', valueName: 'n', description: `the lesson, ${LESSONS.map((l) => l.id).join(', ')}` },
-    exercise: { type: 'string', valueName: 'n', description: 'the exercise\'s number in the lesson text' },
+    exercise: { type: 'string', valueName: 'n', description: "the exercise's number in the lesson text" },
     quick: { type: 'boolean', description: 'a smaller workload, where the exercise still shows with it' },
-    answer: { type: 'string', valueName: 'number', description: 'for an exercise done by hand: your number, checked against the range a right answer falls in (make check-exercise ... ANSWER=<number>)' },
-    grade: { type: 'boolean', description: 'for grading: only right or wrong (a number: too low or too high), without the range, the worked answer, the expected finding or the numbers behind it' },
-    save: { type: 'string', valueName: 'folder|file.json', description: 'also write the verdict (right or wrong, nothing of the answer) to <folder>/exercise-<lesson>.<n>.json, for the class roll-up' },
+    answer: {
+      type: 'string',
+      valueName: 'number',
+      description:
+        'for an exercise done by hand: your number, checked against the range a right answer falls in (make check-exercise ... ANSWER=<number>)',
+    },
+    grade: {
+      type: 'boolean',
+      description:
+        'for grading: only right or wrong (a number: too low or too high), without the range, the worked answer, the expected finding or the numbers behind it',
+    },
+    save: {
+      type: 'string',
+      valueName: 'folder|file.json',
+      description:
+        'also write the verdict (right or wrong, nothing of the answer) to <folder>/exercise-<lesson>.<n>.json, for the class roll-up',
+    },
   },
   epilogue:
     'Example: npx tsx measure/check-exercise.ts --lesson 4 --exercise 1   (make check-exercise LESSON=4 N=1)\n' +
@@ -105,7 +127,11 @@ function attemptFile(file: string, value: string): SaveTarget {
  * stands), and turns it into the exit code: 0 right or not counted, 1 wrong.
  */
 function finish(graded: GradedExercise, to: SaveTarget | undefined, io: Io): number {
-  if (to) io.stderr.write((writeSaved(to.file, JSON.stringify({ ...graded, attempt: to.attempt }, null, 2) + '\n') ?? `saved: ${to.file}`) + '\n');
+  if (to)
+    io.stderr.write(
+      (writeSaved(to.file, JSON.stringify({ ...graded, attempt: to.attempt }, null, 2) + '\n') ?? `saved: ${to.file}`) +
+        '\n',
+    );
   return graded.verdict === 'wrong' ? EXIT.doesNotHold : EXIT.holds;
 }
 
@@ -114,15 +140,24 @@ function finish(graded: GradedExercise, to: SaveTarget | undefined, io: Io): num
  * with --json (--quick when asked and the exercise still shows with it), then the verdict; saves it
  * to `to`. Resolves with the exit code, a failed run's own.
  */
-async function checkRun(exercise: ExerciseCheck, o: { lesson: number; n: number; quick: boolean; grade: boolean }, to: SaveTarget | undefined, io: Io): Promise<number> {
+async function checkRun(
+  exercise: ExerciseCheck,
+  o: { lesson: number; n: number; quick: boolean; grade: boolean },
+  to: SaveTarget | undefined,
+  io: Io,
+): Promise<number> {
   const c = makeChalk(colorEnabled(io.stdout));
   const quick = o.quick && exercise.quickOk;
   io.stdout.write(c.bold(`Lesson ${o.lesson}, exercise ${o.n}: ${exercise.title}`) + '\n');
-  if (o.quick && !exercise.quickOk) io.stdout.write(c.dim('(without --quick: this exercise needs the full run)') + '\n');
+  if (o.quick && !exercise.quickOk)
+    io.stdout.write(c.dim('(without --quick: this exercise needs the full run)') + '\n');
   if (!o.grade) io.stdout.write(`expected: ${exercise.expect}\n`);
   const results: unknown[] = [];
   for (const run of exercise.runs) {
-    const extra = [...(quick && run.script !== 'sim/run.ts' && !run.args.includes('--quick') ? ['--quick'] : []), '--json'];
+    const extra = [
+      ...(quick && run.script !== 'sim/run.ts' && !run.args.includes('--quick') ? ['--quick'] : []),
+      '--json',
+    ];
     io.stdout.write(`\nrunning: ${commandLine(run, extra)}\n`);
     const out = await runOne(run, extra, io);
     if (typeof out === 'number') return out;
@@ -139,32 +174,71 @@ export const main = commandMain(command, async (parsed, io) => {
   const lesson = intFlag('lesson', parsed.flags.lesson, 1, Math.max(...LESSONS.map((l) => l.id)), NaN);
   const n = intFlag('exercise', parsed.flags.exercise, 1, 99, NaN);
   if (Number.isNaN(n)) {
-    if (parsed.flags.answer !== undefined) throw new KitError('KIT_ERR_USAGE', '--answer needs --lesson and --exercise (make check-exercise LESSON=<n> N=<n> ANSWER=<number>)', `numbers to check: ${numbered}`);
-    if (parsed.flags.save !== undefined) throw new KitError('KIT_ERR_USAGE', '--save needs --lesson and --exercise: it saves one exercise\'s verdict', 'make check-exercise LESSON=<n> N=<n> ARGS="--grade --save runs/<name>"');
-    if (parsed.flags.exercise !== undefined || parsed.flags.quick) throw new KitError('KIT_ERR_USAGE', '--exercise needs a number, and --lesson with it', `checkable by a run: ${checkable}`);
+    if (parsed.flags.answer !== undefined)
+      throw new KitError(
+        'KIT_ERR_USAGE',
+        '--answer needs --lesson and --exercise (make check-exercise LESSON=<n> N=<n> ANSWER=<number>)',
+        `numbers to check: ${numbered}`,
+      );
+    if (parsed.flags.save !== undefined)
+      throw new KitError(
+        'KIT_ERR_USAGE',
+        "--save needs --lesson and --exercise: it saves one exercise's verdict",
+        'make check-exercise LESSON=<n> N=<n> ARGS="--grade --save runs/<name>"',
+      );
+    if (parsed.flags.exercise !== undefined || parsed.flags.quick)
+      throw new KitError(
+        'KIT_ERR_USAGE',
+        '--exercise needs a number, and --lesson with it',
+        `checkable by a run: ${checkable}`,
+      );
     io.stdout.write(listing(Number.isNaN(lesson) ? undefined : lesson));
     return EXIT.holds;
   }
-  if (Number.isNaN(lesson)) throw new KitError('KIT_ERR_USAGE', '--exercise needs --lesson too', `checkable by a run: ${checkable}`);
+  if (Number.isNaN(lesson))
+    throw new KitError('KIT_ERR_USAGE', '--exercise needs --lesson too', `checkable by a run: ${checkable}`);
   const count = lessonExercises(lesson).size;
   if (n > count) throw new KitError('KIT_ERR_USAGE', `lesson ${lesson} has ${count} exercises; got --exercise ${n}`);
   const number = findNumberAnswer(lesson, n);
   // The folder is made (and checked) once the exercise is known to be checkable, before a run starts.
   const saveTo = (): SaveTarget | undefined => {
     if (parsed.flags.save === undefined) return undefined;
-    if (parsed.flags.grade !== true) io.stderr.write('Note: without --grade this output shows the range and the answer; --save keeps only the verdict.\n');
+    if (parsed.flags.grade !== true)
+      io.stderr.write(
+        'Note: without --grade this output shows the range and the answer; --save keeps only the verdict.\n',
+      );
     return attemptFile(savePath(parsed.flags.save, `exercise-${lesson}.${n}`), parsed.flags.save);
   };
   if (parsed.flags.answer !== undefined) {
-    if (!number) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} has no number to check with --answer`, `numbers to check: ${numbered}`);
+    if (!number)
+      throw new KitError(
+        'KIT_ERR_USAGE',
+        `exercise ${lesson}.${n} has no number to check with --answer`,
+        `numbers to check: ${numbered}`,
+      );
     const to = saveTo();
     return finish(checkNumber(number, String(parsed.flags.answer), parsed.flags.grade === true, io), to, io);
   }
   const exercise = findExercise(lesson, n);
-  if (!exercise && number) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} is done by hand: give your number with --answer (ANSWER=<${number.unit}>)`, `asked: ${number.ask}`);
-  if (!exercise) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} has no run to check: it is answered in words`, `${answers(lesson)}; checkable by a run: ${checkable}`);
+  if (!exercise && number)
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `exercise ${lesson}.${n} is done by hand: give your number with --answer (ANSWER=<${number.unit}>)`,
+      `asked: ${number.ask}`,
+    );
+  if (!exercise)
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `exercise ${lesson}.${n} has no run to check: it is answered in words`,
+      `${answers(lesson)}; checkable by a run: ${checkable}`,
+    );
 
-  return checkRun(exercise, { lesson, n, quick: parsed.flags.quick === true, grade: parsed.flags.grade === true }, saveTo(), io);
+  return checkRun(
+    exercise,
+    { lesson, n, quick: parsed.flags.quick === true, grade: parsed.flags.grade === true },
+    saveTo(),
+    io,
+  );
 });
 
 await runIfMain(import.meta, main);

@@ -24,9 +24,15 @@ const command = defineCommand({
     'to one worker.',
   flags: {
     ...COMMON_FLAGS,
-    workers: { type: 'string', valueName: 'n', description: 'worker processes, 2-16 (expected-output/cluster.txt holds for any count)', default: '3' },
+    workers: {
+      type: 'string',
+      valueName: 'n',
+      description: 'worker processes, 2-16 (expected-output/cluster.txt holds for any count)',
+      default: '3',
+    },
   },
-  epilogue: '--quick changes nothing here: this experiment takes about 2 s as it is.\nExample: npx tsx measure/cluster.ts --shape | diff - expected-output/cluster.txt',
+  epilogue:
+    '--quick changes nothing here: this experiment takes about 2 s as it is.\nExample: npx tsx measure/cluster.ts --shape | diff - expected-output/cluster.txt',
 });
 
 interface Options {
@@ -38,11 +44,16 @@ const FRESH_PER_WORKER = 4;
 const MORE = 4;
 const KEEP_ALIVE = 30;
 
-const tally = (pids: number[]) => pids.reduce<Record<string, number>>((acc, p) => ((acc[p] = (acc[p] ?? 0) + 1), acc), {});
+const tally = (pids: number[]) =>
+  pids.reduce<Record<string, number>>((acc, p) => ((acc[p] = (acc[p] ?? 0) + 1), acc), {});
 
 async function run({ lab, progress, options, port, machine }: RunContext<Options>): Promise<ClusterResult> {
   progress.step(`starting the cluster with ${options.workers} workers`);
-  const server = await lab.start({ server: 'cluster', args: ['--port', String(port), '--workers', String(options.workers)], ipc: true });
+  const server = await lab.start({
+    server: 'cluster',
+    args: ['--port', String(port), '--workers', String(options.workers)],
+    ipc: true,
+  });
 
   const fresh = FRESH_PER_WORKER * options.workers;
   progress.step(`${fresh} loans, one per fresh connection`);
@@ -97,7 +108,15 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
     workers: options.workers,
     fresh: { requests: fresh, byPid: tally(freshPids) },
     counters: { total: fresh + MORE, byPid: counters },
-    kill: { killedPid: victim, newPid: replaced.pid, replacedInMs, requestsAfter, answeredAfter, newWorkerCounter, pidsBefore },
+    kill: {
+      killedPid: victim,
+      newPid: replaced.pid,
+      replacedInMs,
+      requestsAfter,
+      answeredAfter,
+      newWorkerCounter,
+      pidsBefore,
+    },
     keepAlive: { requests: KEEP_ALIVE, byPid: tally(keepPids), reusedSocket },
   };
 }

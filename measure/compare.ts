@@ -17,12 +17,17 @@ import { colorEnabled } from '../results/report/format.ts';
 const command = defineCommand({
   usage: 'npx tsx measure/compare.ts <file>... [--experiment <name>]',
   summary:
-    'Compares one or more --shape files (one experiment\'s, or a whole lesson\'s) with expected-output/: which lines held, which did not, ' +
+    "Compares one or more --shape files (one experiment's, or a whole lesson's) with expected-output/: which lines held, which did not, " +
     'and which this machine could not show, with the reason the run gave. A line not shown counts as held.',
   flags: {
-    experiment: { type: 'string', valueName: 'name', description: 'compare every line with this experiment (default: found from each line\'s key)' },
+    experiment: {
+      type: 'string',
+      valueName: 'name',
+      description: "compare every line with this experiment (default: found from each line's key)",
+    },
   },
-  epilogue: 'Example: npx tsx measure/cluster.ts --shape > alice.txt; npx tsx measure/compare.ts alice.txt\nExit: 0 every file held, 1 one did not, 2 usage error.',
+  epilogue:
+    'Example: npx tsx measure/cluster.ts --shape > alice.txt; npx tsx measure/compare.ts alice.txt\nExit: 0 every file held, 1 one did not, 2 usage error.',
   positionals: true,
 });
 
@@ -30,9 +35,14 @@ const command = defineCommand({
 export const main = commandMain(command, async (parsed, io) => {
   const only = parsed.flags.experiment;
   const expected = loadExpected();
-  if (only !== undefined && !expected.has(only)) throw new KitError('KIT_ERR_USAGE', `--experiment: no expected file for '${only}'; there are ${[...expected.keys()].join(', ')}`);
+  if (only !== undefined && !expected.has(only))
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `--experiment: no expected file for '${only}'; there are ${[...expected.keys()].join(', ')}`,
+    );
   const targets = parsed.positionals;
-  if (targets.length === 0) throw new KitError('KIT_ERR_USAGE', 'name at least one --shape file to compare', 'run with --help');
+  if (targets.length === 0)
+    throw new KitError('KIT_ERR_USAGE', 'name at least one --shape file to compare', 'run with --help');
   const color = colorEnabled(io.stdout);
   let allHold = true;
   for (const file of targets) {
@@ -40,10 +50,18 @@ export const main = commandMain(command, async (parsed, io) => {
     try {
       text = readFileSync(file, 'utf8');
     } catch (err) {
-      throw new KitError('KIT_ERR_USAGE', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new KitError(
+        'KIT_ERR_USAGE',
+        `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
     }
     const v = compareText(file, text, expected, only);
-    if (v.experiments.size === 0) throw new KitError('KIT_ERR_USAGE', `${file} holds no shape line of the kit`, 'make it with --shape, e.g. npx tsx measure/cluster.ts --shape > alice.txt');
+    if (v.experiments.size === 0)
+      throw new KitError(
+        'KIT_ERR_USAGE',
+        `${file} holds no shape line of the kit`,
+        'make it with --shape, e.g. npx tsx measure/cluster.ts --shape > alice.txt',
+      );
     io.stdout.write(renderVerdict(v, color));
     allHold &&= v.holds;
   }

@@ -39,11 +39,19 @@ const CONNECTIONS = 6;
 /** Upper bound on one store's load, s (it normally ends after LOANS answers, in about a second). */
 const BOUND_S = 30;
 
-async function countOnce({ lab, progress, quick, port }: RunContext<Options>, store: StoreKind, redisUrl: string | undefined): Promise<CounterRun> {
+async function countOnce(
+  { lab, progress, quick, port }: RunContext<Options>,
+  store: StoreKind,
+  redisUrl: string | undefined,
+): Promise<CounterRun> {
   const loans = quick ? 2000 : 6000;
   progress.step(`${store}: starting a ${WORKERS}-worker cluster`);
   const { args } = storeArgs(lab, store, redisUrl, `counter-${store}`);
-  const cluster = await lab.start({ server: 'managed-cluster', args: ['--port', String(port), '--workers', String(WORKERS), ...args], ipc: true });
+  const cluster = await lab.start({
+    server: 'managed-cluster',
+    args: ['--port', String(port), '--workers', String(WORKERS), ...args],
+    ipc: true,
+  });
   progress.step(`${store}: ${loans} POST /loan over ${CONNECTIONS} connections; one worker SIGKILLed halfway`);
   const from = cluster.messageCount;
   // A count, not a duration: autocannon then waits for every answer, so a loan counted but not
@@ -80,10 +88,18 @@ async function countOnce({ lab, progress, quick, port }: RunContext<Options>, st
 }
 
 /** The same count with 3 replicas behind the balancer; replica app3 is SIGKILLed halfway (and not replaced). */
-async function countOnReplicas({ lab, progress, quick, port, options }: RunContext<Options>, store: StoreKind, redisUrl: string | undefined): Promise<CounterRun> {
+async function countOnReplicas(
+  { lab, progress, quick, port, options }: RunContext<Options>,
+  store: StoreKind,
+  redisUrl: string | undefined,
+): Promise<CounterRun> {
   const loans = quick ? 2000 : 6000;
   const { args } = storeArgs(lab, store, redisUrl, `counter-replicas-${store}`);
-  const { load: result, victim, extra: views } = await faultedLoad(
+  const {
+    load: result,
+    victim,
+    extra: views,
+  } = await faultedLoad(
     lab,
     progress,
     {
@@ -127,7 +143,14 @@ async function run(ctx: RunContext<Options>): Promise<CounterResult> {
     if (redis.url) runs.push(await count(ctx, 'redis', redis.url));
   }
   if (!redis.url) notRun.redis = redis.missing!;
-  return { machine: ctx.machine, balancer: ctx.options.lb, workers: WORKERS, load: { connections: CONNECTIONS, loans: ctx.quick ? 2000 : 6000 }, runs, notRun };
+  return {
+    machine: ctx.machine,
+    balancer: ctx.options.lb,
+    workers: WORKERS,
+    load: { connections: CONNECTIONS, loans: ctx.quick ? 2000 : 6000 },
+    runs,
+    notRun,
+  };
 }
 
 export const experiment = defineExperiment({

@@ -23,11 +23,26 @@ const command = defineCommand({
   flags: {
     ...COMMON_FLAGS,
     lb: LB_FLAG,
-    runs: { type: 'string', valueName: 'n', description: `rounds: each policy is measured once per round, interleaved (default ${ROUNDS.full}; --quick ${ROUNDS.quick})` },
-    hog: { type: 'string', valueName: 'stall|busy', description: 'block app3 by sleeping (stall) or by burning CPU (busy)', default: 'stall' },
-    'two-choices': { type: 'string', valueName: 'distinct|with-replacement', description: 'how power of two choices samples its two replicas (the kit\'s balancer only; lesson 4, exercise 1)', default: 'distinct' },
+    runs: {
+      type: 'string',
+      valueName: 'n',
+      description: `rounds: each policy is measured once per round, interleaved (default ${ROUNDS.full}; --quick ${ROUNDS.quick})`,
+    },
+    hog: {
+      type: 'string',
+      valueName: 'stall|busy',
+      description: 'block app3 by sleeping (stall) or by burning CPU (busy)',
+      default: 'stall',
+    },
+    'two-choices': {
+      type: 'string',
+      valueName: 'distinct|with-replacement',
+      description: "how power of two choices samples its two replicas (the kit's balancer only; lesson 4, exercise 1)",
+      default: 'distinct',
+    },
   },
-  epilogue: 'Examples: npx tsx measure/degraded.ts --lb nginx\n          npx tsx measure/degraded.ts --two-choices with-replacement   (lesson 4, exercise 1)',
+  epilogue:
+    'Examples: npx tsx measure/degraded.ts --lb nginx\n          npx tsx measure/degraded.ts --two-choices with-replacement   (lesson 4, exercise 1)',
 });
 
 export const experiment = defineExperiment({
@@ -38,7 +53,11 @@ export const experiment = defineExperiment({
     if (hog !== 'stall' && hog !== 'busy') throw new KitError('KIT_ERR_USAGE', `--hog is stall or busy; got '${hog}'`);
     const lb = balancerKind(flags.lb);
     const twoChoices = twoChoicesSampling(flags['two-choices']);
-    if (lb === 'nginx' && twoChoices !== 'distinct') throw new KitError('KIT_ERR_USAGE', '--two-choices with-replacement needs the kit\'s balancer (--lb builtin): nginx\'s random two has no such setting');
+    if (lb === 'nginx' && twoChoices !== 'distinct')
+      throw new KitError(
+        'KIT_ERR_USAGE',
+        "--two-choices with-replacement needs the kit's balancer (--lb builtin): nginx's random two has no such setting",
+      );
     return { lb, runs: intFlag('runs', flags.runs, 1, 20, flags.quick ? ROUNDS.quick : ROUNDS.full), hog, twoChoices };
   },
   run: async (ctx: RunContext<DegradedOptions>) => (await runDegraded(ctx)).result,

@@ -12,9 +12,23 @@ import { POLICIES } from '../core/policies.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
 import { probe, probeOk } from './lib/load/probe.ts';
 import type { Whoami } from '../servers/contracts.ts';
-import { balancerKind, LB_FLAG, servedByReplica, startBalancer, startReplicas, type BalancerKind, type Replica } from './lib/process/topology.ts';
+import {
+  balancerKind,
+  LB_FLAG,
+  servedByReplica,
+  startBalancer,
+  startReplicas,
+  type BalancerKind,
+  type Replica,
+} from './lib/process/topology.ts';
 import { pollUntil } from '../lib/wait.ts';
-import { hints, render, shape, type DistributionResult, type PolicyDistribution } from '../results/distribution/report.ts';
+import {
+  hints,
+  render,
+  shape,
+  type DistributionResult,
+  type PolicyDistribution,
+} from '../results/distribution/report.ts';
 import { measures, predictions } from '../results/distribution/predictions.ts';
 import type { ServerProcess } from './lib/process/launch.ts';
 
@@ -24,7 +38,8 @@ const command = defineCommand({
     'Sends 30 requests through the load balancer for each policy (round robin, least connections, random, power of two choices) ' +
     'and counts how many each of 3 replicas answered, and in what order; then 30 more while one replica holds a long request.',
   flags: { ...COMMON_FLAGS, lb: LB_FLAG },
-  epilogue: '--quick changes nothing here (it takes a few seconds as it is).\nExample: LB=nginx npx tsx measure/distribution.ts',
+  epilogue:
+    '--quick changes nothing here (it takes a few seconds as it is).\nExample: LB=nginx npx tsx measure/distribution.ts',
 });
 
 const REPLICAS = 3;
@@ -46,10 +61,14 @@ async function holdOne(lb: ServerProcess, replicas: Replica[]): Promise<{ busy: 
   probe(`${lb.url}/slow-async?ms=${LONG_MS}`, { signal: abort.signal })
     .then(() => (answered = true))
     .catch(() => {}); // abandoned on purpose
-  const busy = await pollUntil('the long request to reach a replica', async () => {
-    const now = await servedByReplica(replicas, '/slow-async');
-    return replicas.map((r) => r.name).find((n) => now[n]! > before[n]!);
-  }, 10_000);
+  const busy = await pollUntil(
+    'the long request to reach a replica',
+    async () => {
+      const now = await servedByReplica(replicas, '/slow-async');
+      return replicas.map((r) => r.name).find((n) => now[n]! > before[n]!);
+    },
+    10_000,
+  );
   // release() says whether the long request was still in flight: if not, the replica was not busy throughout.
   return {
     busy,
@@ -60,7 +79,13 @@ async function holdOne(lb: ServerProcess, replicas: Replica[]): Promise<{ busy: 
   };
 }
 
-async function run({ lab, progress, options, machine, port }: RunContext<{ lb: BalancerKind }>): Promise<DistributionResult> {
+async function run({
+  lab,
+  progress,
+  options,
+  machine,
+  port,
+}: RunContext<{ lb: BalancerKind }>): Promise<DistributionResult> {
   progress.step(`starting ${REPLICAS} replicas`);
   const replicas = await startReplicas(lab, REPLICAS);
   const byPolicy: Record<string, PolicyDistribution> = {};

@@ -38,7 +38,11 @@ const command = defineCommand({
     full: { type: 'boolean', description: 'the full workload instead of --quick' },
     only: { type: 'string', valueName: 'a,b', description: `experiments to run, comma-separated (${ALL.join(', ')})` },
     lb: { type: 'string', valueName: 'builtin|nginx', description: 'load balancer for the experiments that have one' },
-    out: { type: 'string', valueName: 'dir', description: 'where each run\'s JSON goes (default: a new folder under the OS temp folder)' },
+    out: {
+      type: 'string',
+      valueName: 'dir',
+      description: "where each run's JSON goes (default: a new folder under the OS temp folder)",
+    },
   },
   epilogue: 'Example: npx tsx measure/fidelity.ts --runs 5 --only blocking,pool   (make fidelity ARGS="--runs 5")',
 });
@@ -72,7 +76,11 @@ function median(xs: number[]): number {
  * in `dir`, and counts it in `tally`. True when the run was interrupted. Throws the run's own error
  * when it stopped before measuring anything (a missing program, say): every run would.
  */
-async function runAndTally(r: { name: string; round: number; args: string[]; dir: string; expected: string[]; tally: Tally }, relay: SignalRelay, progress: Progress): Promise<boolean> {
+async function runAndTally(
+  r: { name: string; round: number; args: string[]; dir: string; expected: string[]; tally: Tally },
+  relay: SignalRelay,
+  progress: Progress,
+): Promise<boolean> {
   const file = (ext: string) => path.join(r.dir, `${r.name}-${String(r.round).padStart(2, '0')}${ext}`);
   const t0 = performance.now();
   const outcome = await runOnce(r.name, r.args, relay);
@@ -84,7 +92,10 @@ async function runAndTally(r: { name: string; round: number; args: string[]; dir
   if (setup) {
     progress.done();
     relay.dispose();
-    throw new KitError(setup.code, `${r.name} (round ${r.round}) stopped before measuring anything, and every run would: ${setup.message}`);
+    throw new KitError(
+      setup.code,
+      `${r.name} (round ${r.round}) stopped before measuring anything, and every run would: ${setup.message}`,
+    );
   }
   const before = r.tally.held;
   tallyRun(r.tally, r.expected, outcome, secs);
@@ -95,11 +106,22 @@ async function runAndTally(r: { name: string; round: number; args: string[]; dir
 /** The summary: per experiment, runs held, the median run's length, busy runs, and each line that did not hold with its count and its last wrong form. */
 function summaryTable(tallies: Map<string, Tally>, color: boolean): ReturnType<typeof makeTable> {
   const c = makeChalk(color);
-  const table = makeTable(['experiment', 'held', 'median run', 'busy machine\n(did not hold)', 'lines that did not hold (runs)'], ['left', 'right', 'right', 'right', 'left']);
+  const table = makeTable(
+    ['experiment', 'held', 'median run', 'busy machine\n(did not hold)', 'lines that did not hold (runs)'],
+    ['left', 'right', 'right', 'right', 'left'],
+  );
   for (const [name, t] of tallies) {
-    const lines = Object.entries(t.failed).map(([l, f]) => `${l}  ×${f.count} (last: ${f.last})`).join('\n');
+    const lines = Object.entries(t.failed)
+      .map(([l, f]) => `${l}  ×${f.count} (last: ${f.last})`)
+      .join('\n');
     const held = `${t.held}/${t.runs}`;
-    table.push([name, t.held === t.runs ? c.green(held) : c.red(held), `${median(t.seconds).toFixed(1)} s`, t.busy ? `${t.busy} (${t.busyNotHeld})` : '0', lines || '']);
+    table.push([
+      name,
+      t.held === t.runs ? c.green(held) : c.red(held),
+      `${median(t.seconds).toFixed(1)} s`,
+      t.busy ? `${t.busy} (${t.busyNotHeld})` : '0',
+      lines || '',
+    ]);
   }
   return table;
 }
@@ -109,11 +131,19 @@ export const main = commandMain(command, async (parsed, io) => {
   const { full, only, lb, out } = parsed.flags;
   assertSignals('fidelity');
   const runs = intFlag('runs', parsed.flags.runs, 1, 1000, 20);
-  const names = only === undefined ? ALL : only.split(',').map((s) => s.trim()).filter(Boolean);
+  const names =
+    only === undefined
+      ? ALL
+      : only
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
   for (const n of names) {
-    if (!ALL.includes(n)) throw new KitError('KIT_ERR_USAGE', `--only: no experiment '${n}'; the experiments are ${ALL.join(', ')}`);
+    if (!ALL.includes(n))
+      throw new KitError('KIT_ERR_USAGE', `--only: no experiment '${n}'; the experiments are ${ALL.join(', ')}`);
   }
-  if (lb !== undefined && lb !== 'builtin' && lb !== 'nginx') throw new KitError('KIT_ERR_USAGE', `--lb is builtin or nginx; got '${lb}'`);
+  if (lb !== undefined && lb !== 'builtin' && lb !== 'nginx')
+    throw new KitError('KIT_ERR_USAGE', `--lb is builtin or nginx; got '${lb}'`);
   const dir = out ?? path.join(os.tmpdir(), `nsl-fidelity-${new Date().toISOString().replace(/[:.]/g, '-')}`);
   mkdirSync(dir, { recursive: true });
   const expected = new Map<string, string[]>();
@@ -124,7 +154,9 @@ export const main = commandMain(command, async (parsed, io) => {
 
   const progress = new Progress(io.stderr);
   const tallies = new Map<string, Tally>(names.map((n) => [n, newTally()]));
-  io.stderr.write(`${runs} ${full ? 'full' : '--quick'} run(s) of ${names.length} experiment(s); each run's JSON goes to ${dir}\n`);
+  io.stderr.write(
+    `${runs} ${full ? 'full' : '--quick'} run(s) of ${names.length} experiment(s); each run's JSON goes to ${dir}\n`,
+  );
   const started = performance.now();
   for (let round = 1; round <= runs && !relay.interrupted; round++) {
     for (const name of names) {
@@ -132,7 +164,11 @@ export const main = commandMain(command, async (parsed, io) => {
       const t = tallies.get(name)!;
       progress.step(`round ${round}/${runs} · ${name} (held so far: ${t.held}/${t.runs})`);
       const args = ['--json', ...(full ? [] : ['--quick']), ...(lb && balanced.has(name) ? ['--lb', lb] : [])];
-      const stopped = await runAndTally({ name, round, args, dir, expected: expected.get(name)!, tally: t }, relay, progress);
+      const stopped = await runAndTally(
+        { name, round, args, dir, expected: expected.get(name)!, tally: t },
+        relay,
+        progress,
+      );
       if (stopped) break;
     }
   }
@@ -142,9 +178,20 @@ export const main = commandMain(command, async (parsed, io) => {
   const table = summaryTable(tallies, colorEnabled(io.stdout));
   const c = makeChalk(colorEnabled(io.stdout));
   const mins = ((performance.now() - started) / 60_000).toFixed(1);
-  io.stdout.write(`${c.bold(`Fidelity: ${full ? 'full' : '--quick'} runs, ${os.availableParallelism()} cores, Node ${process.versions.node}, ${mins} min`)}\n${table.toString()}\n`);
-  writeFileSync(path.join(dir, 'summary.json'), JSON.stringify({ full: Boolean(full), runs, node: process.versions.node, tallies: Object.fromEntries(tallies) }, null, 2) + '\n');
-  io.stdout.write(`busy machine: runs during which other programs kept the cores busy (each says so in its caveats).\nEach run's JSON: ${dir}\n`);
+  io.stdout.write(
+    `${c.bold(`Fidelity: ${full ? 'full' : '--quick'} runs, ${os.availableParallelism()} cores, Node ${process.versions.node}, ${mins} min`)}\n${table.toString()}\n`,
+  );
+  writeFileSync(
+    path.join(dir, 'summary.json'),
+    JSON.stringify(
+      { full: Boolean(full), runs, node: process.versions.node, tallies: Object.fromEntries(tallies) },
+      null,
+      2,
+    ) + '\n',
+  );
+  io.stdout.write(
+    `busy machine: runs during which other programs kept the cores busy (each says so in its caveats).\nEach run's JSON: ${dir}\n`,
+  );
   if (relay.interrupted) return EXIT.sigint;
   return [...tallies.values()].every((t) => t.held === t.runs && t.runs === runs) ? EXIT.holds : EXIT.doesNotHold;
 });

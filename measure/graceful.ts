@@ -17,7 +17,16 @@ import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './l
 import { faultedLoad } from './lib/load/faulted-load.ts';
 import { measureSteadily } from './lib/machine/steady.ts';
 import { balancerKind, LB_FLAG, type BalancerKind, type Replica } from './lib/process/topology.ts';
-import { GRACEFUL_SPEC, hints, render, shape, type GracefulResult, type StopCase, type StopMode, type StopRun } from '../results/graceful/report.ts';
+import {
+  GRACEFUL_SPEC,
+  hints,
+  render,
+  shape,
+  type GracefulResult,
+  type StopCase,
+  type StopMode,
+  type StopRun,
+} from '../results/graceful/report.ts';
 import { measures, predictions } from '../results/graceful/predictions.ts';
 
 const command = defineCommand({
@@ -44,16 +53,33 @@ const EXIT_WAIT_MS = 10_000;
 
 /** The stopped replica's own account of its stop: requests in flight at SIGTERM, and cut (its `stop:` lines). */
 async function stopLines(victim: Replica): Promise<{ inFlight: number; cut: number }> {
-  const exited = await Promise.race([victim.proc.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), EXIT_WAIT_MS).unref())]);
-  if (!exited) throw new KitError('KIT_ERR_WAIT_TIMEOUT', `${victim.name} did not exit within ${EXIT_WAIT_MS} ms of SIGTERM`);
-  const fields = victim.proc.lines.map((l) => STOP_LINE.exec(l)).filter((m) => m !== null).map((m) => ({ kind: m[1]!, n: stopFields(m[2]!) }));
+  const exited = await Promise.race([
+    victim.proc.closed.then(() => true),
+    new Promise<boolean>((r) => setTimeout(() => r(false), EXIT_WAIT_MS).unref()),
+  ]);
+  if (!exited)
+    throw new KitError('KIT_ERR_WAIT_TIMEOUT', `${victim.name} did not exit within ${EXIT_WAIT_MS} ms of SIGTERM`);
+  const fields = victim.proc.lines
+    .map((l) => STOP_LINE.exec(l))
+    .filter((m) => m !== null)
+    .map((m) => ({ kind: m[1]!, n: stopFields(m[2]!) }));
   const first = fields.find((f) => f.kind === 'graceful' || f.kind === 'abrupt');
   const end = fields.find((f) => f.kind === 'drained' || f.kind === 'abrupt');
-  if (!first || !end) throw new KitError('KIT_ERR_REQUEST', `${victim.name} printed no stop lines; it said: ${victim.proc.lines.slice(-3).join(' | ')}`);
+  if (!first || !end)
+    throw new KitError(
+      'KIT_ERR_REQUEST',
+      `${victim.name} printed no stop lines; it said: ${victim.proc.lines.slice(-3).join(' | ')}`,
+    );
   return { inFlight: first.n['in-flight'] ?? 0, cut: end.n.cut ?? 0 };
 }
 
-async function stopOnce(ctx: RunContext<Options>, route: string, connections: number, mode: StopMode, label: string): Promise<StopRun> {
+async function stopOnce(
+  ctx: RunContext<Options>,
+  route: string,
+  connections: number,
+  mode: StopMode,
+  label: string,
+): Promise<StopRun> {
   const { lab, progress, options, quick, port } = ctx;
   const { load, retries, extra } = await faultedLoad(
     lab,
@@ -91,19 +117,33 @@ async function run(ctx: RunContext<Options>): Promise<GracefulResult> {
       const runs: StopRun[] = [];
       for (let i = 0; i < ctx.options.runs; i++) {
         const label = `${++n}/${total} ${c.route} ${mode}`;
-        const { value, busyCores } = await measureSteadily(label, () => stopOnce(ctx, c.route, c.connections, mode, label), { progress: ctx.progress });
+        const { value, busyCores } = await measureSteadily(
+          label,
+          () => stopOnce(ctx, c.route, c.connections, mode, label),
+          { progress: ctx.progress },
+        );
         runs.push({ ...value, ...(busyCores !== undefined ? { busyCores } : {}) });
       }
       cases.push({ ...c, mode, runs });
     }
   }
-  return { machine: ctx.machine, balancer: ctx.options.lb, victim: `app${REPLICAS}`, durationS: GRACEFUL_SPEC.durationS[ctx.quick ? 'quick' : 'full'], stopAtS: GRACEFUL_SPEC.stopAtS, cases };
+  return {
+    machine: ctx.machine,
+    balancer: ctx.options.lb,
+    victim: `app${REPLICAS}`,
+    durationS: GRACEFUL_SPEC.durationS[ctx.quick ? 'quick' : 'full'],
+    stopAtS: GRACEFUL_SPEC.stopAtS,
+    cases,
+  };
 }
 
 export const experiment = defineExperiment({
   name: 'graceful',
   command,
-  options: (flags) => ({ lb: balancerKind(flags.lb), runs: intFlag('runs', flags.runs, 1, 9, GRACEFUL_SPEC.runs[flags.quick ? 'quick' : 'full']) }),
+  options: (flags) => ({
+    lb: balancerKind(flags.lb),
+    runs: intFlag('runs', flags.runs, 1, 9, GRACEFUL_SPEC.runs[flags.quick ? 'quick' : 'full']),
+  }),
   run,
   report: { render, shape, hints, measures, predictions },
 });

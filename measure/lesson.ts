@@ -19,16 +19,28 @@ import { findNginx } from '../servers/lib/balancer/nginx-config.ts';
 import { assertSignals } from '../lib/platform.ts';
 
 const command = defineCommand({
-  usage: 'npx tsx measure/lesson.ts <lesson number | all> [--quick] [--shape] [--port <n>] [--lb builtin|nginx] [--save <folder>]',
+  usage:
+    'npx tsx measure/lesson.ts <lesson number | all> [--quick] [--shape] [--port <n>] [--lb builtin|nginx] [--save <folder>]',
   summary: `Runs a lesson's experiments one after another (or, with "all", every lesson's, in order) and says which shapes held. Lessons: ${LESSONS.map((l) => `${l.id} (${l.experiments.join(', ')})`).join('; ')}.`,
   flags: {
     quick: { type: 'boolean', description: 'a smaller workload for every experiment' },
     shape: { type: 'boolean', description: 'only the shape lines on stdout (headers and summary go to stderr)' },
-    port: { type: 'string', valueName: 'n', description: 'port for the lesson servers, 0 for any free port', default: '0' },
+    port: {
+      type: 'string',
+      valueName: 'n',
+      description: 'port for the lesson servers, 0 for any free port',
+      default: '0',
+    },
     lb: { type: 'string', valueName: 'builtin|nginx', description: 'load balancer for lessons that have one (env LB)' },
-    save: { type: 'string', valueName: 'folder', description: 'also write each experiment\'s --json document to <folder>/<experiment>.json, for the class roll-up (make rollup)' },
+    save: {
+      type: 'string',
+      valueName: 'folder',
+      description:
+        "also write each experiment's --json document to <folder>/<experiment>.json, for the class roll-up (make rollup)",
+    },
   },
-  epilogue: 'Example: npx tsx measure/lesson.ts 3 --quick   (make lesson-3 ARGS=--quick)\n         npx tsx measure/lesson.ts 3 --save runs/ann    (make lesson-3 ARGS="--save runs/ann"; then make rollup DIR=runs)\n         npx tsx measure/lesson.ts all         (make lessons)\nFor JSON, run each experiment with --json (npx tsx measure/<experiment>.ts --json).',
+  epilogue:
+    'Example: npx tsx measure/lesson.ts 3 --quick   (make lesson-3 ARGS=--quick)\n         npx tsx measure/lesson.ts 3 --save runs/ann    (make lesson-3 ARGS="--save runs/ann"; then make rollup DIR=runs)\n         npx tsx measure/lesson.ts all         (make lessons)\nFor JSON, run each experiment with --json (npx tsx measure/<experiment>.ts --json).',
 });
 
 const VERDICT: Record<number, string> = {
@@ -38,7 +50,6 @@ const VERDICT: Record<number, string> = {
   [EXIT.failed]: 'run failed (see its error above)',
 };
 
-
 /** The command; throws KIT_ERR_USAGE for a bad lesson or flag before running anything. */
 export async function main(argv: string[], io: Io): Promise<number> {
   const [id, ...rest] = argv;
@@ -47,18 +58,32 @@ export async function main(argv: string[], io: Io): Promise<number> {
     return id === undefined ? EXIT.usage : EXIT.holds;
   }
   const lessons = id === 'all' ? LESSONS : LESSONS.filter((l) => String(l.id) === id);
-  if (lessons.length === 0) throw new KitError('KIT_ERR_USAGE', `no lesson '${id}'; the lessons are ${LESSONS.map((l) => l.id).join(', ')}, or all`, 'run with --help');
+  if (lessons.length === 0)
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `no lesson '${id}'; the lessons are ${LESSONS.map((l) => l.id).join(', ')}, or all`,
+      'run with --help',
+    );
   const parsed = parseOrHelp(command, rest, io);
   if (!parsed) return EXIT.holds;
   const { quick, shape, lb, save } = parsed.flags;
   assertSignals(id === 'all' ? 'every lesson' : `lesson ${id}`);
-  if (typeof save === 'string' && /\.json$/i.test(save)) throw new KitError('KIT_ERR_USAGE', `--save takes a folder for a lesson (one file per experiment); got '${save}'`, 'e.g. --save runs/ann');
+  if (typeof save === 'string' && /\.json$/i.test(save))
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `--save takes a folder for a lesson (one file per experiment); got '${save}'`,
+      'e.g. --save runs/ann',
+    );
   // Checked (and made) now, so that a folder it cannot make stops the lesson before its first run.
   if (typeof save === 'string') savePath(save, 'lesson');
   const saveDir = typeof save === 'string' ? save : undefined;
   const port = intFlag('port', parsed.flags.port, 0, 65535, 0);
-  for (const [what, value] of [['--lb', lb], ['LB', process.env.LB || undefined]] as const) {
-    if (value !== undefined && value !== 'builtin' && value !== 'nginx') throw new KitError('KIT_ERR_USAGE', `${what} is builtin or nginx; got '${value}'`);
+  for (const [what, value] of [
+    ['--lb', lb],
+    ['LB', process.env.LB || undefined],
+  ] as const) {
+    if (value !== undefined && value !== 'builtin' && value !== 'nginx')
+      throw new KitError('KIT_ERR_USAGE', `${what} is builtin or nginx; got '${value}'`);
   }
   // Through nginx, every balanced experiment needs it: say once, up front, when it is missing,
   // rather than once per experiment after the first ones ran.
@@ -89,7 +114,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
     }
   }
   const secs = ((performance.now() - started) / 1000).toFixed(1);
-  const heading = lessons.length === 1 ? `Lesson ${lessons[0]!.id} (${lessons[0]!.title})` : `All ${lessons.length} lessons`;
+  const heading =
+    lessons.length === 1 ? `Lesson ${lessons[0]!.id} (${lessons[0]!.title})` : `All ${lessons.length} lessons`;
   out.write(c.bold(`\n${heading}: ${secs} s`) + '\n');
   for (const r of results) {
     const text = VERDICT[r.code] ?? `exit code ${r.code}`;

@@ -18,7 +18,16 @@ import { pollUntil } from '../lib/wait.ts';
 import { sweepConnections } from './lib/load/sweep.ts';
 import { formatCost, parseCost } from '../servers/lib/cpu/scrypt-cost.ts';
 import { COST_FLAG, heavyCost, SWEEP_COST } from './lib/harness/costs.ts';
-import { caveats, hints, notShown, render, shape, type PoolResult, type PoolWaitBlock, type SweepStep } from '../results/pool/report.ts';
+import {
+  caveats,
+  hints,
+  notShown,
+  render,
+  shape,
+  type PoolResult,
+  type PoolWaitBlock,
+  type SweepStep,
+} from '../results/pool/report.ts';
 import { measures, predictions } from '../results/pool/predictions.ts';
 
 const HEAVY_IN_FLIGHT = 4;
@@ -36,7 +45,12 @@ const command = defineCommand({
   flags: {
     ...COMMON_FLAGS,
     cost: COST_FLAG,
-    'sweep-cost': { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost for the throughput sweep (b)`, default: SWEEP_COST },
+    'sweep-cost': {
+      type: 'string',
+      valueName: 'N=..,r=..,p=..',
+      description: `scrypt cost for the throughput sweep (b)`,
+      default: SWEEP_COST,
+    },
   },
   epilogue: 'Example: npx tsx measure/pool.ts --shape | diff - expected-output/pool.txt',
 });
@@ -49,7 +63,11 @@ interface Options {
 async function poolWait(ctx: RunContext<Options>, threads: number, waitForHeavy: boolean): Promise<PoolWaitBlock> {
   const { lab, progress, port, options } = ctx;
   progress.step(`(a) UV_THREADPOOL_SIZE=${threads}: starting the loan service`);
-  const server = await lab.start({ server: 'loan', args: ['--port', String(port), '--cost', options.cost], env: { UV_THREADPOOL_SIZE: String(threads) } });
+  const server = await lab.start({
+    server: 'loan',
+    args: ['--port', String(port), '--cost', options.cost],
+    env: { UV_THREADPOOL_SIZE: String(threads) },
+  });
   await probeOk(`${server.url}/books`);
   // The yardsticks for "at once": the same two requests, sent together, with nothing else running.
   const idleLight: number[] = [];
@@ -59,14 +77,20 @@ async function poolWait(ctx: RunContext<Options>, threads: number, waitForHeavy:
     idleLight.push(l.ms);
     idleBooks.push(b.ms);
   }
-  progress.step(`(a) UV_THREADPOOL_SIZE=${threads}: ${HEAVY_IN_FLIGHT} heavy pooled checks in flight, then /member/verify-light and /books`);
+  progress.step(
+    `(a) UV_THREADPOOL_SIZE=${threads}: ${HEAVY_IN_FLIGHT} heavy pooled checks in flight, then /member/verify-light and /books`,
+  );
   const heavy = Array.from({ length: HEAVY_IN_FLIGHT }, () => probeOk(`${server.url}/member/verify-pooled`));
   heavy.forEach((h) => h.catch(() => {})); // abandoned ones fail when the server is stopped
   // The server counts pooled work it has handed to libuv: wait until all heavy ones are there.
-  await pollUntil(`${HEAVY_IN_FLIGHT} heavy requests in the thread pool`, async () => {
-    const s = await probeOk<LoanServiceStats>(`${server.url}/stats`);
-    return s.body.pooledInFlight >= HEAVY_IN_FLIGHT ? true : undefined;
-  }, 10_000);
+  await pollUntil(
+    `${HEAVY_IN_FLIGHT} heavy requests in the thread pool`,
+    async () => {
+      const s = await probeOk<LoanServiceStats>(`${server.url}/stats`);
+      return s.body.pooledInFlight >= HEAVY_IN_FLIGHT ? true : undefined;
+    },
+    10_000,
+  );
   // /books three times in a row while the heavy ones run, the median kept: one sample of a few ms
   // on five runnable threads sharing two cores came out 10.1x its idle median once in 20 runs.
   const booksUnderLoad = async () => {
@@ -77,7 +101,15 @@ async function poolWait(ctx: RunContext<Options>, threads: number, waitForHeavy:
   const [light, books] = await Promise.all([probeOk(`${server.url}/member/verify-light`), booksUnderLoad()]);
   const heavyMs = waitForHeavy ? (await Promise.all(heavy)).map((h) => h.ms) : [];
   await lab.stop(server, waitForHeavy ? 2000 : 0);
-  return { threads, heavyInFlight: HEAVY_IN_FLIGHT, lightMs: light.ms, booksMs: books.ms, heavyMs, idleLightMs: median(idleLight), idleBooksMs: median(idleBooks) };
+  return {
+    threads,
+    heavyInFlight: HEAVY_IN_FLIGHT,
+    lightMs: light.ms,
+    booksMs: books.ms,
+    heavyMs,
+    idleLightMs: median(idleLight),
+    idleBooksMs: median(idleBooks),
+  };
 }
 
 async function throughputSweep(ctx: RunContext<Options>): Promise<PoolResult['sweep']> {
@@ -89,7 +121,11 @@ async function throughputSweep(ctx: RunContext<Options>): Promise<PoolResult['sw
   // generator still take some CPU from the pool threads) made "flat" fail 1 run in 20 or so.
   const stepS = 2;
   progress.step('(b) starting the loan service for the throughput sweep');
-  const server = await lab.start({ server: 'loan', args: ['--port', String(port), '--cost', options.sweepCost], env: { UV_THREADPOOL_SIZE: String(threadPoolSize) } });
+  const server = await lab.start({
+    server: 'loan',
+    args: ['--port', String(port), '--cost', options.sweepCost],
+    env: { UV_THREADPOOL_SIZE: String(threadPoolSize) },
+  });
   // Warm up every pool thread twice. Measured: the first sequential requests after one round each
   // took 78 ms instead of 31 (one per thread), halving the 1-connection rate; after two rounds
   // none did. The cause: glibc serves the first 16 MiB scrypt buffers with fresh mmap'd pages and
@@ -107,20 +143,44 @@ async function throughputSweep(ctx: RunContext<Options>): Promise<PoolResult['sw
     for (const c of turnOrder(connections, round)) {
       const label = `(b) round ${round + 1} of ${SWEEP_ROUNDS}: /member/verify-pooled with ${c} connection(s) for ${stepS / SWEEP_ROUNDS} s`;
       progress.step(label);
-      const { value: slice } = await measureSteadily(label, async () => {
-        const histogram = createLatencyHistogram();
-        const load = await runLoad({ url: `${server.url}/member/verify-pooled`, connections: c, durationS: stepS / SWEEP_ROUNDS, settleS: 0, settledInto: histogram });
-        // Requests the load generator left unanswered still run on the pool; the next slice starts on an idle one.
-        await pollUntil('the pool to finish the last slice\'s requests', async () => ((await probeOk<LoanServiceStats>(`${server.url}/stats`)).body.pooledInFlight === 0 ? true : undefined), 10_000);
-        return sliceOf(load, histogram);
-      }, { progress });
+      const { value: slice } = await measureSteadily(
+        label,
+        async () => {
+          const histogram = createLatencyHistogram();
+          const load = await runLoad({
+            url: `${server.url}/member/verify-pooled`,
+            connections: c,
+            durationS: stepS / SWEEP_ROUNDS,
+            settleS: 0,
+            settledInto: histogram,
+          });
+          // Requests the load generator left unanswered still run on the pool; the next slice starts on an idle one.
+          await pollUntil(
+            "the pool to finish the last slice's requests",
+            async () =>
+              (await probeOk<LoanServiceStats>(`${server.url}/stats`)).body.pooledInFlight === 0 ? true : undefined,
+            10_000,
+          );
+          return sliceOf(load, histogram);
+        },
+        { progress },
+      );
       addSlice(tallies.get(c)!, slice);
     }
   }
   const steps: SweepStep[] = connections.map((c) => {
     const t = tallies.get(c)!;
     const { throughput, latency: l } = summarizeLoadTally(t);
-    return { connections: c, throughput, p50: l.p50, p95: l.p95, p99: l.p99, completed: t.completed, errors: t.errors, generatorCpu: t.generatorCpu };
+    return {
+      connections: c,
+      throughput,
+      p50: l.p50,
+      p95: l.p95,
+      p99: l.p99,
+      completed: t.completed,
+      errors: t.errors,
+      generatorCpu: t.generatorCpu,
+    };
   });
   await lab.stop(server);
   return { cost: formatCost(parseCost(options.sweepCost)), threadPoolSize, stepS, steps };

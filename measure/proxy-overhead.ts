@@ -19,16 +19,25 @@ import type { ReplicaStats } from '../servers/contracts.ts';
 import { startBalancer, startReplicas, type Replica } from './lib/process/topology.ts';
 import type { Lab } from './lib/process/lab.ts';
 import type { Progress } from './lib/harness/progress.ts';
-import { notShown, hints, render, shape, type ProxyConfig, type ProxyOverheadResult, type ProxyRun } from '../results/proxy-overhead/report.ts';
+import {
+  notShown,
+  hints,
+  render,
+  shape,
+  type ProxyConfig,
+  type ProxyOverheadResult,
+  type ProxyRun,
+} from '../results/proxy-overhead/report.ts';
 import { measures, predictions } from '../results/proxy-overhead/predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/proxy-overhead.ts [flags]',
   summary:
-    'Sends GET /fast to one replica directly, through the kit\'s balancer and through nginx (when installed), with upstream ' +
+    "Sends GET /fast to one replica directly, through the kit's balancer and through nginx (when installed), with upstream " +
     'keep-alive on and off: req/s, p50, p99, and the connections the proxy opened to the replica.',
   flags: { ...COMMON_FLAGS },
-  epilogue: 'By hand: npx tsx servers/replica.ts --port 3010 and npx tsx servers/balancer.ts --upstream 127.0.0.1:3010 --keepalive off',
+  epilogue:
+    'By hand: npx tsx servers/replica.ts --port 3010 and npx tsx servers/balancer.ts --upstream 127.0.0.1:3010 --keepalive off',
 });
 
 const ROUTE = '/fast';
@@ -92,8 +101,20 @@ async function measureSlice(t: Target, replica: Replica, sliceS: number): Promis
   const bounded = (n: number) => (t.config.keepAlive ? {} : { amount: Math.ceil(n / ROUNDS) });
   const histogram = createLatencyHistogram();
   const before = await replicaStats(replica);
-  const latency = await runLoad({ url: t.url, connections: LATENCY_CONNECTIONS, durationS: sliceS, settleS: 0, settledInto: histogram, ...bounded(NO_KEEPALIVE_REQUESTS.latency) });
-  const throughput = await runLoad({ url: t.url, connections: THROUGHPUT_CONNECTIONS, durationS: sliceS, ...bounded(NO_KEEPALIVE_REQUESTS.throughput) });
+  const latency = await runLoad({
+    url: t.url,
+    connections: LATENCY_CONNECTIONS,
+    durationS: sliceS,
+    settleS: 0,
+    settledInto: histogram,
+    ...bounded(NO_KEEPALIVE_REQUESTS.latency),
+  });
+  const throughput = await runLoad({
+    url: t.url,
+    connections: THROUGHPUT_CONNECTIONS,
+    durationS: sliceS,
+    ...bounded(NO_KEEPALIVE_REQUESTS.throughput),
+  });
   const after = await replicaStats(replica);
   return {
     latency: histogram,
@@ -116,7 +137,15 @@ function merge(config: ProxyConfig, slices: Slice[]): ProxyRun {
   const requests = sum((s) => s.requests);
   return {
     config,
-    throughput: Math.round((sum((s) => s.completed) / Math.max(sum((s) => s.seconds), 0.001)) * 10) / 10,
+    throughput:
+      Math.round(
+        (sum((s) => s.completed) /
+          Math.max(
+            sum((s) => s.seconds),
+            0.001,
+          )) *
+          10,
+      ) / 10,
     p50: latency.p50,
     p99: latency.p99,
     requests,
@@ -131,19 +160,49 @@ function merge(config: ProxyConfig, slices: Slice[]): ProxyRun {
  * path up. Every proxy runs for the whole experiment, so the rounds can take turns; --port is the
  * first one's (the kit's balancer with keep-alive), the address a student would send requests to.
  */
-async function startTargets(lab: Lab, progress: Progress, replica: Replica, configs: ProxyConfig[], port: number): Promise<Target[]> {
+async function startTargets(
+  lab: Lab,
+  progress: Progress,
+  replica: Replica,
+  configs: ProxyConfig[],
+  port: number,
+): Promise<Target[]> {
   const targets: Target[] = [];
   for (const config of configs) {
-    const label = config.proxy === 'direct' ? 'direct' : `${config.proxy}, upstream keep-alive ${config.keepAlive ? 'on' : 'off'}`;
-    const url = config.proxy === 'direct' ? replica.url : (await startBalancer(lab, config.proxy, 'round-robin', [replica], targets.length === 1 ? port : 0, config.keepAlive)).url;
+    const label =
+      config.proxy === 'direct' ? 'direct' : `${config.proxy}, upstream keep-alive ${config.keepAlive ? 'on' : 'off'}`;
+    const url =
+      config.proxy === 'direct'
+        ? replica.url
+        : (
+            await startBalancer(
+              lab,
+              config.proxy,
+              'round-robin',
+              [replica],
+              targets.length === 1 ? port : 0,
+              config.keepAlive,
+            )
+          ).url;
     progress.step(`${label}: warming up`);
-    await runLoad({ url: `${url}${ROUTE}`, connections: THROUGHPUT_CONNECTIONS, durationS: WARM_UP.seconds, ...(config.keepAlive ? {} : { amount: WARM_UP.requestsWithoutKeepAlive }) });
+    await runLoad({
+      url: `${url}${ROUTE}`,
+      connections: THROUGHPUT_CONNECTIONS,
+      durationS: WARM_UP.seconds,
+      ...(config.keepAlive ? {} : { amount: WARM_UP.requestsWithoutKeepAlive }),
+    });
     targets.push({ config, url: `${url}${ROUTE}`, label });
   }
   return targets;
 }
 
-async function run({ lab, progress, quick, machine, port }: RunContext<Record<string, never>>): Promise<ProxyOverheadResult> {
+async function run({
+  lab,
+  progress,
+  quick,
+  machine,
+  port,
+}: RunContext<Record<string, never>>): Promise<ProxyOverheadResult> {
   const stepS = quick ? 1 : 3;
   progress.step('starting one replica');
   const [replica] = await startReplicas(lab, 1);
@@ -157,7 +216,12 @@ async function run({ lab, progress, quick, machine, port }: RunContext<Record<st
     { proxy: 'direct', keepAlive: true },
     { proxy: 'builtin', keepAlive: true },
     { proxy: 'builtin', keepAlive: false },
-    ...(nginxMissing ? [] : ([{ proxy: 'nginx', keepAlive: true }, { proxy: 'nginx', keepAlive: false }] as ProxyConfig[])),
+    ...(nginxMissing
+      ? []
+      : ([
+          { proxy: 'nginx', keepAlive: true },
+          { proxy: 'nginx', keepAlive: false },
+        ] as ProxyConfig[])),
   ];
   const targets = await startTargets(lab, progress, replica!, configs, port);
   const slices: Slice[][] = targets.map(() => []);
@@ -165,15 +229,26 @@ async function run({ lab, progress, quick, machine, port }: RunContext<Record<st
     const label = `round ${round + 1} of ${ROUNDS}: each path, 1 connection then ${THROUGHPUT_CONNECTIONS}, ${(stepS / ROUNDS).toFixed(2)} s each`;
     progress.step(label);
     const order = targets.map((_, i) => (i + round) % targets.length);
-    const { value } = await measureSteadily(label, async () => {
-      const out: Slice[] = [];
-      for (const i of order) out[i] = await measureSlice(targets[i]!, replica!, stepS / ROUNDS);
-      return out;
-    }, { progress });
+    const { value } = await measureSteadily(
+      label,
+      async () => {
+        const out: Slice[] = [];
+        for (const i of order) out[i] = await measureSlice(targets[i]!, replica!, stepS / ROUNDS);
+        return out;
+      },
+      { progress },
+    );
     value.forEach((s, i) => slices[i]!.push(s));
   }
   const runs = targets.map((t, i) => merge(t.config, slices[i]!));
-  return { machine, stepS, route: ROUTE, connections: { latency: LATENCY_CONNECTIONS, throughput: THROUGHPUT_CONNECTIONS }, runs, ...(nginxMissing ? { nginxMissing } : {}) };
+  return {
+    machine,
+    stepS,
+    route: ROUTE,
+    connections: { latency: LATENCY_CONNECTIONS, throughput: THROUGHPUT_CONNECTIONS },
+    runs,
+    ...(nginxMissing ? { nginxMissing } : {}),
+  };
 }
 
 export const experiment = defineExperiment({

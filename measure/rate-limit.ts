@@ -33,12 +33,26 @@ const WINDOW_MS = 60_000;
  */
 const ATTEMPTS = 60;
 
-async function limitOnce({ lab, progress, port }: RunContext<object>, store: StoreKind, redisUrl: string | undefined): Promise<LimitRun> {
+async function limitOnce(
+  { lab, progress, port }: RunContext<object>,
+  store: StoreKind,
+  redisUrl: string | undefined,
+): Promise<LimitRun> {
   progress.step(`${store}: starting a ${WORKERS}-worker cluster, limit ${LIMIT} per ${WINDOW_MS / 1000} s`);
   const { args } = storeArgs(lab, store, redisUrl, `limit-${store}`);
   const cluster = await lab.start({
     server: 'managed-cluster',
-    args: ['--port', String(port), '--workers', String(WORKERS), '--loan-limit', String(LIMIT), '--loan-window', String(WINDOW_MS), ...args],
+    args: [
+      '--port',
+      String(port),
+      '--workers',
+      String(WORKERS),
+      '--loan-limit',
+      String(LIMIT),
+      '--loan-window',
+      String(WINDOW_MS),
+      ...args,
+    ],
   });
   progress.step(`${store}: ${ATTEMPTS} loan attempts by one member`);
   const member = `reader-${process.pid}-${store}`;
@@ -51,7 +65,11 @@ async function limitOnce({ lab, progress, port }: RunContext<object>, store: Sto
       allowed++;
       allowedByWorker[String(r.body.pid)] = (allowedByWorker[String(r.body.pid)] ?? 0) + 1;
     } else if (r.status === 429) refused++;
-    else throw new KitError('KIT_ERR_UNEXPECTED_STATUS', `POST /loan answered ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`);
+    else
+      throw new KitError(
+        'KIT_ERR_UNEXPECTED_STATUS',
+        `POST /loan answered ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`,
+      );
   }
   await lab.stop(cluster);
   return { store, attempts: ATTEMPTS, allowed, refused, allowedByWorker };

@@ -50,12 +50,21 @@ async function answeringPids(url: string, count: number): Promise<number[]> {
 
 async function run({ lab, progress, options, port, machine }: RunContext<Options>): Promise<RollingRestartResult> {
   progress.step(`starting the cluster with ${options.workers} workers`);
-  const server = await lab.start({ server: 'managed-cluster', args: ['--port', String(port), '--workers', String(options.workers)], ipc: true });
+  const server = await lab.start({
+    server: 'managed-cluster',
+    args: ['--port', String(port), '--workers', String(options.workers)],
+    ipc: true,
+  });
   const pidsBefore = await answeringPids(server.url, 3 * options.workers);
 
   progress.step(`load: ${CONNECTIONS} connections on ${ROUTE}; rolling restart after 1 s`);
   const started = performance.now();
-  const load = startLoad({ url: `${server.url}${ROUTE}`, connections: CONNECTIONS, durationS: LOAD_BOUND_S, timeline: true });
+  const load = startLoad({
+    url: `${server.url}${ROUTE}`,
+    connections: CONNECTIONS,
+    durationS: LOAD_BOUND_S,
+    timeline: true,
+  });
   const steps: RollingRestartResult['steps'] = [];
   let restartAtS = 0;
   let doneAtS = 0;
@@ -67,7 +76,8 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
     let last = performance.now();
     for (let i = 0; i < options.workers; i++) {
       const m = await server.waitForMessage(
-        (x): x is Extract<PrimaryEvent, { event: 'rolling-restart-step' | 'rolling-restart-failed' }> => isFailed(x) || (isStep(x) && !steps.some((s) => s.old === x.old)),
+        (x): x is Extract<PrimaryEvent, { event: 'rolling-restart-step' | 'rolling-restart-failed' }> =>
+          isFailed(x) || (isStep(x) && !steps.some((s) => s.old === x.old)),
         20_000,
         from,
       );
@@ -86,7 +96,9 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
   const result = await load.result;
   const pidsAfter = await answeringPids(server.url, 3 * options.workers);
   const timeline = (result.timeline ?? []).filter((s) => s.second < Math.floor(result.durationS));
-  const duringRestart = timeline.filter((s) => s.second >= Math.floor(restartAtS) && s.second <= Math.floor(doneAtS)).reduce((n, s) => n + s.completed, 0);
+  const duringRestart = timeline
+    .filter((s) => s.second >= Math.floor(restartAtS) && s.second <= Math.floor(doneAtS))
+    .reduce((n, s) => n + s.completed, 0);
   return {
     machine,
     workers: options.workers,
@@ -97,7 +109,13 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
     pidsBefore,
     pidsAfter,
     timeline,
-    totals: { completed: result.counts.completed, non2xx: result.counts.non2xx, errors: result.counts.errors, p99: result.latency.p99, max: result.latency.max },
+    totals: {
+      completed: result.counts.completed,
+      non2xx: result.counts.non2xx,
+      errors: result.counts.errors,
+      p99: result.latency.p99,
+      max: result.latency.max,
+    },
     duringRestart,
   };
 }

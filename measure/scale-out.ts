@@ -14,13 +14,32 @@ import { measureSteadily } from './lib/machine/steady.ts';
 import { userScenario } from './lib/load/user-scenario.ts';
 import { allStats, TICKS_PER_S, type ProcStat } from '../lib/proc.ts';
 import { busyCoresBetween, cpuTimes } from './lib/machine/machine.ts';
-import { balancerKind, LB_FLAG, servedByReplica, startReplicas, sweepReplicaCounts, type BalancerKind, type Replica } from './lib/process/topology.ts';
-import { caveats, hints, notShown, render, SCALE_OUT_SPEC, shape, type RoleCpu, type ScaleOutResult, type ScaleStep } from '../results/scale-out/report.ts';
+import {
+  balancerKind,
+  LB_FLAG,
+  servedByReplica,
+  startReplicas,
+  sweepReplicaCounts,
+  type BalancerKind,
+  type Replica,
+} from './lib/process/topology.ts';
+import {
+  caveats,
+  hints,
+  notShown,
+  render,
+  SCALE_OUT_SPEC,
+  shape,
+  type RoleCpu,
+  type ScaleOutResult,
+  type ScaleStep,
+} from '../results/scale-out/report.ts';
 import { measures, predictions } from '../results/scale-out/predictions.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/scale-out.ts [flags]',
-  summary: 'Runs the same closed-loop load through the balancer to 1, 2, 3 and 5 replicas: a create-then-read user scenario, and the CPU-bound /work route.',
+  summary:
+    'Runs the same closed-loop load through the balancer to 1, 2, 3 and 5 replicas: a create-then-read user scenario, and the CPU-bound /work route.',
   flags: { ...COMMON_FLAGS, lb: LB_FLAG },
   epilogue: 'Example: npx tsx measure/scale-out.ts --lb nginx',
 });
@@ -30,7 +49,10 @@ const WARMUP_S = 2;
 
 /** Requests of the user scenario (create and read) each replica has served so far. */
 async function servedUsers(replicas: Replica[]): Promise<Record<string, number>> {
-  const [creates, reads] = await Promise.all([servedByReplica(replicas, '/users'), servedByReplica(replicas, '/users/:id')]);
+  const [creates, reads] = await Promise.all([
+    servedByReplica(replicas, '/users'),
+    servedByReplica(replicas, '/users/:id'),
+  ]);
   return Object.fromEntries(replicas.map((r) => [r.name, creates[r.name]! + reads[r.name]!]));
 }
 
@@ -42,7 +64,13 @@ const ticksNow = (): Map<number, ProcStat> => allStats();
  * nginx's workers too), the replicas together, the load generator (this process), and the busiest
  * single process of them all (an event loop cannot use more than one core).
  */
-function usage(a: Map<number, ProcStat>, b: Map<number, ProcStat>, seconds: number, lb: ServerProcess, replicas: Replica[]): RoleCpu | undefined {
+function usage(
+  a: Map<number, ProcStat>,
+  b: Map<number, ProcStat>,
+  seconds: number,
+  lb: ServerProcess,
+  replicas: Replica[],
+): RoleCpu | undefined {
   if (a.size === 0 || b.size === 0) return undefined;
   const cores = (pid: number) => {
     const x = a.get(pid);
@@ -57,7 +85,8 @@ function usage(a: Map<number, ProcStat>, b: Map<number, ProcStat>, seconds: numb
     ['load generator', [process.pid]],
   ];
   let busiest: RoleCpu['busiest'] = { role: 'load generator', cores: 0 };
-  for (const [role, pids] of roles) for (const pid of pids) if (cores(pid) > busiest.cores) busiest = { role, cores: round(cores(pid)) };
+  for (const [role, pids] of roles)
+    for (const pid of pids) if (cores(pid) > busiest.cores) busiest = { role, cores: round(cores(pid)) };
   const sum = (pids: number[]) => round(pids.reduce((n, pid) => n + cores(pid), 0));
   return { balancer: sum(roles[0]![1]), replicas: sum(roles[1]![1]), generator: sum(roles[2]![1]), busiest };
 }
@@ -66,7 +95,13 @@ function usage(a: Map<number, ProcStat>, b: Map<number, ProcStat>, seconds: numb
  * One step: the workload through `lb` to `replicas` for `durationS`, with each role's CPU (of
  * `all` replicas) and, for the user scenario, each replica's share of the requests.
  */
-async function measureStep(lb: ServerProcess & { url: string }, replicas: Replica[], workload: string, durationS: number, all: Replica[]): Promise<ScaleStep> {
+async function measureStep(
+  lb: ServerProcess & { url: string },
+  replicas: Replica[],
+  workload: string,
+  durationS: number,
+  all: Replica[],
+): Promise<ScaleStep> {
   const users = workload === 'user-scenario';
   const checks = { failed: 0 };
   const cpuBefore = cpuTimes();
@@ -89,11 +124,20 @@ async function measureStep(lb: ServerProcess & { url: string }, replicas: Replic
     generatorCpu: r.generatorCpu,
     busyCores: busyCoresBetween(cpuBefore, cpuTimes()),
     ...(cpu ? { cpu } : {}),
-    ...(servedBefore && servedAfter ? { perReplica: Object.fromEntries(Object.keys(servedAfter).map((k) => [k, servedAfter[k]! - servedBefore[k]!])) } : {}),
+    ...(servedBefore && servedAfter
+      ? { perReplica: Object.fromEntries(Object.keys(servedAfter).map((k) => [k, servedAfter[k]! - servedBefore[k]!])) }
+      : {}),
   };
 }
 
-async function run({ lab, progress, options, quick, machine, port }: RunContext<{ lb: BalancerKind }>): Promise<ScaleOutResult> {
+async function run({
+  lab,
+  progress,
+  options,
+  quick,
+  machine,
+  port,
+}: RunContext<{ lb: BalancerKind }>): Promise<ScaleOutResult> {
   const durationS = SCALE_OUT_SPEC.stepS[quick ? 'quick' : 'full'];
   const most = Math.max(...COUNTS);
   progress.step(`starting ${most} replicas`);
@@ -104,7 +148,12 @@ async function run({ lab, progress, options, quick, machine, port }: RunContext<
   ];
   const warm = async (lb: ServerProcess) => {
     progress.step(`warm-up: the user scenario through the balancer for ${WARMUP_S} s`);
-    await runLoad({ url: lb.url, connections: CONNECTIONS, durationS: WARMUP_S, requests: userScenario({ failed: 0 }) as never });
+    await runLoad({
+      url: lb.url,
+      connections: CONNECTIONS,
+      durationS: WARMUP_S,
+      requests: userScenario({ failed: 0 }) as never,
+    });
   };
   await sweepReplicaCounts(
     lab,
@@ -116,7 +165,9 @@ async function run({ lab, progress, options, quick, machine, port }: RunContext<
       for (const w of workloads) {
         const label = `${replicas.length} replica(s): ${w.name} for ${durationS} s`;
         progress.step(label);
-        w.steps.push((await measureSteadily(label, () => measureStep(lb, replicas, w.name, durationS, all), { progress })).value);
+        w.steps.push(
+          (await measureSteadily(label, () => measureStep(lb, replicas, w.name, durationS, all), { progress })).value,
+        );
       }
     },
     warm,

@@ -18,7 +18,16 @@ import { probe } from './lib/load/probe.ts';
 import { redisForRun } from './lib/process/stores.ts';
 import type { Lab } from './lib/process/lab.ts';
 import { balancerKind, LB_FLAG, startBalancer, startReplicas, type BalancerKind } from './lib/process/topology.ts';
-import { notShown, CONFIGS, hints, render, shape, type PhaseCount, type SessionRun, type SessionsResult } from '../results/sessions/report.ts';
+import {
+  notShown,
+  CONFIGS,
+  hints,
+  render,
+  shape,
+  type PhaseCount,
+  type SessionRun,
+  type SessionsResult,
+} from '../results/sessions/report.ts';
 import { measures, predictions } from '../results/sessions/predictions.ts';
 
 const command = defineCommand({
@@ -63,19 +72,28 @@ interface Config {
 /** The replicas' flags for a configuration's store: its own SQLite file, Redis keys or token secret. */
 function stateArgsFor(config: Config, lab: Lab, redisUrl: string | undefined, index: number): string[] {
   return config.store === 'sqlite'
-      ? ['--state', 'sqlite', '--state-file', path.join(lab.tempDir('sessions'), 'state.db')]
-      : config.store === 'redis'
-        ? ['--state', 'redis', '--redis-url', redisUrl!, '--state-prefix', `nsl:sessions:${process.pid}:${index}:`]
-        : config.store === 'token'
-          ? ['--sessions', 'token', '--session-secret', randomBytes(16).toString('hex')]
-          : ['--state', 'memory'];
+    ? ['--state', 'sqlite', '--state-file', path.join(lab.tempDir('sessions'), 'state.db')]
+    : config.store === 'redis'
+      ? ['--state', 'redis', '--redis-url', redisUrl!, '--state-prefix', `nsl:sessions:${process.pid}:${index}:`]
+      : config.store === 'token'
+        ? ['--sessions', 'token', '--session-secret', randomBytes(16).toString('hex')]
+        : ['--state', 'memory'];
 }
 
 /** Logs every member in (member<k>, its one valid password), counting each login in `perReplica` and a failed one in `count`. */
-async function logIn(lbUrl: string, jars: CookieJar[], perReplica: Record<string, number>, count: PhaseCount): Promise<void> {
+async function logIn(
+  lbUrl: string,
+  jars: CookieJar[],
+  perReplica: Record<string, number>,
+  count: PhaseCount,
+): Promise<void> {
   for (const [m, jar] of jars.entries()) {
     const member = `member${m + 1}`;
-    const r = await probe(`${lbUrl}/login`, { method: 'POST', json: { member, password: `pw-${member}` }, headers: jar.header() }).catch(() => undefined);
+    const r = await probe(`${lbUrl}/login`, {
+      method: 'POST',
+      json: { member, password: `pw-${member}` },
+      headers: jar.header(),
+    }).catch(() => undefined);
     if (!r || r.status !== 200) {
       count.errors++;
       continue;
@@ -86,7 +104,13 @@ async function logIn(lbUrl: string, jars: CookieJar[], perReplica: Record<string
   }
 }
 
-async function runConfig(ctx: RunContext<Options>, config: Config, redisUrl: string | undefined, index: number, total: number): Promise<SessionRun> {
+async function runConfig(
+  ctx: RunContext<Options>,
+  config: Config,
+  redisUrl: string | undefined,
+  index: number,
+  total: number,
+): Promise<SessionRun> {
   const { lab, progress, quick, port, options } = ctx;
   const members = membersFor(quick);
   const label = `${index}/${total} ${config.name}`;
@@ -136,7 +160,16 @@ async function runConfig(ctx: RunContext<Options>, config: Config, redisUrl: str
   await readRounds(after, false);
   await lab.stop(lb);
   await Promise.all(replicas.map((r) => lab.stop(r.proc)));
-  return { name: config.name, store: config.store, policy: config.policy, before, after, perReplica, victim, p95: summarize(histogram).p95 };
+  return {
+    name: config.name,
+    store: config.store,
+    policy: config.policy,
+    before,
+    after,
+    perReplica,
+    victim,
+    p95: summarize(histogram).p95,
+  };
 }
 
 async function run(ctx: RunContext<Options>): Promise<SessionsResult> {

@@ -16,7 +16,14 @@ import { formatCost, hashOnEventLoop, type ScryptCost } from '../servers/lib/cpu
 import { SIGNUP_COST } from '../servers/lib/cluster/workload-routes.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
 import { quotaOptions, runClusterUsers } from './lib/load/cluster-users.ts';
-import { COMPUTE_SCENARIOS, hints, render, shape, type ComputeScenarioResult, type SharedComputeResult } from '../results/shared-compute/report.ts';
+import {
+  COMPUTE_SCENARIOS,
+  hints,
+  render,
+  shape,
+  type ComputeScenarioResult,
+  type SharedComputeResult,
+} from '../results/shared-compute/report.ts';
 import { measures, predictions } from '../results/shared-compute/predictions.ts';
 
 /** Mean think time, ms: the autoscale experiment's (10 users keep a 0.25-core worker about half to 60 % busy). */
@@ -35,15 +42,26 @@ const command = defineCommand({
   flags: {
     ...COMMON_FLAGS,
     'cpu-quota': { type: 'string', valueName: 'cores', description: 'CPU quota of the shared rows', default: '0.25' },
-    'quota-mode': { type: 'string', valueName: 'mode', description: 'auto (cgroup if allowed, else the in-process throttle), cgroup or throttle', default: 'auto' },
-    'think-ms': { type: 'string', valueName: 'ms', description: 'mean think time after each user iteration', default: String(THINK_MS) },
+    'quota-mode': {
+      type: 'string',
+      valueName: 'mode',
+      description: 'auto (cgroup if allowed, else the in-process throttle), cgroup or throttle',
+      default: 'auto',
+    },
+    'think-ms': {
+      type: 'string',
+      valueName: 'ms',
+      description: 'mean think time after each user iteration',
+      default: String(THINK_MS),
+    },
     'load-s': {
       type: 'string',
       valueName: 's',
       description: `seconds of load per scenario, ${LOAD_S_RANGE[0]} to ${LOAD_S_RANGE[1]} (default ${DURATIONS.full}; ${DURATIONS.quick} with --quick); the shape needs ${DURATIONS.quick} or more`,
     },
   },
-  epilogue: 'By hand: npx tsx servers/managed-cluster.ts --workers 1 --cpu-quota 0.25 --quota-period-ms 100, then load it (measure/autoscale.ts shows how).',
+  epilogue:
+    'By hand: npx tsx servers/managed-cluster.ts --workers 1 --cpu-quota 0.25 --quota-period-ms 100, then load it (measure/autoscale.ts shows how).',
 });
 
 /** Sign-ups timed before the run: their median is the caption's CPU per sign-up. */
@@ -73,12 +91,22 @@ interface Options {
   loadS?: number;
 }
 
-async function run({ lab, progress, options, quick, port, machine }: RunContext<Options>): Promise<SharedComputeResult> {
+async function run({
+  lab,
+  progress,
+  options,
+  quick,
+  port,
+  machine,
+}: RunContext<Options>): Promise<SharedComputeResult> {
   const loadS = options.loadS ?? (quick ? DURATIONS.quick : DURATIONS.full);
   const signupMs = signupCpuMs();
   const scenarios: ComputeScenarioResult[] = [];
   for (const s of COMPUTE_SCENARIOS) {
-    const quota = s.periodMs === undefined ? ['--cpu-quota', 'none'] : ['--cpu-quota', options.quota, '--quota-period-ms', String(s.periodMs), '--quota-mode', options.quotaMode];
+    const quota =
+      s.periodMs === undefined
+        ? ['--cpu-quota', 'none']
+        : ['--cpu-quota', options.quota, '--quota-period-ms', String(s.periodMs), '--quota-mode', options.quotaMode];
     const r = await runClusterUsers(lab, progress, {
       label: s.name,
       users: USERS,
@@ -87,7 +115,20 @@ async function run({ lab, progress, options, quick, port, machine }: RunContext<
       thinkMs: options.thinkMs,
       windowS: 0,
       // --autoscale held at one worker: the primary then reports the worker's CPU and throttling every second.
-      clusterArgs: ['--port', String(port), '--workers', '1', '--autoscale', '--min', '1', '--max', '1', ...quota, '--signup-cost', formatCost(SIGNUP_COST)],
+      clusterArgs: [
+        '--port',
+        String(port),
+        '--workers',
+        '1',
+        '--autoscale',
+        '--min',
+        '1',
+        '--max',
+        '1',
+        ...quota,
+        '--signup-cost',
+        formatCost(SIGNUP_COST),
+      ],
     });
     scenarios.push({ name: s.name, ...(s.periodMs !== undefined ? { periodMs: s.periodMs } : {}), ...r });
   }
@@ -99,8 +140,14 @@ export const experiment = defineExperiment({
   command,
   options: (flags): Options => {
     const { quota, quotaMode } = quotaOptions(flags, 0.5);
-    const loadS = flags['load-s'] === undefined ? undefined : intFlag('load-s', flags['load-s'], ...LOAD_S_RANGE, DURATIONS.full);
-    return { quota, quotaMode, thinkMs: intFlag('think-ms', flags['think-ms'], 100, 10_000, THINK_MS), ...(loadS !== undefined ? { loadS } : {}) };
+    const loadS =
+      flags['load-s'] === undefined ? undefined : intFlag('load-s', flags['load-s'], ...LOAD_S_RANGE, DURATIONS.full);
+    return {
+      quota,
+      quotaMode,
+      thinkMs: intFlag('think-ms', flags['think-ms'], 100, 10_000, THINK_MS),
+      ...(loadS !== undefined ? { loadS } : {}),
+    };
   },
   run,
   report: { render, shape, hints, measures, predictions },

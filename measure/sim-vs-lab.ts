@@ -34,14 +34,25 @@ const command = defineCommand({
   usage: 'npx tsx measure/sim-vs-lab.ts [flags]',
   summary:
     'Runs the degraded-replica experiment live, measures the service times it saw, simulates the same scenario with them, and prints both side by side: ' +
-    'do the lab and the model order the policies the same way, and does the model predict round robin\'s p95 behind the blocked replica?',
+    "do the lab and the model order the policies the same way, and does the model predict round robin's p95 behind the blocked replica?",
   flags: {
     ...COMMON_FLAGS,
-    runs: { type: 'string', valueName: 'n', description: `rounds: each policy (and the path) is measured once per round, interleaved (default ${ROUNDS.full}; --quick ${ROUNDS.quick})` },
-    seed: { type: 'string', valueName: 'n', description: 'the simulation\'s random seed', default: '1' },
-    loop: { type: 'string', valueName: 'turns|fifo', description: 'how the simulated event loops order waiting requests: in turns as Node does, or first come, first served', default: 'turns' },
+    runs: {
+      type: 'string',
+      valueName: 'n',
+      description: `rounds: each policy (and the path) is measured once per round, interleaved (default ${ROUNDS.full}; --quick ${ROUNDS.quick})`,
+    },
+    seed: { type: 'string', valueName: 'n', description: "the simulation's random seed", default: '1' },
+    loop: {
+      type: 'string',
+      valueName: 'turns|fifo',
+      description:
+        'how the simulated event loops order waiting requests: in turns as Node does, or first come, first served',
+      default: 'turns',
+    },
   },
-  epilogue: 'Example: npx tsx measure/sim-vs-lab.ts --quick\nThe simulation alone: npx tsx sim/run.ts --scenario degraded',
+  epilogue:
+    'Example: npx tsx measure/sim-vs-lab.ts --quick\nThe simulation alone: npx tsx sim/run.ts --scenario degraded',
 });
 
 interface Options extends DegradedOptions {
@@ -71,20 +82,40 @@ async function run(ctx: RunContext<Options>): Promise<SimVsLabResult> {
   // CPU per request. The round trip also holds the load generator's and the kernel's time, which
   // the model puts in the path queue (measured here: a 0.12-0.38 ms round trip, 0.05-0.1 ms of it the replica's).
   const directMean = direct.quantilesMs!.reduce((a, b) => a + b, 0) / direct.quantilesMs!.length;
-  const scale = calibration!.replicaCpuMs !== undefined && calibration!.replicaCpuMs < directMean ? calibration!.replicaCpuMs / directMean : 1;
+  const scale =
+    calibration!.replicaCpuMs !== undefined && calibration!.replicaCpuMs < directMean
+      ? calibration!.replicaCpuMs / directMean
+      : 1;
   const fast: Dist = { kind: 'empirical', valuesMs: direct.quantilesMs!.map((ms) => ms * scale) };
   const scenario = { seed: options.seed, loop: options.loop };
   // The path outside the replicas as a queue, not a delay: the balancer, the load generator and
   // the kernel share the cores, so with some connections stuck on the blocked replica the rest get
   // through sooner. It is fitted so the model's healthy path shows what the lab's did: throughput, p50, p95.
-  const fit = fitPath(fast, { throughput: path!.throughput, p50: path!.latency.p50, p95: path!.latency.p95 }, CONNECTIONS, scenario);
-  const { result: simResult, sims } = simulateDegraded({ ...DEGRADED_DEFAULTS, fast, ...(fit.queue ? { pathQueue: fit.queue } : {}) }, scenario);
+  const fit = fitPath(
+    fast,
+    { throughput: path!.throughput, p50: path!.latency.p50, p95: path!.latency.p95 },
+    CONNECTIONS,
+    scenario,
+  );
+  const { result: simResult, sims } = simulateDegraded(
+    { ...DEGRADED_DEFAULTS, fast, ...(fit.queue ? { pathQueue: fit.queue } : {}) },
+    scenario,
+  );
   const simWallMs = performance.now() - began;
   const cal: Calibration = {
     direct: { p50: direct.latency.p50, p95: direct.latency.p95, samples: direct.counts.completed },
     replicaCpuMs: round3(directMean * scale),
     path: { p50: path!.latency.p50, p95: path!.latency.p95, throughput: path!.throughput, connections: CONNECTIONS },
-    ...(fit.queue ? { pathQueue: { meanMs: round3(fit.meanMs), stallShare: round3(fit.stallShare), stallMs: round3(fit.stallMs), fitted: fit.fitted } } : {}),
+    ...(fit.queue
+      ? {
+          pathQueue: {
+            meanMs: round3(fit.meanMs),
+            stallShare: round3(fit.stallShare),
+            stallMs: round3(fit.stallMs),
+            fitted: fit.fitted,
+          },
+        }
+      : {}),
     hogMs: HOG_MS,
   };
   return {
@@ -104,7 +135,8 @@ export const experiment = defineExperiment({
   command,
   options: (flags) => {
     const loop = String(flags.loop);
-    if (loop !== 'turns' && loop !== 'fifo') throw new KitError('KIT_ERR_USAGE', `--loop is turns or fifo; got '${loop}'`);
+    if (loop !== 'turns' && loop !== 'fifo')
+      throw new KitError('KIT_ERR_USAGE', `--loop is turns or fifo; got '${loop}'`);
     return {
       // Always the kit's balancer: the model runs its code (policies.ts, choose.ts, failover.ts).
       // nginx balances with its own code, which the model does not run; LB=nginx is ignored here.

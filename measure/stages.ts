@@ -12,7 +12,15 @@ import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
 import { COST_FLAG, heavyCost } from './lib/harness/costs.ts';
-import { blockedPart, bodyLimitPart, keepAlivePart, proxyPart, slowReaderPart, type PartContext, type PartSettings } from './lib/load/stage-parts.ts';
+import {
+  blockedPart,
+  bodyLimitPart,
+  keepAlivePart,
+  proxyPart,
+  slowReaderPart,
+  type PartContext,
+  type PartSettings,
+} from './lib/load/stage-parts.ts';
 import { oneConnection, sendFresh, StageClient } from './lib/load/stage-client.ts';
 import { DEFAULT_BODY_LIMIT } from '../servers/lib/stages/routes.ts';
 import { PARTS, type PartName, type StagesPart, type StagesResult } from '../results/stages/report.ts';
@@ -37,8 +45,17 @@ const command = defineCommand({
   flags: {
     ...COMMON_FLAGS,
     cost: COST_FLAG,
-    part: { type: 'string', valueName: 'names', description: `run only these parts, comma-separated: ${PARTS.join(', ')}` },
-    'read-mib-s': { type: 'string', valueName: 'n', description: 'the slow reader\'s pace, MiB/s (slow-reader part)', default: String(READ_MIB_S) },
+    part: {
+      type: 'string',
+      valueName: 'names',
+      description: `run only these parts, comma-separated: ${PARTS.join(', ')}`,
+    },
+    'read-mib-s': {
+      type: 'string',
+      valueName: 'n',
+      description: "the slow reader's pace, MiB/s (slow-reader part)",
+      default: String(READ_MIB_S),
+    },
   },
   epilogue: 'Example: npx tsx measure/stages.ts --quick --part blocked,body-limit',
 });
@@ -60,9 +77,13 @@ const RUNNERS: Record<PartName, (ctx: PartContext) => Promise<StagesPart>> = {
 /** The --part flag as part names, in the lesson's order; KIT_ERR_USAGE for a name that is none. */
 function partsFlag(raw: string | undefined): PartName[] {
   if (raw === undefined) return [...PARTS];
-  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = names.find((n) => !(PARTS as readonly string[]).includes(n));
-  if (bad !== undefined || names.length === 0) throw new KitError('KIT_ERR_USAGE', `--part: '${bad ?? raw}' is not a part; the parts are ${PARTS.join(', ')}`);
+  if (bad !== undefined || names.length === 0)
+    throw new KitError('KIT_ERR_USAGE', `--part: '${bad ?? raw}' is not a part; the parts are ${PARTS.join(', ')}`);
   return PARTS.filter((p) => names.includes(p));
 }
 
@@ -72,18 +93,30 @@ async function warmUp(ctx: PartContext): Promise<void> {
   const origin = ctx.server.url;
   const conn = oneConnection(origin);
   const body = JSON.stringify({ book: 1, member: 'warm' });
-  for (let i = 0; i < 40; i++) await ctx.client.send(conn, origin, `/loans?sid=${ctx.nextId()}`, { method: 'POST', body });
+  for (let i = 0; i < 40; i++)
+    await ctx.client.send(conn, origin, `/loans?sid=${ctx.nextId()}`, { method: 'POST', body });
   await conn.close();
-  for (let i = 0; i < 5; i++) await sendFresh(ctx.client, origin, `/loans?sid=${ctx.nextId()}`, { method: 'POST', body });
+  for (let i = 0; i < 5; i++)
+    await sendFresh(ctx.client, origin, `/loans?sid=${ctx.nextId()}`, { method: 'POST', body });
 }
 
 async function run({ lab, progress, options, port, machine, quick }: RunContext<Options>): Promise<StagesResult> {
   progress.step('starting the stage-stamping loan service');
-  const server = await lab.start({ server: 'stages', args: ['--port', String(port), '--cost', options.cost, '--body-limit', String(DEFAULT_BODY_LIMIT)] });
+  const server = await lab.start({
+    server: 'stages',
+    args: ['--port', String(port), '--cost', options.cost, '--body-limit', String(DEFAULT_BODY_LIMIT)],
+  });
   const client = new StageClient();
   const prefix = randomBytes(3).toString('hex');
   let n = 0;
-  const ctx: PartContext = { lab, progress, client, server, settings: options.settings, nextId: () => `${prefix}-${++n}` };
+  const ctx: PartContext = {
+    lab,
+    progress,
+    client,
+    server,
+    settings: options.settings,
+    nextId: () => `${prefix}-${++n}`,
+  };
   try {
     await warmUp(ctx);
     const parts: StagesPart[] = [];

@@ -38,17 +38,28 @@ import { isStageId, STAGE_ID_RULE } from './lib/stages/stamps.ts';
 const DEFAULT_PORT = 3020;
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/balancer.ts --upstream <[name=]host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off] [--retries <n>] [--max-fails <n>] [--fail-timeout <s>] [--connect-timeout <ms>] [--response-timeout <ms>] [--access-log <file>] [--two-choices distinct|with-replacement] [--stages]',
-  summary: 'The kit\'s HTTP load balancer for lesson 4. Listens on 127.0.0.1 and prints one ready line.',
+  usage:
+    'npx tsx servers/balancer.ts --upstream <[name=]host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off] [--retries <n>] [--max-fails <n>] [--fail-timeout <s>] [--connect-timeout <ms>] [--response-timeout <ms>] [--access-log <file>] [--two-choices distinct|with-replacement] [--stages]',
+  summary: "The kit's HTTP load balancer for lesson 4. Listens on 127.0.0.1 and prints one ready line.",
   flags: {
     ...balancerFlags(DEFAULT_PORT),
-    'two-choices': { type: 'string', valueName: 'distinct|with-replacement', description: 'power of two choices: sample two distinct replicas, or with replacement (both may be the same one; lesson 4, exercise 1)', default: 'distinct' },
-    stages: { type: 'boolean', description: 'stamp the stages of each request sent with ?sid=<id> and answer GET /__lb/stages/<id> with them (lesson 9)' },
+    'two-choices': {
+      type: 'string',
+      valueName: 'distinct|with-replacement',
+      description:
+        'power of two choices: sample two distinct replicas, or with replacement (both may be the same one; lesson 4, exercise 1)',
+      default: 'distinct',
+    },
+    stages: {
+      type: 'boolean',
+      description:
+        'stamp the stages of each request sent with ?sid=<id> and answer GET /__lb/stages/<id> with them (lesson 9)',
+    },
   },
   epilogue:
     'Stats: curl -s 127.0.0.1:3020/__lb/stats\n' +
-    'Take a replica out and back: curl -X POST \'127.0.0.1:3020/__lb/down?upstream=app2\' (then /__lb/up?upstream=app2)\n' +
-    'Switch the policy while it runs: curl -X POST \'127.0.0.1:3020/__lb/policy?name=least-connections\'',
+    "Take a replica out and back: curl -X POST '127.0.0.1:3020/__lb/down?upstream=app2' (then /__lb/up?upstream=app2)\n" +
+    "Switch the policy while it runs: curl -X POST '127.0.0.1:3020/__lb/policy?name=least-connections'",
 });
 
 /** Answers the /__lb/ admin routes; false when `req` is not one of them (it is forwarded). */
@@ -81,7 +92,11 @@ function admin(b: Balancer, req: http.IncomingMessage, res: http.ServerResponse)
   if (add && req.method === 'POST') {
     try {
       const up = b.add(decodeURIComponent(add[1]!));
-      sendJson(res, 200, { upstream: up.name, addr: up.addr, upstreams: b.upstreams.map((u) => u.name) } satisfies UpstreamAdded);
+      sendJson(res, 200, {
+        upstream: up.name,
+        addr: up.addr,
+        upstreams: b.upstreams.map((u) => u.name),
+      } satisfies UpstreamAdded);
     } catch (err) {
       sendJson(res, 400, { error: (err as Error).message, field: 'upstream' });
     }
@@ -95,13 +110,23 @@ function admin(b: Balancer, req: http.IncomingMessage, res: http.ServerResponse)
 }
 
 /** GET /__lb/stages/<id>: the balancer's own stages of the request sent with ?sid=<id> (--stages). */
-function stagesRoute(rec: ProxyStageRecorder | undefined, req: http.IncomingMessage, res: http.ServerResponse): boolean {
+function stagesRoute(
+  rec: ProxyStageRecorder | undefined,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): boolean {
   const m = /^\/__lb\/stages\/([^/?]*)$/.exec(req.url ?? '');
   if (!m || req.method !== 'GET') return false;
   if (!rec) sendJson(res, 404, { error: 'this balancer records no stages: start it with --stages' });
   else if (!isStageId(m[1]!)) sendJson(res, 400, { error: `id: ${STAGE_ID_RULE}` });
   else {
-    void rec.stages(m[1]!, 2000).then((events) => (events ? sendJson(res, 200, { id: m[1], events }) : sendJson(res, 404, { error: `id: no finished request sent with ?sid=${m[1]} (within 2 s)` })));
+    void rec
+      .stages(m[1]!, 2000)
+      .then((events) =>
+        events
+          ? sendJson(res, 200, { id: m[1], events })
+          : sendJson(res, 404, { error: `id: no finished request sent with ?sid=${m[1]} (within 2 s)` }),
+      );
   }
   return true;
 }

@@ -17,16 +17,31 @@ import { failStartup, serverFlags } from './lib/serve/main.ts';
 import { formatCost, hashOnEventLoop, HEAVY_COST, heavyCostFrom } from './lib/cpu/scrypt-cost.ts';
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/cluster.ts [--port <n>] [--workers <n>] [--cost N=..,r=..,p=..] [--restart-budget <n>] [--crash-at-start]',
-  summary: 'Lesson 3\'s cluster loan server: a node:cluster primary and N workers on one port, each with its own in-memory loan counter. A killed worker is replaced. Listens on 127.0.0.1 and prints one ready line once every worker listens.',
+  usage:
+    'npx tsx servers/cluster.ts [--port <n>] [--workers <n>] [--cost N=..,r=..,p=..] [--restart-budget <n>] [--crash-at-start]',
+  summary:
+    "Lesson 3's cluster loan server: a node:cluster primary and N workers on one port, each with its own in-memory loan counter. A killed worker is replaced. Listens on 127.0.0.1 and prints one ready line once every worker listens.",
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3001' },
     workers: { type: 'string', valueName: 'n', description: 'number of worker processes (1-32)', default: '3' },
-    cost: { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost of /member/verify-blocking (default ${formatCost(HEAVY_COST)})` },
-    'restart-budget': { type: 'string', valueName: 'n', description: 'worker deaths allowed within 30 s before the primary gives up and exits', default: '10' },
-    'crash-at-start': { type: 'boolean', description: 'workers throw before listening (to see the restart budget work)' },
+    cost: {
+      type: 'string',
+      valueName: 'N=..,r=..,p=..',
+      description: `scrypt cost of /member/verify-blocking (default ${formatCost(HEAVY_COST)})`,
+    },
+    'restart-budget': {
+      type: 'string',
+      valueName: 'n',
+      description: 'worker deaths allowed within 30 s before the primary gives up and exits',
+      default: '10',
+    },
+    'crash-at-start': {
+      type: 'boolean',
+      description: 'workers throw before listening (to see the restart budget work)',
+    },
   },
-  epilogue: 'Routes: POST /loan, GET /status, GET /member/verify-blocking; each answers { pid, loanCounter }.\nTry: curl -s -X POST 127.0.0.1:3001/loan   (a few times: the pid changes)\n     kill -USR2 <primary pid>              (kills the oldest worker; watch its replacement)',
+  epilogue:
+    'Routes: POST /loan, GET /status, GET /member/verify-blocking; each answers { pid, loanCounter }.\nTry: curl -s -X POST 127.0.0.1:3001/loan   (a few times: the pid changes)\n     kill -USR2 <primary pid>              (kills the oldest worker; watch its replacement)',
 });
 
 async function primary(): Promise<void> {
@@ -34,12 +49,20 @@ async function primary(): Promise<void> {
   const workers = intFlag('workers', flags.workers, 1, 32, 3);
   const cost = flags.cost ?? process.env.LAB_SCRYPT_COST ?? '';
   heavyCostFrom(cost || undefined); // a bad --cost fails here, once, not in every worker
-  const keeper = new WorkerKeeper(intFlag('port', flags.port, 0, 65535, 3001), intFlag('restart-budget', flags['restart-budget'], 0, 1000, 10));
+  const keeper = new WorkerKeeper(
+    intFlag('port', flags.port, 0, 65535, 3001),
+    intFlag('restart-budget', flags['restart-budget'], 0, 1000, 10),
+  );
   const replacing = new Map<number, number>(); // a new worker's id -> the pid of the one it replaces
   let ready = false;
 
   const fork = (replaces?: number) => {
-    const env = { LAB_WORKER_PORT: String(keeper.workerPort()), LAB_SCRYPT_COST: cost, LAB_CRASH_AT_START: flags['crash-at-start'] ? '1' : '', LAB_LIFELINE: '' };
+    const env = {
+      LAB_WORKER_PORT: String(keeper.workerPort()),
+      LAB_SCRYPT_COST: cost,
+      LAB_CRASH_AT_START: flags['crash-at-start'] ? '1' : '',
+      LAB_LIFELINE: '',
+    };
     const worker = cluster.fork(env);
     if (replaces !== undefined) replacing.set(worker.id, replaces);
   };
@@ -59,7 +82,9 @@ async function primary(): Promise<void> {
   cluster.on('exit', (worker, code, signal) => {
     const death = keeper.death(worker, code, signal); // undefined: stopping, or past the restart budget
     if (!death) return;
-    keeper.say(`worker ${death.pid} ${death.how}; starting a replacement${death.delayMs ? ` in ${death.delayMs} ms` : ''}`);
+    keeper.say(
+      `worker ${death.pid} ${death.how}; starting a replacement${death.delayMs ? ` in ${death.delayMs} ms` : ''}`,
+    );
     setTimeout(() => keeper.shuttingDown || fork(death.pid), death.delayMs);
   });
 
@@ -73,7 +98,9 @@ async function worker(): Promise<void> {
   let loanCounter = 0; // this process's memory: no other worker sees it
   const me = (): WorkerStatus => ({ pid: process.pid, loanCounter });
   const routes: Routes = {
-    '/loan': { POST: (_req, res) => sendJson(res, 200, { pid: process.pid, loanCounter: ++loanCounter } satisfies WorkerStatus) },
+    '/loan': {
+      POST: (_req, res) => sendJson(res, 200, { pid: process.pid, loanCounter: ++loanCounter } satisfies WorkerStatus),
+    },
     '/status': { GET: (_req, res) => sendJson(res, 200, me()) },
     '/member/verify-blocking': {
       GET: (_req, res) => {

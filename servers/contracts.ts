@@ -119,7 +119,13 @@ export interface BalancerStats {
   policy: string;
   twoChoices: 'distinct' | 'with-replacement';
   keepAlive: boolean;
-  failover: { retries: number; maxFails: number; failTimeoutMs: number; connectTimeoutMs: number; responseTimeoutMs: number };
+  failover: {
+    retries: number;
+    maxFails: number;
+    failTimeoutMs: number;
+    connectTimeoutMs: number;
+    responseTimeoutMs: number;
+  };
   /** Requests retried on another upstream so far. */
   retried: number;
   upstreams: UpstreamStats[];

@@ -13,7 +13,15 @@ import { drainOnStop } from './lib/serve/drain.ts';
 import { listen, sendJson, router } from './lib/serve/http.ts';
 import type { LoanServiceStats, VerifyAnswer } from './contracts.ts';
 import { failStartup, serverFlags } from './lib/serve/main.ts';
-import { formatCost, hashOnEventLoop, hashOnThreadPool, HEAVY_COST, heavyCostFrom, LIGHT_COST, type ScryptCost } from './lib/cpu/scrypt-cost.ts';
+import {
+  formatCost,
+  hashOnEventLoop,
+  hashOnThreadPool,
+  HEAVY_COST,
+  heavyCostFrom,
+  LIGHT_COST,
+  type ScryptCost,
+} from './lib/cpu/scrypt-cost.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/loan.ts [--port <n>] [--cost N=2^16,r=8,p=4]',
@@ -37,7 +45,7 @@ const spec = defineCommand({
     '  GET  /books                    one catalog entry: no pool, no CPU',
     '  GET  /stats                    event-loop delay (ms), utilization, pool size, pooled work in flight',
     '  POST /stats/reset              start a new /stats window',
-    'Environment: UV_THREADPOOL_SIZE sets libuv\'s thread pool size (default 4); set it before start.',
+    "Environment: UV_THREADPOOL_SIZE sets libuv's thread pool size (default 4); set it before start.",
     'Try: curl -s 127.0.0.1:3000/member/verify-blocking; curl -s 127.0.0.1:3000/stats',
   ].join('\n'),
 });
@@ -54,7 +62,11 @@ async function main(): Promise<void> {
   const loop = loopWindow();
   let pooledInFlight = 0;
 
-  const timed = (where: VerifyAnswer['hashedOn'], started: number) => ({ pid: process.pid, hashedOn: where, ms: round(performance.now() - started) });
+  const timed = (where: VerifyAnswer['hashedOn'], started: number) => ({
+    pid: process.pid,
+    hashedOn: where,
+    ms: round(performance.now() - started),
+  });
   const pooled = async (res: http.ServerResponse, cost: ScryptCost, route: string) => {
     const started = performance.now();
     pooledInFlight++;
@@ -72,18 +84,34 @@ async function main(): Promise<void> {
         GET: (_req, res) => {
           const started = performance.now();
           hashOnEventLoop('correct horse battery staple', heavy);
-          sendJson(res, 200, { route: 'verify-blocking', verified: true, ...timed('event-loop', started) } satisfies VerifyAnswer);
+          sendJson(res, 200, {
+            route: 'verify-blocking',
+            verified: true,
+            ...timed('event-loop', started),
+          } satisfies VerifyAnswer);
         },
       },
       '/member/verify-pooled': { GET: (_req, res) => pooled(res, heavy, 'verify-pooled') },
       '/member/verify-light': { GET: (_req, res) => pooled(res, LIGHT_COST, 'verify-light') },
       '/books': {
-        GET: (_req, res) => sendJson(res, 200, { id: 'b-1', title: 'The Mythical Man-Month', author: 'Frederick P. Brooks Jr.', available: 3 }),
+        GET: (_req, res) =>
+          sendJson(res, 200, {
+            id: 'b-1',
+            title: 'The Mythical Man-Month',
+            author: 'Frederick P. Brooks Jr.',
+            available: 3,
+          }),
       },
       '/stats': {
         GET: (_req, res) => {
           const threadPoolSize = Number(process.env.UV_THREADPOOL_SIZE) || 4;
-          sendJson(res, 200, { pid: process.pid, ...loop.read(), threadPoolSize, pooledInFlight, heavyCost: formatCost(heavy) } satisfies LoanServiceStats);
+          sendJson(res, 200, {
+            pid: process.pid,
+            ...loop.read(),
+            threadPoolSize,
+            pooledInFlight,
+            heavyCost: formatCost(heavy),
+          } satisfies LoanServiceStats);
         },
       },
       '/stats/reset': { POST: (_req, res) => loop.reset(() => sendJson(res, 200, { reset: true })) },
@@ -108,7 +136,12 @@ function loopWindow() {
   return {
     read: () => ({
       windowMs: round(performance.now() - windowStart),
-      eventLoopDelay: { maxMs: ms(delay.max), p99Ms: ms(delay.percentile(99)), meanMs: ms(delay.mean), resolutionMs: RESOLUTION_MS },
+      eventLoopDelay: {
+        maxMs: ms(delay.max),
+        p99Ms: ms(delay.percentile(99)),
+        meanMs: ms(delay.mean),
+        resolutionMs: RESOLUTION_MS,
+      },
       eventLoopUtilization: round(performance.eventLoopUtilization(eluStart).utilization, 3),
     }),
     /**

@@ -56,37 +56,82 @@ import { stateFlags, stateOptions } from './lib/state/routes.ts';
 import { SIGNUP_COST } from './lib/cluster/workload-routes.ts';
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/managed-cluster.ts [--port <n>] [--workers <n>] [--state memory|sqlite|redis] [--autoscale [--min <n>] [--max <n>] [--target <%>]] [--cpu-quota <cores>] [flags]',
+  usage:
+    'npx tsx servers/managed-cluster.ts [--port <n>] [--workers <n>] [--state memory|sqlite|redis] [--autoscale [--min <n>] [--max <n>] [--target <%>]] [--cpu-quota <cores>] [flags]',
   summary:
     'The cluster loan server of lessons 6 to 8: a node:cluster primary and N workers sharing one port, each ' +
     'with its own in-memory loan counter (or, with --state sqlite|redis, one shared counter: lesson 7). Killed workers are ' +
-    'replaced; SIGHUP replaces them all, one at a time (lesson 6); --autoscale and --cpu-quota are lesson 8\'s. ' +
-    'Listens on 127.0.0.1 and prints one ready line once every worker is listening. Lesson 3\'s is servers/cluster.ts.',
+    "replaced; SIGHUP replaces them all, one at a time (lesson 6); --autoscale and --cpu-quota are lesson 8's. " +
+    "Listens on 127.0.0.1 and prints one ready line once every worker is listening. Lesson 3's is servers/cluster.ts.",
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3001' },
-    workers: { type: 'string', valueName: 'n', description: 'number of worker processes (1-32; with --autoscale, how many to start with, moved into [min, max])', default: '3' },
-    cost: { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost of /member/verify-blocking (default ${formatCost(HEAVY_COST)})` },
+    workers: {
+      type: 'string',
+      valueName: 'n',
+      description: 'number of worker processes (1-32; with --autoscale, how many to start with, moved into [min, max])',
+      default: '3',
+    },
+    cost: {
+      type: 'string',
+      valueName: 'N=..,r=..,p=..',
+      description: `scrypt cost of /member/verify-blocking (default ${formatCost(HEAVY_COST)})`,
+    },
     'restart-budget': {
       type: 'string',
       valueName: 'n',
       description: 'worker deaths allowed within 30 s before the primary gives up and exits',
       default: '10',
     },
-    'crash-at-start': { type: 'boolean', description: 'workers throw before listening (to see the restart budget work)' },
-    autoscale: { type: 'boolean', description: 'lesson 8: the primary adds and removes workers by CPU utilization (HPA rule)' },
-    min: { type: 'string', valueName: 'n', description: `with --autoscale: fewest workers (default ${DEFAULT_HPA.min})` },
+    'crash-at-start': {
+      type: 'boolean',
+      description: 'workers throw before listening (to see the restart budget work)',
+    },
+    autoscale: {
+      type: 'boolean',
+      description: 'lesson 8: the primary adds and removes workers by CPU utilization (HPA rule)',
+    },
+    min: {
+      type: 'string',
+      valueName: 'n',
+      description: `with --autoscale: fewest workers (default ${DEFAULT_HPA.min})`,
+    },
     max: { type: 'string', valueName: 'n', description: `with --autoscale: most workers (default ${DEFAULT_HPA.max})` },
-    target: { type: 'string', valueName: '%', description: `with --autoscale: target CPU utilization, % of the quota (default ${DEFAULT_HPA.target * 100})` },
-    'sync-ms': { type: 'string', valueName: 'ms', description: `with --autoscale: how often the controller runs (default ${DEFAULT_SYNC_MS})` },
-    'window-s': { type: 'string', valueName: 's', description: `with --autoscale: scale-down stabilization window (default ${DEFAULT_HPA.windowMs / 1000})` },
-    'cpu-quota': { type: 'string', valueName: 'cores', description: 'CPU quota per worker, 0.05 to 4 cores, or none (default: 0.25 with --autoscale, else none)' },
-    'quota-mode': { type: 'string', valueName: 'mode', description: 'how the quota is enforced: auto (cgroup if allowed, else throttle), cgroup, throttle (default: auto)' },
+    target: {
+      type: 'string',
+      valueName: '%',
+      description: `with --autoscale: target CPU utilization, % of the quota (default ${DEFAULT_HPA.target * 100})`,
+    },
+    'sync-ms': {
+      type: 'string',
+      valueName: 'ms',
+      description: `with --autoscale: how often the controller runs (default ${DEFAULT_SYNC_MS})`,
+    },
+    'window-s': {
+      type: 'string',
+      valueName: 's',
+      description: `with --autoscale: scale-down stabilization window (default ${DEFAULT_HPA.windowMs / 1000})`,
+    },
+    'cpu-quota': {
+      type: 'string',
+      valueName: 'cores',
+      description: 'CPU quota per worker, 0.05 to 4 cores, or none (default: 0.25 with --autoscale, else none)',
+    },
+    'quota-mode': {
+      type: 'string',
+      valueName: 'mode',
+      description:
+        'how the quota is enforced: auto (cgroup if allowed, else throttle), cgroup, throttle (default: auto)',
+    },
     'quota-period-ms': {
       type: 'string',
       valueName: 'ms',
       description: `the quota's period, ${QUOTA_PERIOD_RANGE_MS[0]} to ${QUOTA_PERIOD_RANGE_MS[1]} ms: a worker gets quota × period of CPU per period (default: ${QUOTA_PERIOD_MS}; CFS and Kubernetes use 100)`,
     },
-    'signup-cost': { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost of POST /signup (default ${formatCost(SIGNUP_COST)})` },
+    'signup-cost': {
+      type: 'string',
+      valueName: 'N=..,r=..,p=..',
+      description: `scrypt cost of POST /signup (default ${formatCost(SIGNUP_COST)})`,
+    },
     ...stateFlags(),
   },
   epilogue:
@@ -103,16 +148,25 @@ const spec = defineCommand({
 function scalingOptions(flags: ReturnType<typeof serverFlags<typeof spec.flags>>) {
   const autoscale = Boolean(flags.autoscale);
   for (const f of ['min', 'max', 'target', 'sync-ms', 'window-s'] as const) {
-    if (!autoscale && flags[f] !== undefined) throw new KitError('KIT_ERR_USAGE', `--${f} only means something with --autoscale`);
+    if (!autoscale && flags[f] !== undefined)
+      throw new KitError('KIT_ERR_USAGE', `--${f} only means something with --autoscale`);
   }
   const quotaText = flags['cpu-quota'] ?? (autoscale ? '0.25' : 'none');
   const quota = quotaText === 'none' ? undefined : Number(quotaText);
   if (quota !== undefined && !(quota >= 0.05 && quota <= 4)) {
-    throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from 0.05 to 4 (or none); got '${quotaText}'`);
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `--cpu-quota must be a number of cores from 0.05 to 4 (or none); got '${quotaText}'`,
+    );
   }
-  if (flags['quota-mode'] !== undefined && quota === undefined) throw new KitError('KIT_ERR_USAGE', '--quota-mode only means something with a --cpu-quota (or --autoscale)');
-  if (flags['quota-period-ms'] !== undefined && quota === undefined) throw new KitError('KIT_ERR_USAGE', '--quota-period-ms only means something with a --cpu-quota (or --autoscale)');
-  const periodMs = flags['quota-period-ms'] === undefined ? undefined : intFlag('quota-period-ms', flags['quota-period-ms'], ...QUOTA_PERIOD_RANGE_MS, QUOTA_PERIOD_MS);
+  if (flags['quota-mode'] !== undefined && quota === undefined)
+    throw new KitError('KIT_ERR_USAGE', '--quota-mode only means something with a --cpu-quota (or --autoscale)');
+  if (flags['quota-period-ms'] !== undefined && quota === undefined)
+    throw new KitError('KIT_ERR_USAGE', '--quota-period-ms only means something with a --cpu-quota (or --autoscale)');
+  const periodMs =
+    flags['quota-period-ms'] === undefined
+      ? undefined
+      : intFlag('quota-period-ms', flags['quota-period-ms'], ...QUOTA_PERIOD_RANGE_MS, QUOTA_PERIOD_MS);
   const mode = quotaMode(flags['quota-mode']);
   let hpa: HpaConfig | undefined;
   if (autoscale) {
@@ -147,9 +201,18 @@ function runPrimary(): void {
   const { hpa } = scaling;
   const initial = hpa ? Math.min(hpa.max, Math.max(hpa.min, workers)) : workers;
   // CPU reports are kept for the autoscaler's window, and a period more.
-  const quota = new QuotaDelivery(scaling.quota, scaling.mode, (METRIC_WINDOW_SYNCS + 1) * scaling.syncMs, scaling.periodMs);
+  const quota = new QuotaDelivery(
+    scaling.quota,
+    scaling.mode,
+    (METRIC_WINDOW_SYNCS + 1) * scaling.syncMs,
+    scaling.periodMs,
+  );
   if (scaling.mode === 'cgroup' && !quota.cgroup.ok) {
-    throw new KitError('KIT_ERR_USAGE', `--quota-mode cgroup: ${quota.cgroup.reason}`, 'use --quota-mode throttle (or auto), which needs no permission');
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `--quota-mode cgroup: ${quota.cgroup.reason}`,
+      'use --quota-mode throttle (or auto), which needs no permission',
+    );
   }
   const supervisor = new Supervisor({
     port,
@@ -162,7 +225,12 @@ function runPrimary(): void {
       LAB_CRASH_AT_START: flags['crash-at-start'] ? '1' : '',
       LAB_LIFELINE: '',
       LAB_STATE_JSON: JSON.stringify(state),
-      LAB_QUOTA_JSON: JSON.stringify({ mode: quota.mode, quota: quota.fraction, periodMs: quota.periodMs, report: Boolean(hpa) || quota.mode !== 'off' }),
+      LAB_QUOTA_JSON: JSON.stringify({
+        mode: quota.mode,
+        quota: quota.fraction,
+        periodMs: quota.periodMs,
+        report: Boolean(hpa) || quota.mode !== 'off',
+      }),
       LAB_SIGNUP_COST: signupCost,
       LAB_TOKEN_SECRET: randomBytes(16).toString('hex'),
     },

@@ -6,7 +6,17 @@
  * prefix. nginx's master and worker are this process's children, in its process group.
  */
 import type { ChildProcess } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
@@ -17,19 +27,29 @@ import { HOST } from '../lib/ready.ts';
 import { runDaemon } from './lib/serve/daemon.ts';
 import { failStartup, serverFlags } from './lib/serve/main.ts';
 import { freePort } from './lib/serve/http.ts';
-import { acceptsErrorLogSwitch, findNginx, nginxErrorLines, nginxRetryLine, nginxVersion, renderNginxConfig } from './lib/balancer/nginx-config.ts';
+import {
+  acceptsErrorLogSwitch,
+  findNginx,
+  nginxErrorLines,
+  nginxRetryLine,
+  nginxVersion,
+  renderNginxConfig,
+} from './lib/balancer/nginx-config.ts';
 import { balancerFlags, balancerOptions } from './lib/balancer/upstreams.ts';
 
 const DEFAULT_PORT = 3021;
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/nginx.ts --upstream <host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off] [--retries <n>] [--max-fails <n>] [--fail-timeout <s>] [--connect-timeout <ms>] [--response-timeout <ms>] [--access-log <file>] [--print-config]',
-  summary: 'Starts real nginx as the load balancer for lesson 4, from the kit\'s template, in a temporary prefix. Prints one ready line once nginx answers.',
+  usage:
+    'npx tsx servers/nginx.ts --upstream <host:port,...> [--policy <policy>] [--port <n>] [--keepalive on|off] [--retries <n>] [--max-fails <n>] [--fail-timeout <s>] [--connect-timeout <ms>] [--response-timeout <ms>] [--access-log <file>] [--print-config]',
+  summary:
+    "Starts real nginx as the load balancer for lesson 4, from the kit's template, in a temporary prefix. Prints one ready line once nginx answers.",
   flags: {
     ...balancerFlags(DEFAULT_PORT),
     'print-config': { type: 'boolean', description: 'print the rendered nginx.conf and exit' },
   },
-  epilogue: 'Needs nginx: Debian/Ubuntu `sudo apt-get install nginx`, macOS `brew install nginx`. Without it, use the kit\'s balancer (the default).',
+  epilogue:
+    "Needs nginx: Debian/Ubuntu `sudo apt-get install nginx`, macOS `brew install nginx`. Without it, use the kit's balancer (the default).",
 });
 
 const TEMPLATE = fileURLToPath(new URL('./nginx/nginx.conf.template', import.meta.url));
@@ -68,18 +88,29 @@ async function main(): Promise<void> {
   try {
     const port = requested || (await freePort());
     const token = randomUUID();
-    const config = renderNginxConfig(readFileSync(TEMPLATE, 'utf8'), { prefix, port, policy, upstreams, keepAlive: options.keepAlive, token, failover: options, ...(options.accessLog ? { accessLog: options.accessLog } : {}) });
+    const config = renderNginxConfig(readFileSync(TEMPLATE, 'utf8'), {
+      prefix,
+      port,
+      policy,
+      upstreams,
+      keepAlive: options.keepAlive,
+      token,
+      failover: options,
+      ...(options.accessLog ? { accessLog: options.accessLog } : {}),
+    });
     if (flags['print-config']) {
       cleanup();
       process.stdout.write(config);
       return;
     }
     const binary = findNginx();
-    for (const dir of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(prefix, 'tmp', dir), { recursive: true });
+    for (const dir of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'])
+      mkdirSync(path.join(prefix, 'tmp', dir), { recursive: true });
     // Run as root (CI), nginx's worker switches to an unprivileged user, which must reach the prefix.
     if (process.getuid?.() === 0) {
       chmodSync(prefix, 0o755);
-      for (const dir of ['tmp', 'tmp/client_body', 'tmp/proxy', 'tmp/fastcgi', 'tmp/uwsgi', 'tmp/scgi']) chmodSync(path.join(prefix, dir), 0o777);
+      for (const dir of ['tmp', 'tmp/client_body', 'tmp/proxy', 'tmp/fastcgi', 'tmp/uwsgi', 'tmp/scgi'])
+        chmodSync(path.join(prefix, dir), 0o777);
     }
     writeFileSync(path.join(prefix, 'nginx.conf'), config);
     const names = new Map(options.upstreams.map((u) => [u.addr, u.name]));
@@ -99,7 +130,14 @@ function keepTail(stream: NodeJS.ReadableStream, bytes: number): () => string {
 }
 
 /** Starts nginx in `prefix`, wires its shutdown, and prints the ready line once it accepts connections. */
-async function start(binary: string, prefix: string, port: number, token: string, cleanup: () => void, names: Map<string, string>): Promise<void> {
+async function start(
+  binary: string,
+  prefix: string,
+  port: number,
+  token: string,
+  cleanup: () => void,
+  names: Map<string, string>,
+): Promise<void> {
   // -e sets the error log before the config is read, so nothing touches /var/log. nginx 1.18
   // (Ubuntu 22.04, Debian 11) has no -e: it opens its compiled-in error log first, and as an
   // ordinary user says on stderr that it cannot, then goes on with the config's error_log.
@@ -146,7 +184,10 @@ async function start(binary: string, prefix: string, port: number, token: string
  * template) and prints each as the kit's `retry:` line, naming replicas as --upstream did.
  * Polls every 100 ms; flush(true) reads what is there at once and prints `retries: total=N`.
  */
-function tailRetries(file: string, names: Map<string, string>): { flush(withTotal: boolean): void; timer: NodeJS.Timeout } {
+function tailRetries(
+  file: string,
+  names: Map<string, string>,
+): { flush(withTotal: boolean): void; timer: NodeJS.Timeout } {
   let offset = 0;
   let total = 0;
   let partial = '';

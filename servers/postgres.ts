@@ -25,11 +25,13 @@ import { findPostgres } from './lib/state/postgres-binary.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/postgres.ts [--port <n>]',
-  summary: 'Starts a throwaway PostgreSQL on 127.0.0.1 (a new cluster in a temporary folder, removed afterwards) and prints one ready line once it accepts connections.',
+  summary:
+    'Starts a throwaway PostgreSQL on 127.0.0.1 (a new cluster in a temporary folder, removed afterwards) and prints one ready line once it accepts connections.',
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port for PostgreSQL, 0 for any free port', default: '0' },
   },
-  epilogue: 'Needs PostgreSQL: Debian/Ubuntu `sudo apt-get install postgresql`, macOS `brew install postgresql@16`. The kit uses SQLite by default and needs no server.',
+  epilogue:
+    'Needs PostgreSQL: Debian/Ubuntu `sudo apt-get install postgresql`, macOS `brew install postgresql@16`. The kit uses SQLite by default and needs no server.',
 });
 
 /** The database user the replicas connect as. */
@@ -38,15 +40,30 @@ const PG_USER = 'nsl';
 /** As root, the `postgres` account's uid and gid (from /etc/passwd), which initdb and postgres run as. */
 function runAs(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
-  const entry = readFileSync('/etc/passwd', 'utf8').split('\n').map((l) => l.split(':')).find((f) => f[0] === 'postgres');
-  if (!entry) throw new KitError('KIT_ERR_STORE', 'PostgreSQL will not run as root, and there is no postgres user to run it as', 'run the kit as a normal user');
+  const entry = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .map((l) => l.split(':'))
+    .find((f) => f[0] === 'postgres');
+  if (!entry)
+    throw new KitError(
+      'KIT_ERR_STORE',
+      'PostgreSQL will not run as root, and there is no postgres user to run it as',
+      'run the kit as a normal user',
+    );
   return { uid: Number(entry[2]), gid: Number(entry[3]) };
 }
 
 /** Makes a cluster in `data` (owned by `owner`); throws KIT_ERR_STORE with initdb's words if it fails. */
 function initCluster(initdb: string, data: string, owner: { uid: number; gid: number } | undefined): void {
-  const r = spawnSync(initdb, ['-D', data, '-U', PG_USER, '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'], { encoding: 'utf8', ...owner });
-  if (r.status !== 0) throw new KitError('KIT_ERR_STORE', `initdb failed: ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-2).join(' | ')}`);
+  const r = spawnSync(initdb, ['-D', data, '-U', PG_USER, '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'], {
+    encoding: 'utf8',
+    ...owner,
+  });
+  if (r.status !== 0)
+    throw new KitError(
+      'KIT_ERR_STORE',
+      `initdb failed: ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-2).join(' | ')}`,
+    );
 }
 
 async function main(): Promise<void> {
@@ -63,7 +80,14 @@ async function main(): Promise<void> {
   mkdirSync(sockets);
   if (owner) for (const d of [dir, sockets]) chownSync(d, owner.uid, owner.gid);
   initCluster(bins.initdb, data, owner);
-  const settings = ['listen_addresses=' + HOST, 'max_connections=60', 'shared_buffers=32MB', 'fsync=on', 'synchronous_commit=on', 'logging_collector=off'];
+  const settings = [
+    'listen_addresses=' + HOST,
+    'max_connections=60',
+    'shared_buffers=32MB',
+    'fsync=on',
+    'synchronous_commit=on',
+    'logging_collector=off',
+  ];
   const log: string[] = [];
   await runDaemon({
     name: 'postgres',

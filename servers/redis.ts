@@ -19,11 +19,13 @@ import { findRedis } from './lib/state/redis-binary.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/redis.ts [--port <n>]',
-  summary: 'Starts a throwaway redis-server on 127.0.0.1 (temporary directory, no persistence) and prints one ready line once it answers.',
+  summary:
+    'Starts a throwaway redis-server on 127.0.0.1 (temporary directory, no persistence) and prints one ready line once it answers.',
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port for Redis, 0 for any free port', default: '0' },
   },
-  epilogue: 'Needs redis-server: Debian/Ubuntu `sudo apt-get install redis-server`, macOS `brew install redis`. Lesson 7 uses SQLite by default and needs no server.',
+  epilogue:
+    'Needs redis-server: Debian/Ubuntu `sudo apt-get install redis-server`, macOS `brew install redis`. Lesson 7 uses SQLite by default and needs no server.',
 });
 
 /**
@@ -43,7 +45,8 @@ function answers(port: number, pid: number, timeoutMs: number, alive: () => bool
         if (done) return;
         done = true;
         socket.destroy();
-        if (Date.now() > until) reject(new Error(`no answer from this redis-server on port ${port} within ${timeoutMs} ms`));
+        if (Date.now() > until)
+          reject(new Error(`no answer from this redis-server on port ${port} within ${timeoutMs} ms`));
         else setTimeout(attempt, 20);
       };
       socket.setTimeout(1000, retry);
@@ -78,7 +81,22 @@ async function main(): Promise<void> {
     name: 'redis',
     program: 'redis-server',
     command: binary,
-    args: ['--port', String(port), '--bind', HOST, '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--logfile', ''],
+    args: [
+      '--port',
+      String(port),
+      '--bind',
+      HOST,
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--daemonize',
+      'no',
+      '--logfile',
+      '',
+    ],
     options: { stdio: ['ignore', 'pipe', 'pipe'] },
     port,
     stopSignal: 'SIGTERM', // Redis shuts down cleanly (nothing to save: --save '')

@@ -49,15 +49,36 @@ import { applyQuota, limitOptions } from './lib/cpu/limits.ts';
 import type { ReplicaStats } from './contracts.ts';
 
 const spec = defineCommand({
-  usage: 'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file> [--commit-ms <ms>]] [--cpu-quota <cores> [--quota-mode auto|cgroup|throttle]] [--drain-deadline <ms>] [--abrupt] [--backlog <n>] [--state memory|sqlite|redis] [--state-file <file>] [--redis-url <url>] [--sessions store|token] [--session-secret <text>]',
-  summary: 'A stateless app replica for lesson 4: fast, slow, CPU-bound and user routes; every answer names the replica. Listens on 127.0.0.1 and prints one ready line.',
+  usage:
+    'npx tsx servers/replica.ts --name <name> [--port <n>] [--db <file> [--commit-ms <ms>]] [--cpu-quota <cores> [--quota-mode auto|cgroup|throttle]] [--drain-deadline <ms>] [--abrupt] [--backlog <n>] [--state memory|sqlite|redis] [--state-file <file>] [--redis-url <url>] [--sessions store|token] [--session-secret <text>]',
+  summary:
+    'A stateless app replica for lesson 4: fast, slow, CPU-bound and user routes; every answer names the replica. Listens on 127.0.0.1 and prints one ready line.',
   flags: {
-    name: { type: 'string', valueName: 'name', description: 'the replica\'s name, in every answer', default: 'app1' },
+    name: { type: 'string', valueName: 'name', description: "the replica's name, in every answer", default: 'app1' },
     port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3010' },
-    db: { type: 'string', valueName: 'file|url', description: 'SQLite file for /users, shared by all replicas (created if missing), or a postgres:// URL (servers/postgres.ts prints one)' },
-    'commit-ms': { type: 'string', valueName: 'ms', description: `each commit to a SQLite --db also waits this long holding the writer lock, as for a slow disk's flush (0 to ${MAX_COMMIT_MS}; default 0)` },
-    'cpu-quota': { type: 'string', valueName: 'cores', description: 'hold the replica to this share of a core, 0.05 to 4, as a container CPU limit would (default: none)' },
-    'quota-mode': { type: 'string', valueName: 'mode', description: 'how the quota is enforced: auto (cgroup if allowed, else throttle), cgroup, throttle (default: auto)' },
+    db: {
+      type: 'string',
+      valueName: 'file|url',
+      description:
+        'SQLite file for /users, shared by all replicas (created if missing), or a postgres:// URL (servers/postgres.ts prints one)',
+    },
+    'commit-ms': {
+      type: 'string',
+      valueName: 'ms',
+      description: `each commit to a SQLite --db also waits this long holding the writer lock, as for a slow disk's flush (0 to ${MAX_COMMIT_MS}; default 0)`,
+    },
+    'cpu-quota': {
+      type: 'string',
+      valueName: 'cores',
+      description:
+        'hold the replica to this share of a core, 0.05 to 4, as a container CPU limit would (default: none)',
+    },
+    'quota-mode': {
+      type: 'string',
+      valueName: 'mode',
+      description:
+        'how the quota is enforced: auto (cgroup if allowed, else throttle), cgroup, throttle (default: auto)',
+    },
     'drain-deadline': {
       type: 'string',
       valueName: 'ms',
@@ -65,10 +86,16 @@ const spec = defineCommand({
       default: String(DRAIN_DEADLINE_MS),
     },
     abrupt: { type: 'boolean', description: 'on SIGTERM exit at once, cutting requests in flight (no drain)' },
-    backlog: { type: 'string', valueName: 'n', description: `connections the kernel may hold for the replica before it accepts them (listen backlog; SIGUSR2's fault fills it)`, default: String(DEFAULT_BACKLOG) },
+    backlog: {
+      type: 'string',
+      valueName: 'n',
+      description: `connections the kernel may hold for the replica before it accepts them (listen backlog; SIGUSR2's fault fills it)`,
+      default: String(DEFAULT_BACKLOG),
+    },
     ...stateFlags(),
   },
-  epilogue: 'Routes: GET /fast, /slow-sync?ms=N, /slow-async?ms=N, /work?ms=N, /whoami, /health; POST /users; GET /users/:id\nTry: curl -s 127.0.0.1:3010/work?ms=50',
+  epilogue:
+    'Routes: GET /fast, /slow-sync?ms=N, /slow-async?ms=N, /work?ms=N, /whoami, /health; POST /users; GET /users/:id\nTry: curl -s 127.0.0.1:3010/work?ms=50',
 });
 
 /** Longest ?ms= a route accepts: beyond it the request is a mistake, not a lesson. */
@@ -80,7 +107,8 @@ const BODY_LIMIT = 16 * 1024;
 function msParam(url: URL): number {
   const raw = url.searchParams.get('ms');
   if (raw === null) throw new HttpError(400, 'ms is missing: add ?ms=<0..10000>');
-  if (!/^\d+$/.test(raw) || Number(raw) > MAX_MS) throw new HttpError(400, `ms must be a whole number from 0 to ${MAX_MS}; got '${raw}'`);
+  if (!/^\d+$/.test(raw) || Number(raw) > MAX_MS)
+    throw new HttpError(400, `ms must be a whole number from 0 to ${MAX_MS}; got '${raw}'`);
   return Number(raw);
 }
 
@@ -88,7 +116,8 @@ function msParam(url: URL): number {
 function appWork(url: URL): void {
   const raw = url.searchParams.get('work');
   if (raw === null) return;
-  if (!/^\d+$/.test(raw) || Number(raw) > MAX_MS) throw new HttpError(400, `work must be a whole number of ms from 0 to ${MAX_MS}; got '${raw}'`);
+  if (!/^\d+$/.test(raw) || Number(raw) > MAX_MS)
+    throw new HttpError(400, `work must be a whole number of ms from 0 to ${MAX_MS}; got '${raw}'`);
   burnCpu(Number(raw));
 }
 
@@ -102,7 +131,8 @@ interface ReplicaContext {
 /** The lesson routes (the shared-state ones come from stateRoutes). */
 function replicaRoutes(ctx: ReplicaContext): Routes {
   const { name } = ctx;
-  const reply = (res: http.ServerResponse, status: number, body: object) => sendJson(res, status, { replica: name, ...body });
+  const reply = (res: http.ServerResponse, status: number, body: object) =>
+    sendJson(res, status, { replica: name, ...body });
   const needDb = (): UsersDb => {
     if (!ctx.db) throw new HttpError(503, 'no database: start the replica with --db <file>');
     return ctx.db;
@@ -138,7 +168,9 @@ function replicaRoutes(ctx: ReplicaContext): Routes {
       },
     },
     '/whoami': { GET: (_req, res) => reply(res, 200, { pid: process.pid }) },
-    '/health': { GET: (_req, res) => reply(res, ctx.isDraining() ? 503 : 200, { status: ctx.isDraining() ? 'draining' : 'ok' }) },
+    '/health': {
+      GET: (_req, res) => reply(res, ctx.isDraining() ? 503 : 200, { status: ctx.isDraining() ? 'draining' : 'ok' }),
+    },
     '/users': {
       POST: async (req, res, url) => {
         appWork(url);
@@ -167,18 +199,27 @@ async function main(): Promise<void> {
   const flags = serverFlags(spec);
   const state = stateOptions(flags);
   const name = flags.name ?? 'app1';
-  if (!/^[\w.-]{1,40}$/.test(name)) throw new KitError('KIT_ERR_USAGE', `--name must be 1 to 40 letters, digits, '.', '_' or '-'; got '${name}'`);
+  if (!/^[\w.-]{1,40}$/.test(name))
+    throw new KitError('KIT_ERR_USAGE', `--name must be 1 to 40 letters, digits, '.', '_' or '-'; got '${name}'`);
   const port = intFlag('port', flags.port, 0, 65535, 3010);
   const drainDeadlineMs = intFlag('drain-deadline', flags['drain-deadline'], 0, 600_000, DRAIN_DEADLINE_MS);
   const backlog = intFlag('backlog', flags.backlog, 1, 4096, DEFAULT_BACKLOG);
   const limits = limitOptions(flags);
   let quota: SelfQuota | undefined;
-  const db = flags.db === undefined ? undefined : isPostgresUrl(flags.db) ? await openUsersPg(flags.db) : openUsersDb(flags.db, { commitMs: limits.commitMs });
+  const db =
+    flags.db === undefined
+      ? undefined
+      : isPostgresUrl(flags.db)
+        ? await openUsersPg(flags.db)
+        : openUsersDb(flags.db, { commitMs: limits.commitMs });
   const store = await openStateStore(state);
   let draining = false;
   /** Requests served per route (the path without its query), for experiments to read. */
   const served: Record<string, number> = {};
-  const routes: Routes = { ...stateRoutes(store, state, () => ({ replica: name })), ...replicaRoutes({ name, db, isDraining: () => draining }) };
+  const routes: Routes = {
+    ...stateRoutes(store, state, () => ({ replica: name })),
+    ...replicaRoutes({ name, db, isDraining: () => draining }),
+  };
   const route = router(routes, () => ({ replica: name }));
   // Connections accepted so far (lesson 2: how many a proxy opens), this stats request's own included.
   let connections = 0;
@@ -191,7 +232,16 @@ async function main(): Promise<void> {
     if (pathOnly === '/__replica/stats') {
       const cpu = process.cpuUsage();
       const limited = quota ? { quota: { mode: quota.mode, cores: limits.quota!, throttle: quota.stats() } } : {};
-      sendJson(res, 200, { replica: name, pid: process.pid, served, connections, cpuUs: cpu.user + cpu.system, loopDelayMs: loopDelay(), ...(db ? { db: db.stats() } : {}), ...limited } satisfies ReplicaStats);
+      sendJson(res, 200, {
+        replica: name,
+        pid: process.pid,
+        served,
+        connections,
+        cpuUs: cpu.user + cpu.system,
+        loopDelayMs: loopDelay(),
+        ...(db ? { db: db.stats() } : {}),
+        ...limited,
+      } satisfies ReplicaStats);
       return;
     }
     if (routes[pathOnly]) served[pathOnly] = (served[pathOnly] ?? 0) + 1; // known routes only: junk paths must not grow memory
@@ -199,9 +249,19 @@ async function main(): Promise<void> {
   });
   server.on('connection', () => connections++);
   let bound = 0;
-  vanishOnSignal(server, backlog, () => bound, (line) => process.stdout.write(line + '\n'));
+  vanishOnSignal(
+    server,
+    backlog,
+    () => bound,
+    (line) => process.stdout.write(line + '\n'),
+  );
   quota = applyQuota(limits);
-  bound = await serve(`replica-${name}`, server, port, { onStop: () => (draining = true), drainDeadlineMs, abrupt: Boolean(flags.abrupt), backlog });
+  bound = await serve(`replica-${name}`, server, port, {
+    onStop: () => (draining = true),
+    drainDeadlineMs,
+    abrupt: Boolean(flags.abrupt),
+    backlog,
+  });
 }
 
 main().catch(failStartup);

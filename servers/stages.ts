@@ -19,7 +19,14 @@ import { formatReady } from '../lib/ready.ts';
 import { listen, router, sendJson } from './lib/serve/http.ts';
 import { exitWithLauncher } from './lib/serve/lifeline.ts';
 import { failStartup, serverFlags } from './lib/serve/main.ts';
-import { formatCost, hashOnEventLoop, hashOnThreadPool, HEAVY_COST, heavyCostFrom, LIGHT_COST } from './lib/cpu/scrypt-cost.ts';
+import {
+  formatCost,
+  hashOnEventLoop,
+  hashOnThreadPool,
+  HEAVY_COST,
+  heavyCostFrom,
+  LIGHT_COST,
+} from './lib/cpu/scrypt-cost.ts';
 import { openDatabase } from './lib/state/sqlite.ts';
 import { continueOrRefuse, DEFAULT_BODY_LIMIT, seedCatalogue, stageRoutes } from './lib/stages/routes.ts';
 import { badStageId, STAGE_ID_RULE, StageRecorder, stageNetServer } from './lib/stages/stamps.ts';
@@ -32,8 +39,17 @@ const spec = defineCommand({
     'GET /stages/<id> with those of the request sent with ?sid=<id>. Listens on 127.0.0.1 and prints one ready line.',
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: '3000' },
-    cost: { type: 'string', valueName: 'N=..,r=..,p=..', description: `scrypt cost of /member/verify-* (default ${formatCost(HEAVY_COST)})` },
-    'body-limit': { type: 'string', valueName: 'bytes', description: 'the largest body /upload accepts', default: String(DEFAULT_BODY_LIMIT) },
+    cost: {
+      type: 'string',
+      valueName: 'N=..,r=..,p=..',
+      description: `scrypt cost of /member/verify-* (default ${formatCost(HEAVY_COST)})`,
+    },
+    'body-limit': {
+      type: 'string',
+      valueName: 'bytes',
+      description: 'the largest body /upload accepts',
+      default: String(DEFAULT_BODY_LIMIT),
+    },
   },
   epilogue: [
     'Try:',
@@ -53,22 +69,31 @@ async function main(): Promise<void> {
   const db = openDatabase(':memory:');
   seedCatalogue(db);
   const rec = new StageRecorder();
-  const check = (pooled: boolean): http.RequestListener => async (req, res) => {
-    rec.stamp(req, 'handler-start');
-    if (pooled) await hashOnThreadPool('correct horse battery staple', heavy);
-    else hashOnEventLoop('correct horse battery staple', heavy);
-    rec.stamp(req, 'scrypt');
-    rec.stamp(req, 'handler-end');
-    const timing = rec.serverTiming(req);
-    rec.stamp(req, 'response-headers-written');
-    sendJson(res, 200, { verified: true, hashedOn: pooled ? 'thread-pool' : 'event-loop' }, { 'server-timing': timing });
-  };
+  const check =
+    (pooled: boolean): http.RequestListener =>
+    async (req, res) => {
+      rec.stamp(req, 'handler-start');
+      if (pooled) await hashOnThreadPool('correct horse battery staple', heavy);
+      else hashOnEventLoop('correct horse battery staple', heavy);
+      rec.stamp(req, 'scrypt');
+      rec.stamp(req, 'handler-end');
+      const timing = rec.serverTiming(req);
+      rec.stamp(req, 'response-headers-written');
+      sendJson(
+        res,
+        200,
+        { verified: true, hashedOn: pooled ? 'thread-pool' : 'event-loop' },
+        { 'server-timing': timing },
+      );
+    };
   const routes = router({
     ...stageRoutes(rec, db, LIGHT_COST, limit),
     '/member/verify-blocking': { GET: check(false) },
     '/member/verify-pooled': { GET: check(true) },
   });
-  const httpServer = http.createServer((req, res) => (badStageId(req.url) ? sendJson(res, 400, { error: `sid: ${STAGE_ID_RULE}` }) : routes(req, res)));
+  const httpServer = http.createServer((req, res) =>
+    badStageId(req.url) ? sendJson(res, 400, { error: `sid: ${STAGE_ID_RULE}` }) : routes(req, res),
+  );
   httpServer.on('checkContinue', continueOrRefuse(rec, httpServer, limit));
   const netServer = stageNetServer();
   rec.handOff(netServer, httpServer);

@@ -29,7 +29,13 @@ export class Autoscaler {
     });
     const d = decide(a.hpa, this.state, w.now, samples);
     this.state = d.state;
-    w.metrics.decisions.push({ atMs: w.now, current: live.length, desired: d.desired, reason: d.reason, ...(d.averageUtilization !== undefined ? { averageUtilization: d.averageUtilization } : {}) });
+    w.metrics.decisions.push({
+      atMs: w.now,
+      current: live.length,
+      desired: d.desired,
+      reason: d.reason,
+      ...(d.averageUtilization !== undefined ? { averageUtilization: d.averageUtilization } : {}),
+    });
     for (let n = live.length; n < d.desired; n++) start(w, a.startupMs);
     for (let n = live.length; n > d.desired; n--) retire(w);
     if (w.now + a.syncMs <= w.end) w.at(w.now + a.syncMs, Ev.Sync);

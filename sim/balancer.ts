@@ -34,7 +34,8 @@ export function fail(w: World, req: Request, r: Replica, kind: FailureKind): voi
   // A failed probe rests the replica again: recordFailure does that for any failed try.
   recordFailure(r.health, w.rules, w.now);
   req.lastKind = kind;
-  if (req.tried.length < triesAllowed(w.fo.retries, w.replicas.length) && mayRetry(w.method, kind)) return tryNext(w, req);
+  if (req.tried.length < triesAllowed(w.fo.retries, w.replicas.length) && mayRetry(w.method, kind))
+    return tryNext(w, req);
   w.wire.answer(w, req, failureStatus(kind));
 }
 

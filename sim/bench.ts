@@ -13,9 +13,15 @@ import { workloads } from './workloads.ts';
 
 const command = defineCommand({
   usage: 'npx tsx sim/bench.ts [--requests <n>]',
-  summary: 'Times the simulator on a few workloads (3 replicas closed loop, M/M/1, 100 replicas with stale load) and prints simulated requests per second of wall time, and the heap after each run.',
+  summary:
+    'Times the simulator on a few workloads (3 replicas closed loop, M/M/1, 100 replicas with stale load) and prints simulated requests per second of wall time, and the heap after each run.',
   flags: {
-    requests: { type: 'string', valueName: 'n', description: 'simulated requests per workload, 10,000 to 50,000,000', default: '2000000' },
+    requests: {
+      type: 'string',
+      valueName: 'n',
+      description: 'simulated requests per workload, 10,000 to 50,000,000',
+      default: '2000000',
+    },
   },
   epilogue: 'For a steadier heap column: node --expose-gc --import tsx sim/bench.ts',
 });
@@ -36,9 +42,17 @@ const main = commandMain(command, async (parsed, io) => {
     const r = simulate(w.config);
     const wallMs = performance.now() - began;
     gc?.();
-    table.push([w.name, r.counts.sent.toLocaleString('en-US'), `${(wallMs / 1000).toFixed(2)} s`, Math.round((r.counts.sent * 1000) / wallMs).toLocaleString('en-US'), `${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB`]);
+    table.push([
+      w.name,
+      r.counts.sent.toLocaleString('en-US'),
+      `${(wallMs / 1000).toFixed(2)} s`,
+      Math.round((r.counts.sent * 1000) / wallMs).toLocaleString('en-US'),
+      `${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB`,
+    ]);
   }
-  io.stdout.write(c.bold(`Simulator speed: ${n.toLocaleString('en-US')} requests per workload`) + '\n' + table.toString() + '\n');
+  io.stdout.write(
+    c.bold(`Simulator speed: ${n.toLocaleString('en-US')} requests per workload`) + '\n' + table.toString() + '\n',
+  );
   return 0;
 });
 

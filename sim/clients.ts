@@ -23,7 +23,8 @@ export function send(w: World, client: number): void {
 export function arrival(w: World): void {
   send(w, -1);
   const c = w.config.clients;
-  if (c.kind === 'open' && w.now < w.loadEnd && w.metrics.sent < w.maxRequests) w.at(w.now + exponential(w.rng, 1000 / c.ratePerS), Ev.Arrival);
+  if (c.kind === 'open' && w.now < w.loadEnd && w.metrics.sent < w.maxRequests)
+    w.at(w.now + exponential(w.rng, 1000 / c.ratePerS), Ev.Arrival);
 }
 
 /** The client gets its answer; `none` when no replica was even tried (then its next request waits REFUSED_MS, not 0). */

@@ -51,7 +51,8 @@ const STALL_GRID = 500;
 export function withStalls(meanMs: number, stallShare: number, stallMs: number): Dist {
   check(meanMs, 'mean');
   check(stallMs, 'stall');
-  if (!(stallShare >= 0 && stallShare <= 1)) throw new RangeError(`the stall share must be within [0, 1]; got ${stallShare}`);
+  if (!(stallShare >= 0 && stallShare <= 1))
+    throw new RangeError(`the stall share must be within [0, 1]; got ${stallShare}`);
   const values = Array.from({ length: STALL_GRID }, (_, i) => -meanMs * Math.log(1 - (i + 0.5) / STALL_GRID));
   const stalls = Math.round(stallShare * STALL_GRID);
   for (let i = 0; i < stalls; i++) values[Math.floor(((i + 0.5) * STALL_GRID) / stalls)]! += stallMs;

@@ -105,13 +105,15 @@ export interface Replica extends Candidate {
 }
 
 /** Frozen, in any of its three forms: nothing on it progresses. */
-export const isFrozen = (r: Replica): boolean => r.state === 'frozen' || r.state === 'frozen-stopping' || r.state === 'frozen-draining';
+export const isFrozen = (r: Replica): boolean =>
+  r.state === 'frozen' || r.state === 'frozen-stopping' || r.state === 'frozen-draining';
 
 /**
  * The one test of "can it take new work": its listener accepts a new connection (a frozen
  * process's kernel still queues connections; a draining or closed one refuses them).
  */
-export const acceptsConnections = (r: Replica): boolean => r.state === 'up' || r.state === 'frozen' || r.state === 'frozen-stopping';
+export const acceptsConnections = (r: Replica): boolean =>
+  r.state === 'up' || r.state === 'frozen' || r.state === 'frozen-stopping';
 
 /** A connection it already has (a hog's) gets its next request served: it has not begun to drain. */
 export const servesOpenConnections = (r: Replica): boolean => r.state === 'up' || isFrozen(r);

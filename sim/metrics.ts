@@ -39,7 +39,12 @@ export class Metrics {
     recordMs(this.histogram, ms);
     if (config.slowMs !== undefined && ms >= config.slowMs) recordMs(this.slowHistogram, ms);
     if (config.timeline) {
-      const s = (this.seconds[Math.floor(now / 1000)] ??= { completed: 0, ok2xx: 0, non2xx: 0, h: createLatencyHistogram() });
+      const s = (this.seconds[Math.floor(now / 1000)] ??= {
+        completed: 0,
+        ok2xx: 0,
+        non2xx: 0,
+        h: createLatencyHistogram(),
+      });
       s.completed++;
       if (status < 300) s.ok2xx++;
       else s.non2xx++;
@@ -50,7 +55,8 @@ export class Metrics {
   /** Books the replicas taking new requests for every bucket that began by `now` (`upTo`: through the end). */
   countReplicas(now: number, replicas: readonly Replica[], upTo = false): void {
     // Called for every event: no closure, nothing allocated.
-    if (upTo) while (this.nextCount * this.bucketMs < this.end) this.replicaCount[this.nextCount++] = liveCount(replicas);
+    if (upTo)
+      while (this.nextCount * this.bucketMs < this.end) this.replicaCount[this.nextCount++] = liveCount(replicas);
     else while (this.nextCount * this.bucketMs <= now) this.replicaCount[this.nextCount++] = liveCount(replicas);
   }
 
@@ -59,7 +65,8 @@ export class Metrics {
     const { end, bucketMs } = this;
     const warmupMs = config.warmupMs ?? 0;
     const buckets = Math.ceil(end / bucketMs);
-    const perBucket = (series: number[]) => Array.from({ length: buckets }, (_, b) => (series[b] ?? 0) / Math.min(bucketMs, end - b * bucketMs));
+    const perBucket = (series: number[]) =>
+      Array.from({ length: buckets }, (_, b) => (series[b] ?? 0) / Math.min(bucketMs, end - b * bucketMs));
     const total = (series: number[]) => series.slice(0, buckets).reduce((a, b) => a + (b ?? 0), 0);
     const windowMs = end - warmupMs;
     const slow = summarize(this.slowHistogram);
@@ -68,7 +75,15 @@ export class Metrics {
       policy: config.policy,
       simulatedMs: end,
       windowMs,
-      counts: { sent: this.sent, completed: this.completed, ok: this.ok, failed: this.failed, retried: this.retried, timeouts: this.timeouts, events: this.events },
+      counts: {
+        sent: this.sent,
+        completed: this.completed,
+        ok: this.ok,
+        failed: this.failed,
+        retried: this.retried,
+        timeouts: this.timeouts,
+        events: this.events,
+      },
       throughput: (this.completed * 1000) / windowMs,
       latency: summarize(this.histogram),
       slow: { count: slow.count, medianMs: slow.p50, maxMs: slow.max },
@@ -81,7 +96,12 @@ export class Metrics {
         cut: r.cut,
         ...(r.inFlightAtFault !== undefined ? { inFlightAtFault: r.inFlightAtFault } : {}),
       })),
-      series: { bucketMs, utilization: replicas.map((r) => perBucket(r.busy)), queue: replicas.map((r) => perBucket(r.occupancy)), replicas: this.replicaCount.slice(0, buckets) },
+      series: {
+        bucketMs,
+        utilization: replicas.map((r) => perBucket(r.busy)),
+        queue: replicas.map((r) => perBucket(r.occupancy)),
+        replicas: this.replicaCount.slice(0, buckets),
+      },
       ...(config.timeline ? { timeline: this.timeline() } : {}),
       ...(config.autoscale ? { autoscale: this.decisions } : {}),
     };
@@ -91,7 +111,15 @@ export class Metrics {
     return Array.from({ length: Math.ceil(this.end / 1000) }, (_, s) => {
       const x = this.seconds[s];
       const sum = x ? summarize(x.h) : undefined;
-      return { second: s, completed: x?.completed ?? 0, ok2xx: x?.ok2xx ?? 0, non2xx: x?.non2xx ?? 0, errors: 0, p99: sum?.p99 ?? 0, max: sum?.max ?? 0 };
+      return {
+        second: s,
+        completed: x?.completed ?? 0,
+        ok2xx: x?.ok2xx ?? 0,
+        non2xx: x?.non2xx ?? 0,
+        errors: 0,
+        p99: sum?.p99 ?? 0,
+        max: sum?.max ?? 0,
+      };
     });
   }
 }

@@ -10,7 +10,14 @@ import { fail, refresh, tryNext } from './balancer.ts';
 import { arrival, finish, send } from './clients.ts';
 import { complete, enqueue, freeze, kill, ready, retire, start, stop, thaw, timeout } from './replica.ts';
 import { exponential } from './rng.ts';
-import { SIM_POLICIES, type FaultAction, type SimConfig, type SimPolicy, type SimResult, type TimelineEvent } from './types.ts';
+import {
+  SIM_POLICIES,
+  type FaultAction,
+  type SimConfig,
+  type SimPolicy,
+  type SimResult,
+  type TimelineEvent,
+} from './types.ts';
 import { validate } from './validate.ts';
 import { World } from './world.ts';
 import { Ev, servesOpenConnections, type ReplicaState, type SimEvent } from './entities.ts';
@@ -92,7 +99,10 @@ export class SimSession {
     const w = this.world;
     if (!ACTIONS.includes(action)) throw new RangeError(`unknown action '${String(action)}'`);
     const targeted = action !== 'add' && action !== 'remove';
-    if (targeted && (replica === undefined || !Number.isInteger(replica) || replica < 0 || replica >= w.replicas.length)) {
+    if (
+      targeted &&
+      (replica === undefined || !Number.isInteger(replica) || replica < 0 || replica >= w.replicas.length)
+    ) {
       throw new RangeError(`a ${action} needs a replica in 0..${w.replicas.length - 1}; got ${replica}`);
     }
     this.events.push({ atMs: w.now, action, ...(targeted ? { replica } : {}) });
@@ -101,7 +111,8 @@ export class SimSession {
 
   /** Switches the balancer's policy now (as the balancer's POST /__lb/policy does); a RangeError for one the simulator has not. */
   setPolicy(policy: SimPolicy): void {
-    if (!(SIM_POLICIES as readonly string[]).includes(policy)) throw new RangeError(`unknown policy '${String(policy)}'`);
+    if (!(SIM_POLICIES as readonly string[]).includes(policy))
+      throw new RangeError(`unknown policy '${String(policy)}'`);
     this.world.setPolicy(policy);
   }
 
@@ -113,13 +124,33 @@ export class SimSession {
     const seconds = this.world.metrics.seconds;
     const x = seconds[s];
     delete seconds[s];
-    return { second: s, completed: x?.completed ?? 0, ok: x?.ok2xx ?? 0, failed: x?.non2xx ?? 0, latency: x ? summarize(x.h) : undefined };
+    return {
+      second: s,
+      completed: x?.completed ?? 0,
+      ok: x?.ok2xx ?? 0,
+      failed: x?.non2xx ?? 0,
+      latency: x ? summarize(x.h) : undefined,
+    };
   }
 
   /** The clients' totals so far: requests sent, answered, failed, retried; latency over the run. */
-  totals(): { sent: number; completed: number; failed: number; retried: number; timeouts: number; latency: LatencySummary } {
+  totals(): {
+    sent: number;
+    completed: number;
+    failed: number;
+    retried: number;
+    timeouts: number;
+    latency: LatencySummary;
+  } {
     const m = this.world.metrics;
-    return { sent: m.sent, completed: m.completed, failed: m.failed, retried: m.retried, timeouts: m.timeouts, latency: summarize(m.histogram) };
+    return {
+      sent: m.sent,
+      completed: m.completed,
+      failed: m.failed,
+      retried: m.retried,
+      timeouts: m.timeouts,
+      latency: summarize(m.histogram),
+    };
   }
 
   /** Every replica as it is now; utilization is that of the last whole bucket. */

@@ -142,6 +142,14 @@ export interface SimResult {
   replicas: ReplicaReport[];
   /** Per bucket: event-loop utilization and mean queue per replica (0 before a replica exists), and the replicas taking new requests at its start. */
   series: { bucketMs: number; utilization: number[][]; queue: number[][]; replicas: number[] };
-  timeline?: { second: number; completed: number; ok2xx: number; non2xx: number; errors: number; p99: number; max: number }[];
+  timeline?: {
+    second: number;
+    completed: number;
+    ok2xx: number;
+    non2xx: number;
+    errors: number;
+    p99: number;
+    max: number;
+  }[];
   autoscale?: { atMs: number; current: number; desired: number; reason: HpaReason; averageUtilization?: number }[];
 }

@@ -8,29 +8,43 @@ export function validate(c: SimConfig): void {
     throw new RangeError(what);
   };
   if (!Number.isInteger(c.replicas) || c.replicas < 1) bad(`replicas must be a whole number ≥ 1; got ${c.replicas}`);
-  if (c.seed !== undefined && (!Number.isInteger(c.seed) || c.seed < -(2 ** 31) || c.seed >= 2 ** 31)) bad(`seed must be a 32-bit whole number; got ${c.seed}`);
+  if (c.seed !== undefined && (!Number.isInteger(c.seed) || c.seed < -(2 ** 31) || c.seed >= 2 ** 31))
+    bad(`seed must be a 32-bit whole number; got ${c.seed}`);
   if (c.autoscale) validateHpaConfig(c.autoscale.hpa);
   if (!(SIM_POLICIES as readonly string[]).includes(c.policy)) bad(`unknown policy '${c.policy}'`);
-  if (c.clientNetworks !== undefined && (!Number.isInteger(c.clientNetworks) || c.clientNetworks < 1 || c.clientNetworks > 65_536)) {
+  if (
+    c.clientNetworks !== undefined &&
+    (!Number.isInteger(c.clientNetworks) || c.clientNetworks < 1 || c.clientNetworks > 65_536)
+  ) {
     bad(`clientNetworks must be a whole number in 1..65536; got ${c.clientNetworks}`);
   }
   if (!(c.durationMs > 0) || !Number.isFinite(c.durationMs)) bad(`durationMs must be > 0; got ${c.durationMs}`);
-  if ((c.warmupMs ?? 0) < 0 || (c.warmupMs ?? 0) >= c.durationMs) bad(`warmupMs must be in [0, durationMs); got ${c.warmupMs}`);
-  if (c.clients.kind === 'open' && !(c.clients.ratePerS > 0)) bad(`an open loop needs ratePerS > 0; got ${c.clients.ratePerS}`);
-  if (c.clients.kind === 'closed' && (!Number.isInteger(c.clients.count) || c.clients.count < 1)) bad(`a closed loop needs count ≥ 1; got ${c.clients.count}`);
+  if ((c.warmupMs ?? 0) < 0 || (c.warmupMs ?? 0) >= c.durationMs)
+    bad(`warmupMs must be in [0, durationMs); got ${c.warmupMs}`);
+  if (c.clients.kind === 'open' && !(c.clients.ratePerS > 0))
+    bad(`an open loop needs ratePerS > 0; got ${c.clients.ratePerS}`);
+  if (c.clients.kind === 'closed' && (!Number.isInteger(c.clients.count) || c.clients.count < 1))
+    bad(`a closed loop needs count ≥ 1; got ${c.clients.count}`);
   if ((c.staleMs ?? 0) < 0) bad(`staleMs must be ≥ 0; got ${c.staleMs}`);
   if ((c.bucketMs ?? 1000) <= 0) bad(`bucketMs must be > 0; got ${c.bucketMs}`);
-  if (c.pool && (!Number.isInteger(c.pool.threads) || c.pool.threads < 1)) bad(`a pool needs threads ≥ 1; got ${c.pool.threads}`);
-  if (c.pool && c.loop === 'turns') bad('loop \'turns\' has no thread pool model: use the default fifo loop with a pool');
+  if (c.pool && (!Number.isInteger(c.pool.threads) || c.pool.threads < 1))
+    bad(`a pool needs threads ≥ 1; got ${c.pool.threads}`);
+  if (c.pool && c.loop === 'turns') bad("loop 'turns' has no thread pool model: use the default fifo loop with a pool");
   for (const h of c.hogs ?? []) {
-    if (!Number.isInteger(h.replica) || h.replica < 0 || h.replica >= c.replicas) bad(`a hog's replica must be 0..${c.replicas - 1}; got ${h.replica}`);
+    if (!Number.isInteger(h.replica) || h.replica < 0 || h.replica >= c.replicas)
+      bad(`a hog's replica must be 0..${c.replicas - 1}; got ${h.replica}`);
     if (!h.connections && !h.ratePerS) bad('a hog needs connections or ratePerS');
   }
   for (const e of c.events ?? []) {
     if (!(e.atMs >= 0)) bad(`an event's atMs must be ≥ 0; got ${e.atMs}`);
-    if (e.action !== 'add' && e.action !== 'remove' && (e.replica === undefined || !Number.isInteger(e.replica) || e.replica < 0 || e.replica >= c.replicas)) {
+    if (
+      e.action !== 'add' &&
+      e.action !== 'remove' &&
+      (e.replica === undefined || !Number.isInteger(e.replica) || e.replica < 0 || e.replica >= c.replicas)
+    ) {
       bad(`a ${e.action} event needs a replica in 0..${c.replicas - 1}; got ${e.replica}`);
     }
   }
-  if (c.autoscale && c.autoscale.syncMs % (c.bucketMs ?? 1000) !== 0) bad('autoscale.syncMs must be a multiple of bucketMs (utilization is read from the buckets)');
+  if (c.autoscale && c.autoscale.syncMs % (c.bucketMs ?? 1000) !== 0)
+    bad('autoscale.syncMs must be a multiple of bucketMs (utilization is read from the buckets)');
 }

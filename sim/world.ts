@@ -38,7 +38,13 @@ export class World {
   readonly end: number;
   readonly loadEnd: number;
   readonly method: 'GET' | 'POST';
-  readonly fo: { retries: number; maxFails: number; failTimeoutMs: number; responseTimeoutMs: number; connectTimeoutMs: number };
+  readonly fo: {
+    retries: number;
+    maxFails: number;
+    failTimeoutMs: number;
+    responseTimeoutMs: number;
+    connectTimeoutMs: number;
+  };
   readonly rules: HealthRules;
   /** The policy's picker (ip-hash: round robin, for when no replica is open for a key); setPolicy changes it. */
   pick!: Picker;
@@ -81,7 +87,8 @@ export class World {
     this.stale = (config.staleMs ?? 0) > 0;
     // The samplers are made in this order, as they always were: the same seed gives the same run.
     this.poolWork = config.pool ? sampler(config.pool.work, this.rng) : undefined;
-    this.think = config.clients.kind === 'closed' && config.clients.think ? sampler(config.clients.think, this.rng) : undefined;
+    this.think =
+      config.clients.kind === 'closed' && config.clients.think ? sampler(config.clients.think, this.rng) : undefined;
     this.pathDelay = config.pathDelay ? sampler(config.pathDelay, this.rng) : undefined;
     this.pathQueue = config.pathQueue ? sampler(config.pathQueue, this.rng) : undefined;
     this.hogMs = (config.hogs ?? []).map((h) => sampler(h.ms, this.rng));
@@ -156,7 +163,10 @@ export class World {
   setPolicy(policy: SimPolicy): void {
     // ip-hash falls back to round robin only when no replica is open for the key (as in the kit's balancer).
     this.pick = policy === 'ip-hash' ? roundRobin : PICKERS[policy];
-    this.networkKeys = policy === 'ip-hash' ? Array.from({ length: this.config.clientNetworks ?? 1 }, (_, n) => ipHashKey(`10.${n >> 8}.${n & 255}.1`)) : undefined;
+    this.networkKeys =
+      policy === 'ip-hash'
+        ? Array.from({ length: this.config.clientNetworks ?? 1 }, (_, n) => ipHashKey(`10.${n >> 8}.${n & 255}.1`))
+        : undefined;
   }
 
   /** ip-hash's key for a request from `client` (-1: the open loop, from a network at random). */

@@ -23,7 +23,9 @@ export default async function* fileTimes(source) {
     else files.set(file, { started: now, last: now });
   }
   if (out) {
-    const lines = [...files].map(([file, t]) => `${((t.last - t.started) / 1000).toFixed(1)}\t${path.relative(process.cwd(), file)}\n`);
+    const lines = [...files].map(
+      ([file, t]) => `${((t.last - t.started) / 1000).toFixed(1)}\t${path.relative(process.cwd(), file)}\n`,
+    );
     appendFileSync(out, lines.join(''));
   }
   yield '';

@@ -56,9 +56,16 @@ let build: Promise<string | undefined> | undefined;
  * from its bundle, as the experiments start it, which halves its start-up (0.4 s against 0.76 s
  * through tsx for a usage error, measured here); any other script through `node --import tsx`.
  */
-export async function runScript(file: string, args: string[] = [], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<ScriptRun> {
+export async function runScript(
+  file: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+  timeoutMs = 120_000,
+): Promise<ScriptRun> {
   const server = /^servers\/([a-z-]+)\.ts$/.exec(file)?.[1];
-  const command = server ? serverCommand(server, await (build ??= serverBuild())) : ['--import', 'tsx', path.join(ROOT, file)];
+  const command = server
+    ? serverCommand(server, await (build ??= serverBuild()))
+    : ['--import', 'tsx', path.join(ROOT, file)];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...command, ...args], {
       cwd: ROOT,
@@ -103,7 +110,11 @@ export function spawnOwned(t: TestContext, command: string, args: string[], opti
 
 /** `node --import tsx <script> ...args` from the project root, owned by test `t` (spawnOwned), output piped, without colour. */
 export function spawnScript(t: TestContext, script: string, args: string[] = []): ChildProcess {
-  return spawnOwned(t, process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  return spawnOwned(t, process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
 }
 
 /**
@@ -129,7 +140,10 @@ export function screenshotPath(name: string): string {
 /** An Io whose stdout and stderr are collected into `out`. */
 export function collector() {
   const out = { stdout: '', stderr: '' };
-  const io = { stdout: { write: (s: string) => (out.stdout += s) }, stderr: { write: (s: string) => (out.stderr += s) } };
+  const io = {
+    stdout: { write: (s: string) => (out.stdout += s) },
+    stderr: { write: (s: string) => (out.stderr += s) },
+  };
   return { out, io };
 }
 
@@ -163,7 +177,10 @@ export async function runInProcess(name: string, args: string[]): Promise<Script
 export async function usageInProcess(name: string, args: string[]): Promise<ScriptRun> {
   const r = await runInProcess(name, args);
   const stopped = r.code === 2 || (r.code === 0 && (args.includes('--help') || args.includes('--list')));
-  assert.ok(stopped && !/^started /m.test(r.stderr), `${name} ${args.join(' ')} ran (exit ${r.code}); a unit test may only ask for --help or --list or make a usage mistake:\n${r.stderr}`);
+  assert.ok(
+    stopped && !/^started /m.test(r.stderr),
+    `${name} ${args.join(' ')} ran (exit ${r.code}); a unit test may only ask for --help or --list or make a usage mistake:\n${r.stderr}`,
+  );
   return r;
 }
 
@@ -178,7 +195,10 @@ export async function onWindowsInProcess(name: string, args: string[]): Promise<
   process.env.NSL_PLATFORM = 'win32';
   try {
     const r = await runInProcess(name, args);
-    assert.ok((r.code === 2 || r.code === 3) && !/^started /m.test(r.stderr), `${name} ${args.join(' ')} ran (exit ${r.code}); a unit test may not start an experiment:\n${r.stderr}`);
+    assert.ok(
+      (r.code === 2 || r.code === 3) && !/^started /m.test(r.stderr),
+      `${name} ${args.join(' ')} ran (exit ${r.code}); a unit test may not start an experiment:\n${r.stderr}`,
+    );
     return r;
   } finally {
     if (saved === undefined) delete process.env.NSL_PLATFORM;
@@ -255,8 +275,16 @@ export const LESSONS_RUN_WHOLE = [4, 5, 6];
 export function assertShapeOutput(stdout: string, experiments: string | string[], context = ''): void {
   const names = Array.isArray(experiments) ? experiments : [experiments];
   const comments = stdout.split('\n').filter((l) => l.startsWith('#'));
-  for (const c of comments) assert.ok(c.startsWith(NOTE_PREFIX) || c.startsWith(NOT_SHOWN_PREFIX), `an unexpected comment in the shape output: ${c}`);
-  assert.deepEqual(parseExpected(stdout), names.flatMap((n) => expectedShape(n)), context);
+  for (const c of comments)
+    assert.ok(
+      c.startsWith(NOTE_PREFIX) || c.startsWith(NOT_SHOWN_PREFIX),
+      `an unexpected comment in the shape output: ${c}`,
+    );
+  assert.deepEqual(
+    parseExpected(stdout),
+    names.flatMap((n) => expectedShape(n)),
+    context,
+  );
 }
 
 /** The lines of expected-output/<experiment>.txt. */
@@ -266,7 +294,9 @@ export function expectedShape(experiment: string): string[] {
 
 /** The expected lines that `actual` fails (a different verdict), for shape-rule tests. */
 export function failedLines(expected: string[], actual: string[]): string[] {
-  return compareShape(expected, actual).lines.filter((l) => l.status === 'failed').map((l) => l.expected!);
+  return compareShape(expected, actual)
+    .lines.filter((l) => l.status === 'failed')
+    .map((l) => l.expected!);
 }
 
 /**
@@ -276,7 +306,8 @@ export function failedLines(expected: string[], actual: string[]): string[] {
  * the file, in a test the test, so a green CI cannot have skipped the tool's tests quietly.
  */
 export function toolSkip(tool: string, reason: string | false, env: NodeJS.ProcessEnv = process.env): string | false {
-  if (reason && env.NSL_REQUIRE_TOOLS === '1') throw new Error(`${tool} is required here (NSL_REQUIRE_TOOLS=1) but it is missing: ${reason}`);
+  if (reason && env.NSL_REQUIRE_TOOLS === '1')
+    throw new Error(`${tool} is required here (NSL_REQUIRE_TOOLS=1) but it is missing: ${reason}`);
   return reason;
 }
 
@@ -291,7 +322,10 @@ export function skipUnless(binary: 'nginx' | 'redis-server' | 'postgresql'): str
     else findRedis();
     return false;
   } catch {
-    return toolSkip(binary, `${binary} is not installed (Debian/Ubuntu: apt-get install ${binary}); .ci/run installs it`);
+    return toolSkip(
+      binary,
+      `${binary} is not installed (Debian/Ubuntu: apt-get install ${binary}); .ci/run installs it`,
+    );
   }
 }
 

@@ -39,18 +39,27 @@ export interface PageDriver {
 }
 
 const firstExisting = (paths: (string | undefined)[]) => paths.find((p): p is string => !!p && existsSync(p));
-const onPath = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim() || undefined;
+const onPath = (cmd: string) =>
+  spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim() || undefined;
 
 /** Firefox: $FIREFOX_PATH, Debian's firefox-esr or a firefox on the PATH. */
 const FIREFOX = firstExisting([process.env.FIREFOX_PATH, '/usr/bin/firefox-esr', '/usr/bin/firefox']);
-export const noFirefox = toolSkip('firefox-esr', FIREFOX ? false : 'no Firefox found (Debian: apt-get install firefox-esr; Ubuntu: the firefox package; or set FIREFOX_PATH); .ci/run installs it where apt-get can');
+export const noFirefox = toolSkip(
+  'firefox-esr',
+  FIREFOX
+    ? false
+    : 'no Firefox found (Debian: apt-get install firefox-esr; Ubuntu: the firefox package; or set FIREFOX_PATH); .ci/run installs it where apt-get can',
+);
 
 /** WebKitGTK's WebDriver and the MiniBrowser it drives (Debian: the webkit2gtk-driver package). */
 const WEBKIT_DRIVER = firstExisting([process.env.WEBKIT_WEBDRIVER_PATH, '/usr/bin/WebKitWebDriver']);
 const MINIBROWSER = (() => {
   for (const lib of ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib']) {
     if (!existsSync(lib)) continue;
-    for (const dir of readdirSync(lib).filter((d) => d.startsWith('webkit2gtk-')).sort().reverse()) {
+    for (const dir of readdirSync(lib)
+      .filter((d) => d.startsWith('webkit2gtk-'))
+      .sort()
+      .reverse()) {
       if (existsSync(path.join(lib, dir, 'MiniBrowser'))) return path.join(lib, dir, 'MiniBrowser');
     }
   }
@@ -97,7 +106,9 @@ export async function openFirefox(url: string): Promise<PageDriver> {
     click: (s) => page.click(s),
     text: (s) => page.$eval(s, (el) => el.textContent ?? ''),
     waitFor: async (check, arg, ms) =>
-      void (await page.waitForFunction(check, { timeout: ms }, arg).catch(() => Promise.reject(new Error(`Firefox: not true within ${ms} ms: ${check} (${arg})`)))),
+      void (await page
+        .waitForFunction(check, { timeout: ms }, arg)
+        .catch(() => Promise.reject(new Error(`Firefox: not true within ${ms} ms: ${check} (${arg})`)))),
     errors: async () => [...errors],
     screenshot: async (file) => void (await page.screenshot({ path: file as `${string}.png`, fullPage: true })),
     close: () => browser.close(),
@@ -114,7 +125,8 @@ process.on('exit', () => {
 async function endGroup(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
   await terminateGroup(child.pid!, exited);
   liveGroups.delete(child.pid!);
-  if (!(await waitUntilGone(() => groupAlive(child.pid!), 3000))) throw new Error(`WebKitGTK's processes (group ${child.pid}) still alive after SIGKILL`);
+  if (!(await waitUntilGone(() => groupAlive(child.pid!), 3000)))
+    throw new Error(`WebKitGTK's processes (group ${child.pid}) still alive after SIGKILL`);
 }
 
 /** Starts WebKitWebDriver (under xvfb-run without a display) in its own process group; resolves when its /status says ready. */
@@ -131,7 +143,9 @@ async function startWebKitDriver(): Promise<{ url: string; end: () => Promise<vo
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-2000)));
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  const failed = new Promise<never>((_, reject) => child.once('error', (e) => reject(new Error(`cannot start ${cmd}: ${e.message}`))));
+  const failed = new Promise<never>((_, reject) =>
+    child.once('error', (e) => reject(new Error(`cannot start ${cmd}: ${e.message}`))),
+  );
   if (child.pid) liveGroups.add(child.pid);
   const end = () => (child.pid ? endGroup(child, exited) : Promise.resolve());
   const url = `http://127.0.0.1:${port}`;
@@ -139,10 +153,16 @@ async function startWebKitDriver(): Promise<{ url: string; end: () => Promise<vo
   const ready = async () => {
     const deadline = Date.now() + 15_000;
     while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`WebKitWebDriver exited (${child.exitCode}) before it was ready: ${stderr.trim() || 'no output'}`);
+      if (child.exitCode !== null)
+        throw new Error(
+          `WebKitWebDriver exited (${child.exitCode}) before it was ready: ${stderr.trim() || 'no output'}`,
+        );
       const up = await fetch(`${url}/status`)
         .then((r) => r.json() as Promise<{ value?: { ready?: boolean } }>)
-        .then((b) => b.value?.ready === true, () => false);
+        .then(
+          (b) => b.value?.ready === true,
+          () => false,
+        );
       if (up) return;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -176,7 +196,10 @@ export async function openWebKit(url: string): Promise<PageDriver> {
   try {
     const driver = await new Builder()
       .usingServer(driverProcess.url)
-      .withCapabilities({ browserName: 'MiniBrowser', 'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] } })
+      .withCapabilities({
+        browserName: 'MiniBrowser',
+        'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] },
+      })
       .build();
     await driver.manage().window().setRect({ width: 1280, height: 1000 });
     await driver.get(url);
@@ -196,11 +219,19 @@ export async function openWebKit(url: string): Promise<PageDriver> {
         if ((await el.isSelected()) !== on) await el.click();
       },
       click: async (s) => (await find(s)).click(),
-      text: async (s) => String(await driver.executeScript(`return document.querySelector(arguments[0]).textContent`, s)),
+      text: async (s) =>
+        String(await driver.executeScript(`return document.querySelector(arguments[0]).textContent`, s)),
       waitFor: async (check, arg, ms) => {
-        await driver.wait(async () => Boolean(await driver.executeScript(check, arg)), ms, `WebKitGTK: not true within ${ms} ms: ${check} (${arg})`);
+        await driver.wait(
+          async () => Boolean(await driver.executeScript(check, arg)),
+          ms,
+          `WebKitGTK: not true within ${ms} ms: ${check} (${arg})`,
+        );
       },
-      errors: async () => ((await driver.executeScript('return window.__labErrors')) as string[] | null) ?? ['the error hook is gone: the page reloaded'],
+      errors: async () =>
+        ((await driver.executeScript('return window.__labErrors')) as string[] | null) ?? [
+          'the error hook is gone: the page reloaded',
+        ],
       screenshot: async (file) => {
         const { writeFile } = await import('node:fs/promises');
         await writeFile(file, Buffer.from(await driver.takeScreenshot(), 'base64'));

@@ -14,6 +14,8 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'unit');
-for (const file of readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort()) {
+for (const file of readdirSync(dir)
+  .filter((f) => f.endsWith('.test.ts'))
+  .sort()) {
   await import(pathToFileURL(path.join(dir, file)).href);
 }

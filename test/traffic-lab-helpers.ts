@@ -13,7 +13,12 @@ import { ROOT, toolSkip } from './helpers.ts';
 import { findChromium, launchChromium } from '../web/browser.ts';
 
 export const CHROMIUM = findChromium();
-export const noBrowser = toolSkip('chromium', CHROMIUM ? false : 'no Chromium found (Debian/Ubuntu: apt-get install chromium, or set CHROMIUM_PATH); .ci/run installs it');
+export const noBrowser = toolSkip(
+  'chromium',
+  CHROMIUM
+    ? false
+    : 'no Chromium found (Debian/Ubuntu: apt-get install chromium, or set CHROMIUM_PATH); .ci/run installs it',
+);
 
 export interface TrafficLab {
   child: ChildProcess;
@@ -27,12 +32,19 @@ export interface TrafficLab {
   /** Resolves with the first stdout line from line `from` on (already printed or still to come) that matches, or rejects after `ms`. */
   waitForLine(re: RegExp, ms: number, from?: number): Promise<string>;
   /** A request to the server, with its own Host unless `headers` says otherwise. */
-  send(pathAndQuery: string, opts?: { headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string }): Promise<{ status: number; headers: Record<string, unknown>; body: string }>;
+  send(
+    pathAndQuery: string,
+    opts?: { headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string },
+  ): Promise<{ status: number; headers: Record<string, unknown>; body: string }>;
 }
 
 /** Starts `web/traffic-lab.ts --port 0` (with `env` added to this process's) and resolves once it has printed its URL. */
 async function startTrafficLab(env: Record<string, string> = {}): Promise<TrafficLab> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'web/traffic-lab.ts'), '--port', '0'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env, LAB_LIFELINE: 'stdin' } });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'web/traffic-lab.ts'), '--port', '0'], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, ...env, LAB_LIFELINE: 'stdin' },
+  });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   const lines: string[] = [];
@@ -70,7 +82,11 @@ async function startTrafficLab(env: Record<string, string> = {}): Promise<Traffi
         check();
       }),
     send: async (pathAndQuery, opts = {}) => {
-      const r = await request(`http://127.0.0.1:${found.port}${pathAndQuery}`, { method: opts.method ?? 'GET', headers: { host: `127.0.0.1:${found.port}`, ...opts.headers }, ...(opts.body !== undefined ? { body: opts.body } : {}) });
+      const r = await request(`http://127.0.0.1:${found.port}${pathAndQuery}`, {
+        method: opts.method ?? 'GET',
+        headers: { host: `127.0.0.1:${found.port}`, ...opts.headers },
+        ...(opts.body !== undefined ? { body: opts.body } : {}),
+      });
       return { status: r.statusCode, headers: r.headers, body: await r.body.text() };
     },
   };

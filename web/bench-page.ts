@@ -15,7 +15,11 @@ import type { Row } from './bench.ts';
 
 /** Starts the Traffic Lab server in `lab` and reads its address and token from its ready line. */
 export async function startServer(lab: Lab): Promise<{ url: string; token: string; port: number; pid: number }> {
-  const proc = await lab.start({ server: 'traffic-lab', script: path.join(ROOT, 'web', 'traffic-lab.ts'), args: ['--port', '0'] });
+  const proc = await lab.start({
+    server: 'traffic-lab',
+    script: path.join(ROOT, 'web', 'traffic-lab.ts'),
+    args: ['--port', '0'],
+  });
   const m = await proc.waitForLine(/open (http:\/\/127\.0\.0\.1:(\d+)\/\?token=([0-9a-f]+))/, 10_000);
   return { url: m[1]!, port: Number(m[2]), token: m[3]!, pid: proc.pid };
 }
@@ -44,7 +48,13 @@ function frameRate(page: Page, ms: number): Promise<{ fps: number; maxGapMs: num
 /** Waits for the run's first answers; throws KIT_ERR_WAIT_TIMEOUT with the page's status when they do not come (a refused setting, say). */
 async function waitForAnswers(page: Page): Promise<void> {
   try {
-    await page.waitForFunction(() => Number(document.getElementById('run-answers')!.textContent) > 0 || document.getElementById('status')!.dataset.state === 'error', undefined, { timeout: 30_000 });
+    await page.waitForFunction(
+      () =>
+        Number(document.getElementById('run-answers')!.textContent) > 0 ||
+        document.getElementById('status')!.dataset.state === 'error',
+      undefined,
+      { timeout: 30_000 },
+    );
   } catch {
     /* reported below */
   }
@@ -76,14 +86,31 @@ export async function fps(browser: Browser, url: string, say: (l: string) => voi
   const answers = Number(await page.textContent('[data-testid="run-answers"]'));
   await page.click('#stop');
   await page.close();
-  return ['fps: simulation, 10 replicas, 5,000 req/s, real time', `${r.fps.toFixed(1)} frames/s (longest gap ${r.maxGapMs.toFixed(0)} ms; ${simulatedS.toFixed(1)} simulated s in 10 s, ${answers.toLocaleString('en-US')} answers)`, '≥ 30'];
+  return [
+    'fps: simulation, 10 replicas, 5,000 req/s, real time',
+    `${r.fps.toFixed(1)} frames/s (longest gap ${r.maxGapMs.toFixed(0)} ms; ${simulatedS.toFixed(1)} simulated s in 10 s, ${answers.toLocaleString('en-US')} answers)`,
+    '≥ 30',
+  ];
 }
 
 /** The actions the memory part cycles through, one every 5 s. */
-const CYCLE = ['freeze', 'thaw', 'policy:least-connections', 'kill', 'add', 'policy:power-of-two-choices', 'policy:round-robin'] as const;
+const CYCLE = [
+  'freeze',
+  'thaw',
+  'policy:least-connections',
+  'kill',
+  'add',
+  'policy:power-of-two-choices',
+  'policy:round-robin',
+] as const;
 
 /** The memory part: server RSS, page heap, answer time and frames at minute 1 and at the end of a live run. */
-export async function memory(browser: Browser, server: { url: string; token: string; port: number; pid: number }, minutes: number, say: (l: string) => void): Promise<Row[]> {
+export async function memory(
+  browser: Browser,
+  server: { url: string; token: string; port: number; pid: number },
+  minutes: number,
+  say: (l: string) => void,
+): Promise<Row[]> {
   const page = await openLab(browser, server.url);
   const cdp = await page.context().newCDPSession(page);
   await page.selectOption('select[name=mode]', 'live');
@@ -93,7 +120,11 @@ export async function memory(browser: Browser, server: { url: string; token: str
   await page.click('#start');
   await waitForAnswers(page);
   const act = async (body: object) => {
-    const r = await fetch(`http://127.0.0.1:${server.port}/live/act`, { method: 'POST', headers: { 'content-type': 'application/json', [TOKEN_HEADER]: server.token }, body: JSON.stringify(body) });
+    const r = await fetch(`http://127.0.0.1:${server.port}/live/act`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [TOKEN_HEADER]: server.token },
+      body: JSON.stringify(body),
+    });
     return r.status;
   };
   const sample = async () => {
@@ -115,10 +146,15 @@ export async function memory(browser: Browser, server: { url: string; token: str
   while (performance.now() < until) {
     await new Promise((r) => setTimeout(r, 5000));
     const a = CYCLE[step++ % CYCLE.length]!;
-    const status = a.startsWith('policy:') ? await act({ action: 'policy', policy: a.slice(7) }) : a === 'add' ? await act({ action: 'add' }) : await act({ action: a, replica: a === 'kill' ? `app${++next}` : 'app1' });
+    const status = a.startsWith('policy:')
+      ? await act({ action: 'policy', policy: a.slice(7) })
+      : a === 'add'
+        ? await act({ action: 'add' })
+        : await act({ action: a, replica: a === 'kill' ? `app${++next}` : 'app1' });
     if (status !== 200) refused.push(status);
     if (!first && performance.now() - began >= 60_000) first = await sample();
-    if (step % 12 === 0) say(`memory: ${((performance.now() - began) / 60_000).toFixed(1)} of ${minutes} min, ${step} actions`);
+    if (step % 12 === 0)
+      say(`memory: ${((performance.now() - began) / 60_000).toFixed(1)} of ${minutes} min, ${step} actions`);
   }
   const last = await sample();
   await page.click('#stop');
@@ -127,7 +163,15 @@ export async function memory(browser: Browser, server: { url: string; token: str
   return [
     [`memory: page server RSS, minute 1 → ${minutes}`, `${mib(first!.rss)} → ${mib(last.rss)}`, 'flat'],
     [`memory: page JS heap after GC, minute 1 → ${minutes}`, `${mib(first!.heap)} → ${mib(last.heap)}`, 'flat'],
-    [`memory: page answers / frames, minute 1 → ${minutes}`, `${first!.answerMs.toFixed(0)} → ${last.answerMs.toFixed(0)} ms / ${first!.frames.fps.toFixed(0)} → ${last.frames.fps.toFixed(0)} fps`, 'responsive'],
-    ['memory: actions taken (refused)', `${step} (${refused.length}${refused.length ? `: ${[...new Set(refused)].join(', ')}` : ''})`, ''],
+    [
+      `memory: page answers / frames, minute 1 → ${minutes}`,
+      `${first!.answerMs.toFixed(0)} → ${last.answerMs.toFixed(0)} ms / ${first!.frames.fps.toFixed(0)} → ${last.frames.fps.toFixed(0)} fps`,
+      'responsive',
+    ],
+    [
+      'memory: actions taken (refused)',
+      `${step} (${refused.length}${refused.length ? `: ${[...new Set(refused)].join(', ')}` : ''})`,
+      '',
+    ],
   ];
 }

@@ -32,13 +32,30 @@ const PARTS = ['engine', 'fps', 'stream', 'memory'] as const;
 
 const command = defineCommand({
   usage: 'npx tsx web/bench.ts [--part engine,fps,stream,memory] [--minutes <n>] [--requests <n>]',
-  summary: 'Measures the Traffic Lab in headless Chromium: the in-browser simulator\'s speed, the page\'s frame rate, what live mode\'s per-second stream costs the balancer, and memory over a long live run.',
+  summary:
+    "Measures the Traffic Lab in headless Chromium: the in-browser simulator's speed, the page's frame rate, what live mode's per-second stream costs the balancer, and memory over a long live run.",
   flags: {
-    part: { type: 'string', valueName: 'list', description: `which measurements, comma-separated: ${PARTS.join(', ')}`, default: PARTS.join(',') },
-    minutes: { type: 'string', valueName: 'n', description: 'length of the memory part\'s live run, 2 to 10 minutes', default: '10' },
-    requests: { type: 'string', valueName: 'n', description: 'simulated requests per engine workload, 100,000 to 10,000,000', default: '2000000' },
+    part: {
+      type: 'string',
+      valueName: 'list',
+      description: `which measurements, comma-separated: ${PARTS.join(', ')}`,
+      default: PARTS.join(','),
+    },
+    minutes: {
+      type: 'string',
+      valueName: 'n',
+      description: "length of the memory part's live run, 2 to 10 minutes",
+      default: '10',
+    },
+    requests: {
+      type: 'string',
+      valueName: 'n',
+      description: 'simulated requests per engine workload, 100,000 to 10,000,000',
+      default: '2000000',
+    },
   },
-  epilogue: 'Needs Chromium (Debian/Ubuntu: sudo apt-get install chromium, or CHROMIUM_PATH). Nothing else should run meanwhile: it times a 2-core machine.',
+  epilogue:
+    'Needs Chromium (Debian/Ubuntu: sudo apt-get install chromium, or CHROMIUM_PATH). Nothing else should run meanwhile: it times a 2-core machine.',
 });
 
 /** One row of the benchmark table: the measure, what this machine did, the target. */
@@ -47,7 +64,9 @@ export type Row = [string, string, string];
 /** The command; throws KIT_ERR_USAGE and KIT_ERR_BROWSER_MISSING. */
 export const main = commandMain(command, async (parsed, io) => {
   assertSignals('the Traffic Lab benchmark');
-  const parts = String(parsed.flags.part).split(',').map((p) => p.trim());
+  const parts = String(parsed.flags.part)
+    .split(',')
+    .map((p) => p.trim());
   const bad = parts.find((p) => !(PARTS as readonly string[]).includes(p));
   if (bad !== undefined) throw new KitError('KIT_ERR_USAGE', `--part takes ${PARTS.join(', ')}; got '${bad}'`);
   const minutes = intFlag('minutes', parsed.flags.minutes as string, 2, 10, 10);
@@ -87,7 +106,11 @@ async function engine(browser: Browser, n: number, say: (l: string) => void): Pr
   await page.addScriptTag({ content: await bundlePage('bench-engine.ts', 'iife') });
   const speeds = (await page.evaluate(`kitBenchEngine(${Number(n)})`)) as EngineSpeed[];
   await page.close();
-  return speeds.map((s) => [`engine: ${s.name}`, `${(s.perS / 1e6).toFixed(2)} M simulated req/s`, s.name.startsWith('3 replicas') ? '≥ 1 M' : '']);
+  return speeds.map((s) => [
+    `engine: ${s.name}`,
+    `${(s.perS / 1e6).toFixed(2)} M simulated req/s`,
+    s.name.startsWith('3 replicas') ? '≥ 1 M' : '',
+  ]);
 }
 
 /**
@@ -102,7 +125,16 @@ async function stream(lab: Lab, say: (l: string) => void): Promise<Row[]> {
   const lb = await startBalancer(lab, 'builtin', 'round-robin', replicas);
   const cpuMs = () => ((readStat(lb.pid)?.ownTicks ?? 0) * 1000) / TICKS_PER_S;
   const load = async (reading: boolean, durationS = 3) => {
-    const timer = reading ? setInterval(() => void readStats(lb.url, replicas.map((r) => r.url)), 1000) : undefined;
+    const timer = reading
+      ? setInterval(
+          () =>
+            void readStats(
+              lb.url,
+              replicas.map((r) => r.url),
+            ),
+          1000,
+        )
+      : undefined;
     try {
       return await runLoad({ url: `${lb.url}/work?ms=1`, connections: 6, durationS });
     } finally {
@@ -112,7 +144,11 @@ async function stream(lab: Lab, say: (l: string) => void): Promise<Row[]> {
   say('stream: CPU of 300 readings, then of a 4 s load …');
   await load(false, 2); // warm: the first run pays for the JIT and the connection pools
   let before = cpuMs();
-  for (let i = 0; i < 300; i++) await readStats(lb.url, replicas.map((r) => r.url));
+  for (let i = 0; i < 300; i++)
+    await readStats(
+      lb.url,
+      replicas.map((r) => r.url),
+    );
   const perReadingMs = (cpuMs() - before) / 300;
   before = cpuMs();
   const base = await load(false, 4);
@@ -131,8 +167,16 @@ async function stream(lab: Lab, say: (l: string) => void): Promise<Row[]> {
   const median = (ratios[PAIRS / 2 - 1]! + ratios[PAIRS / 2]!) / 2;
   const pct = (x: number) => `${(x * 100).toFixed(x < 0.01 ? 3 : 1)} %`;
   return [
-    ['stream: balancer CPU of one reading a second, as a share of its throughput', `${pct(share)} (a reading ${perReadingMs.toFixed(2)} ms of CPU, a request ${perRequestMs.toFixed(3)} ms, ${Math.round(base.throughput)} req/s)`, '< 5 %'],
-    [`stream: throughput with the reading against without (median of ${PAIRS} pairs; the spread of the pairs is this machine's run-to-run noise)`, `${pct(1 - median)} lower (pairs ${pct(1 - ratios[PAIRS - 1]!)} to ${pct(1 - ratios[0]!)})`, '< 5 %'],
+    [
+      'stream: balancer CPU of one reading a second, as a share of its throughput',
+      `${pct(share)} (a reading ${perReadingMs.toFixed(2)} ms of CPU, a request ${perRequestMs.toFixed(3)} ms, ${Math.round(base.throughput)} req/s)`,
+      '< 5 %',
+    ],
+    [
+      `stream: throughput with the reading against without (median of ${PAIRS} pairs; the spread of the pairs is this machine's run-to-run noise)`,
+      `${pct(1 - median)} lower (pairs ${pct(1 - ratios[PAIRS - 1]!)} to ${pct(1 - ratios[0]!)})`,
+      '< 5 %',
+    ],
   ];
 }
 

@@ -21,11 +21,18 @@ export const TOKEN_HEADER = 'x-traffic-lab-token';
 const PAGE = path.join(ROOT, 'web', 'page');
 
 /** Why a request is refused (403), or undefined when it may go on. */
-function refusal(req: { host?: string; origin?: string; token?: string }, port: number, token: string): string | undefined {
+function refusal(
+  req: { host?: string; origin?: string; token?: string },
+  port: number,
+  token: string,
+): string | undefined {
   const hosts = [`127.0.0.1:${port}`, `localhost:${port}`];
-  if (!req.host || !hosts.includes(req.host.toLowerCase())) return `Host must be ${hosts.join(' or ')}; got ${JSON.stringify(req.host ?? null)}`;
-  if (req.origin !== undefined && !hosts.map((h) => `http://${h}`).includes(req.origin.toLowerCase())) return `Origin ${JSON.stringify(req.origin)} is not this page's`;
-  if (!req.token || !sameSecret(req.token, token)) return 'the token is missing or wrong: open the URL the server printed';
+  if (!req.host || !hosts.includes(req.host.toLowerCase()))
+    return `Host must be ${hosts.join(' or ')}; got ${JSON.stringify(req.host ?? null)}`;
+  if (req.origin !== undefined && !hosts.map((h) => `http://${h}`).includes(req.origin.toLowerCase()))
+    return `Origin ${JSON.stringify(req.origin)} is not this page's`;
+  if (!req.token || !sameSecret(req.token, token))
+    return 'the token is missing or wrong: open the URL the server printed';
   return undefined;
 }
 
@@ -60,7 +67,8 @@ export async function bundlePage(entry = 'app.ts', format: 'esm' | 'iife' = 'esm
 }
 
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
@@ -70,7 +78,10 @@ const SECURITY_HEADERS = {
 export function pageAssets(script: string, token: string): Map<string, [string, string]> {
   const uplotCss = createRequire(import.meta.url).resolve('uplot/dist/uPlot.min.css');
   return new Map([
-    ['/', ['text/html; charset=utf-8', readFileSync(path.join(PAGE, 'index.html'), 'utf8').replaceAll('__TOKEN__', token)]],
+    [
+      '/',
+      ['text/html; charset=utf-8', readFileSync(path.join(PAGE, 'index.html'), 'utf8').replaceAll('__TOKEN__', token)],
+    ],
     ['/app.js', ['text/javascript; charset=utf-8', script]],
     ['/page.css', ['text/css; charset=utf-8', readFileSync(path.join(PAGE, 'page.css'), 'utf8')]],
     ['/uplot.css', ['text/css; charset=utf-8', readFileSync(uplotCss, 'utf8')]],
@@ -78,15 +89,29 @@ export function pageAssets(script: string, token: string): Map<string, [string, 
 }
 
 /** The request listener: the checks above, then live mode's routes (web/live-routes.ts), then the assets (GET or HEAD only). */
-export function labListener(assets: Map<string, [string, string]>, port: () => number, token: string, live?: LiveHost): http.RequestListener {
+export function labListener(
+  assets: Map<string, [string, string]>,
+  port: () => number,
+  token: string,
+  live?: LiveHost,
+): http.RequestListener {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const refused = refusal({ host: req.headers.host, origin: req.headers.origin, token: url.searchParams.get('token') ?? header(req, TOKEN_HEADER) }, port(), token);
+    const refused = refusal(
+      {
+        host: req.headers.host,
+        origin: req.headers.origin,
+        token: url.searchParams.get('token') ?? header(req, TOKEN_HEADER),
+      },
+      port(),
+      token,
+    );
     if (refused) return sendJson(res, 403, { error: 'forbidden', reason: refused });
     if (live?.handle(req, res, url)) return;
     const asset = assets.get(url.pathname);
     if (!asset) return sendJson(res, 404, { error: 'not found', path: url.pathname });
-    if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed', allowed: ['GET', 'HEAD'] }, { allow: 'GET, HEAD' });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return sendJson(res, 405, { error: 'method not allowed', allowed: ['GET', 'HEAD'] }, { allow: 'GET, HEAD' });
     const [type, body] = asset;
     res.writeHead(200, { 'content-type': type, 'content-length': Buffer.byteLength(body), ...SECURITY_HEADERS });
     res.end(req.method === 'HEAD' ? undefined : body);

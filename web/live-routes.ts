@@ -36,7 +36,8 @@ export class LiveHost {
   constructor(private readonly log: (line: string) => void = () => {}) {
     this.watchdog = setInterval(() => {
       if (this.streams.size > 0) this.lastListened = Date.now();
-      else if (this.run && Date.now() - this.lastListened > HEARTBEAT_MS) void this.end('no page is watching it (the tab was closed)').catch(() => undefined);
+      else if (this.run && Date.now() - this.lastListened > HEARTBEAT_MS)
+        void this.end('no page is watching it (the tab was closed)').catch(() => undefined);
     }, 500);
     this.watchdog.unref();
   }
@@ -68,7 +69,8 @@ export class LiveHost {
   }
 
   private async body(req: http.IncomingMessage): Promise<unknown> {
-    if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) throw new HttpError(415, 'send the body as application/json');
+    if (!/^application\/json\b/i.test(req.headers['content-type'] ?? ''))
+      throw new HttpError(415, 'send the body as application/json');
     return readJsonBody(req, BODY_LIMIT);
   }
 
@@ -76,9 +78,13 @@ export class LiveHost {
     const parsed = parseLiveSettings(await this.body(req));
     if (!parsed.ok) return sendJson(res, 400, { error: parsed.message, field: parsed.field });
     // Native Windows: no live run (lib/platform.ts); the simulation mode works there.
-    if (kitPlatform() === 'win32') return sendJson(res, 501, { error: `${needsWslMessage('a live run')}; ${WSL_HINT}` });
+    if (kitPlatform() === 'win32')
+      return sendJson(res, 501, { error: `${needsWslMessage('a live run')}; ${WSL_HINT}` });
     if (this.run || this.starting) {
-      const why = this.endReason && this.run ? 'the last live run is still ending; try again in a moment' : 'a live run is already going: stop it first (another tab may have started it)';
+      const why =
+        this.endReason && this.run
+          ? 'the last live run is still ending; try again in a moment'
+          : 'a live run is already going: stop it first (another tab may have started it)';
       return sendJson(res, 409, { error: why });
     }
     if (this.closed) return sendJson(res, 503, { error: 'the Traffic Lab server is stopping' });
@@ -90,14 +96,20 @@ export class LiveHost {
       const run = await LiveRun.start(parsed.settings, (s) => this.broadcast('second', s), this.log);
       if (this.closed || this.stopWhenStarted) {
         await run.stop();
-        return sendJson(res, 409, { error: this.closed ? 'the Traffic Lab server is stopping' : 'stopped before it began: Stop was pressed while the lab was starting' });
+        return sendJson(res, 409, {
+          error: this.closed
+            ? 'the Traffic Lab server is stopping'
+            : 'stopped before it began: Stop was pressed while the lab was starting',
+        });
       }
       this.run = run;
       this.endReason = undefined;
       // An error while it stops must not take the server down; its processes end either way (the Lab).
       run.ended.catch((err) => this.log(`live run: ${(err as Error).message}`));
       this.lastListened = Date.now();
-      this.log(`live run started: ${parsed.settings.replicas} replicas, ${parsed.settings.policy}, ${parsed.settings.connections} connections, ${parsed.settings.durationS} s`);
+      this.log(
+        `live run started: ${parsed.settings.replicas} replicas, ${parsed.settings.policy}, ${parsed.settings.connections} connections, ${parsed.settings.durationS} s`,
+      );
       void run.ended.then(() => {
         this.endReason ??= 'finished: the load ran its length';
         if (this.run === run) this.run = undefined;
@@ -123,8 +135,14 @@ export class LiveHost {
   }
 
   private stream(req: http.IncomingMessage, res: http.ServerResponse): void {
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
-    res.write(`event: hello\ndata: ${JSON.stringify({ running: Boolean(this.run), settings: this.run?.settings ?? null })}\n\n`);
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    });
+    res.write(
+      `event: hello\ndata: ${JSON.stringify({ running: Boolean(this.run), settings: this.run?.settings ?? null })}\n\n`,
+    );
     this.streams.add(res);
     req.on('close', () => this.streams.delete(res));
   }

@@ -17,7 +17,13 @@ import { readStats, replicaSecond, type LiveReplicaState, type SustainedLoad } f
 import { startBalancer, startReplicas } from '../measure/lib/process/topology.ts';
 import { HOGS, HOG_CONNECTIONS } from '../measure/lib/load/degraded-run.ts';
 import { createLatencyHistogram, recordMs, summarize } from '../results/report/latency.ts';
-import { LIVE_MAX_REPLICAS, LIVE_MAX_STARTED, type LiveAction, type LiveSecond, type LiveSettings } from './page/live-settings.ts';
+import {
+  LIVE_MAX_REPLICAS,
+  LIVE_MAX_STARTED,
+  type LiveAction,
+  type LiveSecond,
+  type LiveSettings,
+} from './page/live-settings.ts';
 
 /** autocannon's per-request timeout in a live run, s: a frozen replica's requests fail (and count) instead of hanging the connection for 10 s. */
 const REQUEST_TIMEOUT_S = 5;
@@ -57,7 +63,11 @@ export class LiveRun {
   }
 
   /** Starts the lab and its load; rejects (with every process stopped) when a server does not start. */
-  static async start(settings: LiveSettings, onSecond: (s: LiveSecond) => void, log: (line: string) => void = () => {}): Promise<LiveRun> {
+  static async start(
+    settings: LiveSettings,
+    onSecond: (s: LiveSecond) => void,
+    log: (line: string) => void = () => {},
+  ): Promise<LiveRun> {
     const run = new LiveRun(settings, onSecond);
     run.lab.log = log; // a line per process started and stopped, with its pid
     try {
@@ -78,25 +88,28 @@ export class LiveRun {
     this.lbUrl = lb.url;
     const { connections, durationS, rate, serviceMs } = this.settings;
     // One autocannon run lasts at most 120 s; a longer live run is several, back to back.
-    this.load = sustainLoad({
-      url: `${lb.url}/work?ms=${serviceMs}`,
-      connections,
-      durationS: 120,
-      ...(rate > 0 ? { rate } : {}),
-      timeoutS: REQUEST_TIMEOUT_S,
-      onAnswer: (ms, status) => {
-        const failed = status === undefined || status < 200 || status > 299;
-        if (failed) {
-          this.counts.failed++;
-          this.totals.failed++;
-        }
-        if (status === undefined) return;
-        recordMs(this.histogram, ms);
-        recordMs(this.runHistogram, ms);
-        this.counts.answers++;
-        this.totals.answers++;
+    this.load = sustainLoad(
+      {
+        url: `${lb.url}/work?ms=${serviceMs}`,
+        connections,
+        durationS: 120,
+        ...(rate > 0 ? { rate } : {}),
+        timeoutS: REQUEST_TIMEOUT_S,
+        onAnswer: (ms, status) => {
+          const failed = status === undefined || status < 200 || status > 299;
+          if (failed) {
+            this.counts.failed++;
+            this.totals.failed++;
+          }
+          if (status === undefined) return;
+          recordMs(this.histogram, ms);
+          recordMs(this.runHistogram, ms);
+          this.counts.answers++;
+          this.totals.answers++;
+        },
       },
-    }, durationS);
+      durationS,
+    );
     void this.load.done.then(() => this.stop());
     this.timer = setInterval(() => {
       // A tick still waiting for its stats (a starved machine) is not overlapped: seconds stay in order.
@@ -127,7 +140,10 @@ export class LiveRun {
     const counts = this.counts;
     this.histogram = createLatencyHistogram();
     this.counts = { answers: 0, failed: 0 };
-    const { lb, replicas: stats } = await readStats(this.lbUrl, this.replicas.map((r) => (r.state === 'up' || r.state === 'draining' ? r.replica.url : undefined)));
+    const { lb, replicas: stats } = await readStats(
+      this.lbUrl,
+      this.replicas.map((r) => (r.state === 'up' || r.state === 'draining' ? r.replica.url : undefined)),
+    );
     if (this.ending && !final) return;
     const lbOk = lb?.status === 200 ? lb.body : undefined;
     const ups = lbOk?.upstreams ?? [];
@@ -141,7 +157,13 @@ export class LiveRun {
       latency: l.count ? { p50: l.p50, p95: l.p95, p99: l.p99 } : null,
       failed: counts.failed,
       retried: retried - this.retriedBefore,
-      replicas: this.replicas.map((r, i) => replicaSecond(r, ups.find((x) => x.name === r.replica.name), stats[i]?.status === 200 ? stats[i]!.body : undefined)),
+      replicas: this.replicas.map((r, i) =>
+        replicaSecond(
+          r,
+          ups.find((x) => x.name === r.replica.name),
+          stats[i]?.status === 200 ? stats[i]!.body : undefined,
+        ),
+      ),
       totals: { ...this.totals, retried, p50: all.p50, p95: all.p95, p99: all.p99 },
     });
     this.retriedBefore = retried;
@@ -170,7 +192,10 @@ export class LiveRun {
       return this.actNow({ action: 'stop', replica: last.replica.name });
     }
     const r = this.replicas.find((x) => x.replica.name === a.replica);
-    if (!r) throw new LiveConflict(`there is no ${a.replica}; this run has ${this.replicas.map((x) => x.replica.name).join(', ')}`);
+    if (!r)
+      throw new LiveConflict(
+        `there is no ${a.replica}; this run has ${this.replicas.map((x) => x.replica.name).join(', ')}`,
+      );
     if (r.state === 'dead') throw new LiveConflict(`${a.replica} is dead already`);
     const proc = r.replica.proc;
     switch (a.action) {
@@ -200,19 +225,34 @@ export class LiveRun {
   /** Lesson 4's hog: HOG_CONNECTIONS connections of requests that block the replica's event loop, until the run ends. */
   private hog(r: LiveReplicaState): void {
     const leftS = Math.max(1, Math.ceil(this.settings.durationS - (performance.now() - this.startedAt) / 1000));
-    r.hog = sustainLoad({ url: `${r.replica.url}${HOGS.stall}`, connections: HOG_CONNECTIONS, durationS: 120, timeoutS: REQUEST_TIMEOUT_S }, leftS);
+    r.hog = sustainLoad(
+      {
+        url: `${r.replica.url}${HOGS.stall}`,
+        connections: HOG_CONNECTIONS,
+        durationS: 120,
+        timeoutS: REQUEST_TIMEOUT_S,
+      },
+      leftS,
+    );
   }
 
   private async add(): Promise<object> {
-    if (this.replicas.filter((r) => r.state !== 'dead').length >= LIVE_MAX_REPLICAS) throw new LiveConflict(`a live run has at most ${LIVE_MAX_REPLICAS} replicas at once`);
-    if (this.replicas.length >= LIVE_MAX_STARTED) throw new LiveConflict(`a live run starts at most ${LIVE_MAX_STARTED} replicas in all; start a new run`);
+    if (this.replicas.filter((r) => r.state !== 'dead').length >= LIVE_MAX_REPLICAS)
+      throw new LiveConflict(`a live run has at most ${LIVE_MAX_REPLICAS} replicas at once`);
+    if (this.replicas.length >= LIVE_MAX_STARTED)
+      throw new LiveConflict(`a live run starts at most ${LIVE_MAX_STARTED} replicas in all; start a new run`);
     const name = `app${this.replicas.length + 1}`;
     const db = this.dbFile;
-    const proc = await this.lab.start({ server: 'replica', args: ['--name', name, '--port', '0', ...(db ? ['--db', db] : [])] });
+    const proc = await this.lab.start({
+      server: 'replica',
+      args: ['--name', name, '--port', '0', ...(db ? ['--db', db] : [])],
+    });
     const r: LiveReplicaState = { replica: { name, proc, url: proc.url, addr: `127.0.0.1:${proc.port}` }, state: 'up' };
     this.replicas.push(r);
     this.watchExit(r);
-    await probeOk(`${this.lbUrl}/__lb/add?upstream=${encodeURIComponent(`${name}=${r.replica.addr}`)}`, { method: 'POST' });
+    await probeOk(`${this.lbUrl}/__lb/add?upstream=${encodeURIComponent(`${name}=${r.replica.addr}`)}`, {
+      method: 'POST',
+    });
     return { replica: name, state: 'up' };
   }
 

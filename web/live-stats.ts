@@ -29,9 +29,15 @@ export interface LiveReplicaState {
  * /__replica/stats (undefined: not asked), all at once, each given STATS_TIMEOUT_MS; a request
  * that fails or comes late is undefined. web/bench.ts times the balancer with and without it.
  */
-export async function readStats(lbUrl: string, replicaUrls: (string | undefined)[]): Promise<{ lb?: ProbeResult<BalancerStats>; replicas: (ProbeResult<ReplicaStats> | undefined)[] }> {
+export async function readStats(
+  lbUrl: string,
+  replicaUrls: (string | undefined)[],
+): Promise<{ lb?: ProbeResult<BalancerStats>; replicas: (ProbeResult<ReplicaStats> | undefined)[] }> {
   const ask = <T>(url: string) => probe<T>(url, { timeoutMs: STATS_TIMEOUT_MS }).catch(() => undefined);
-  const [lb, replicas] = await Promise.all([ask<BalancerStats>(`${lbUrl}/__lb/stats`), Promise.all(replicaUrls.map((u) => (u === undefined ? undefined : ask<ReplicaStats>(`${u}/__replica/stats`))))]);
+  const [lb, replicas] = await Promise.all([
+    ask<BalancerStats>(`${lbUrl}/__lb/stats`),
+    Promise.all(replicaUrls.map((u) => (u === undefined ? undefined : ask<ReplicaStats>(`${u}/__replica/stats`)))),
+  ]);
   return { lb, replicas };
 }
 
@@ -41,10 +47,17 @@ export async function readStats(lbUrl: string, replicaUrls: (string | undefined)
  * time over the wall time since its last stats came in (a hogged replica's may have missed a
  * second or two), as a fraction of one core, or null before two readings; `r` keeps this reading.
  */
-export function replicaSecond(r: LiveReplicaState, u: UpstreamStats | undefined, s: ReplicaStats | undefined): LiveReplica {
+export function replicaSecond(
+  r: LiveReplicaState,
+  u: UpstreamStats | undefined,
+  s: ReplicaStats | undefined,
+): LiveReplica {
   const cpuUs = s?.cpuUs;
   const now = performance.now();
-  const utilization = cpuUs !== undefined && r.cpuUs !== undefined ? Math.round(((cpuUs - r.cpuUs) / 1e3 / (now - r.cpuAt!)) * 100) / 100 : null;
+  const utilization =
+    cpuUs !== undefined && r.cpuUs !== undefined
+      ? Math.round(((cpuUs - r.cpuUs) / 1e3 / (now - r.cpuAt!)) * 100) / 100
+      : null;
   if (cpuUs !== undefined) [r.cpuUs, r.cpuAt] = [cpuUs, now];
   return {
     name: r.replica.name,

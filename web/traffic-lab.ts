@@ -21,7 +21,7 @@ const spec = defineCommand({
   summary:
     'Serves the Traffic Lab page on 127.0.0.1: pick a topology, a balancing policy and a load, then kill, freeze, stop, add ' +
     'or remove replicas while the simulation runs, and watch queues, utilization, throughput, p50/p95/p99 and retries. ' +
-    'Live mode does the same to real replicas behind the kit\'s balancer, with real load (at most 10 minutes, 64 connections, 5,000 req/s). ' +
+    "Live mode does the same to real replicas behind the kit's balancer, with real load (at most 10 minutes, 64 connections, 5,000 req/s). " +
     'Prints the URL to open (it carries a token; keep it to yourself).',
   flags: {
     port: { type: 'string', valueName: 'n', description: 'port on 127.0.0.1, 0 for any free port', default: '0' },
@@ -37,7 +37,11 @@ async function main(): Promise<void> {
   try {
     script = await bundlePage();
   } catch (err) {
-    throw new KitError('KIT_ERR_PAGE_BUILD', `the page could not be bundled: ${(err as Error).message.split('\n')[0]}`, 'run npm ci in the kit folder (esbuild bundles the page)');
+    throw new KitError(
+      'KIT_ERR_PAGE_BUILD',
+      `the page could not be bundled: ${(err as Error).message.split('\n')[0]}`,
+      'run npm ci in the kit folder (esbuild bundles the page)',
+    );
   }
   let port = wanted;
   const live = new LiveHost((line) => process.stdout.write(line + '\n'));
@@ -54,10 +58,13 @@ async function main(): Promise<void> {
       .catch(() => false)
       .then((hadRun) => {
         // Exit once the line is written: a pipe to stdout is asynchronous on macOS.
-        process.stdout.write(`stopped: ${hadRun ? 'the live run and its processes, then ' : ''}the Traffic Lab server on port ${port}\n`, () => {
-          server.close(() => process.exit(0));
-          server.closeAllConnections();
-        });
+        process.stdout.write(
+          `stopped: ${hadRun ? 'the live run and its processes, then ' : ''}the Traffic Lab server on port ${port}\n`,
+          () => {
+            server.close(() => process.exit(0));
+            server.closeAllConnections();
+          },
+        );
       });
   };
   process.on('SIGINT', stop);

@@ -40,7 +40,13 @@ function utilizationStrip(s: ScenarioResult): string[] {
 function chart(values: number[], height: number, fmt: (x: number) => string, color: boolean, c: string): string {
   if (values.length === 0) return '';
   const max = Math.max(...values, 1);
-  return asciichart.plot(values, { height, min: 0, max, format: (x: number) => fmt(x).padStart(9), ...(color ? { colors: [c] } : {}) });
+  return asciichart.plot(values, {
+    height,
+    min: 0,
+    max,
+    format: (x: number) => fmt(x).padStart(9),
+    ...(color ? { colors: [c] } : {}),
+  });
 }
 
 /** The chart lines printed under a scenario's heading, in order. */
@@ -48,8 +54,18 @@ export function scenarioCharts(s: ScenarioResult, color: boolean): string[] {
   const c = makeChalk(color);
   const sr = series(s);
   const out = [c.dim('  req/s'), chart(sr.rps, 6, (x) => x.toFixed(0), color, asciichart.green)];
-  out.push(c.dim('  p95, ms'), chart(sr.p95, 6, (x) => x.toFixed(0), color, asciichart.yellow));
-  if (s.autoscale) out.push(c.dim('  workers'), chart(sr.workers, 4, (x) => x.toFixed(1), color, asciichart.cyan));
-  out.push(c.dim('  CPU per worker, share of its quota (█ = all of it, · = starting), one column per sync'), ...utilizationStrip(s));
+  out.push(
+    c.dim('  p95, ms'),
+    chart(sr.p95, 6, (x) => x.toFixed(0), color, asciichart.yellow),
+  );
+  if (s.autoscale)
+    out.push(
+      c.dim('  workers'),
+      chart(sr.workers, 4, (x) => x.toFixed(1), color, asciichart.cyan),
+    );
+  out.push(
+    c.dim('  CPU per worker, share of its quota (█ = all of it, · = starting), one column per sync'),
+    ...utilizationStrip(s),
+  );
   return out;
 }

@@ -40,25 +40,73 @@ export function shape(r: AutoscaleResult): string[] {
   const out: string[] = [];
   // Steady, not whole-load: the first seconds, when a cold worker (JIT, everyone signing up at
   // once) slows the 10-user run too, would count against the 10-user side.
-  if (f10 && f40) out.push(line('autoscale', 'fixed-1w-40u', 'steady-p50-vs-10-users', f40.steadyP50 >= FAR_HIGHER * f10.steadyP50 ? 'far-higher' : 'not-far-higher'));
-  for (const [name, a] of [['auto-40u', a40], ['auto-80u', a80]] as const) {
+  if (f10 && f40)
+    out.push(
+      line(
+        'autoscale',
+        'fixed-1w-40u',
+        'steady-p50-vs-10-users',
+        f40.steadyP50 >= FAR_HIGHER * f10.steadyP50 ? 'far-higher' : 'not-far-higher',
+      ),
+    );
+  for (const [name, a] of [
+    ['auto-40u', a40],
+    ['auto-80u', a80],
+  ] as const) {
     if (!a) continue;
     const prompt = a.firstScaleUpSync !== undefined && a.firstScaleUpSync <= PROMPT_SYNCS;
-    out.push(line('autoscale', name, 'first-scale-up', prompt ? `within-${PROMPT_SYNCS}-syncs` : a.firstScaleUpS === undefined ? 'never' : 'late'));
+    out.push(
+      line(
+        'autoscale',
+        name,
+        'first-scale-up',
+        prompt ? `within-${PROMPT_SYNCS}-syncs` : a.firstScaleUpS === undefined ? 'never' : 'late',
+      ),
+    );
     out.push(line('autoscale', name, 'scale-up-after-scale-down-during-load', a.upAfterDown === 0 ? 'none' : 'some'));
     // Back to min, but not before the stabilization window (less one sync) has passed.
     const back = sc.get(name)!.backToMinS;
     const afterWindow = back !== undefined && back >= r.hpa.windowMs / 1000 - r.hpa.syncMs / 1000;
-    out.push(line('autoscale', name, 'after-load', back === undefined ? 'not-back-to-min' : afterWindow ? 'back-to-min-after-window' : 'back-to-min-before-window'));
+    out.push(
+      line(
+        'autoscale',
+        name,
+        'after-load',
+        back === undefined ? 'not-back-to-min' : afterWindow ? 'back-to-min-after-window' : 'back-to-min-before-window',
+      ),
+    );
   }
-  if (a40 && f40) out.push(line('autoscale', 'auto-40u', 'steady-throughput-vs-1-worker', a40.steadyRps >= MORE_THROUGHPUT * f40.steadyRps ? 'higher' : 'not-higher'));
+  if (a40 && f40)
+    out.push(
+      line(
+        'autoscale',
+        'auto-40u',
+        'steady-throughput-vs-1-worker',
+        a40.steadyRps >= MORE_THROUGHPUT * f40.steadyRps ? 'higher' : 'not-higher',
+      ),
+    );
   if (a40 && f10) {
     // "Back toward the 10-user level": the autoscaled steady p95 within NEAR times one worker's
     // steady p95 with 10 users.
-    out.push(line('autoscale', 'auto-40u', 'steady-p95-vs-10-users-on-1-worker', a40.steadyP95 <= NEAR * f10.steadyP95 ? 'near' : 'not-near'));
+    out.push(
+      line(
+        'autoscale',
+        'auto-40u',
+        'steady-p95-vs-10-users-on-1-worker',
+        a40.steadyP95 <= NEAR * f10.steadyP95 ? 'near' : 'not-near',
+      ),
+    );
   }
   // The recommendation, not the count: see ScenarioStats.steadyRecommendation.
-  if (a40 && a80) out.push(line('autoscale', 'auto-80u', 'steady-recommendation-vs-40-users', a80.steadyRecommendation > a40.steadyRecommendation ? 'more' : 'not-more'));
+  if (a40 && a80)
+    out.push(
+      line(
+        'autoscale',
+        'auto-80u',
+        'steady-recommendation-vs-40-users',
+        a80.steadyRecommendation > a40.steadyRecommendation ? 'more' : 'not-more',
+      ),
+    );
   out.push(line('autoscale', 'errors', r.scenarios.every((s) => s.workload.errors === 0) ? 'none' : 'some'));
   return out;
 }
@@ -66,7 +114,8 @@ export function shape(r: AutoscaleResult): string[] {
 export const hints: Record<string, string> = {
   'autoscale  fixed-1w-40u  steady-p50-vs-10-users':
     'with four times the users on the same CPU quota, the typical request should wait in a queue; check that the quota is enforced (the "cpu quota:" line)',
-  'autoscale  auto-40u  first-scale-up': 'the worker was at its quota but the controller did not act: check that workers report their CPU (every 250 ms) and that the start-up period (2 s) is over',
+  'autoscale  auto-40u  first-scale-up':
+    'the worker was at its quota but the controller did not act: check that workers report their CPU (every 250 ms) and that the start-up period (2 s) is over',
   'autoscale  auto-80u  first-scale-up': 'see auto-40u',
   'autoscale  auto-40u  scale-up-after-scale-down-during-load':
     'workers were removed and then added again under the same load (flapping): the stabilization window should keep the highest recommendation of the last 10 s',
@@ -80,7 +129,8 @@ export const hints: Record<string, string> = {
     'the autoscaler should settle where utilization is near the target (60%), like one worker with 10 users; a machine short of cores cannot',
   'autoscale  auto-80u  steady-recommendation-vs-40-users':
     'twice the users need about twice the CPU, so the controller should recommend more workers for them: a machine with fewer free cores than 8 × quota cannot show it',
-  'autoscale  errors': 'a request failed: a wrong status, no answer within 30 s, or a connection cut by a worker that did not drain',
+  'autoscale  errors':
+    'a request failed: a wrong status, no answer within 30 s, or a connection cut by a worker that did not drain',
 };
 
 const LABEL: Record<Scenario, string> = {
@@ -98,17 +148,36 @@ export function caveats(r: AutoscaleResult): string[] {
   const tries = r.lightLoadTries ?? [];
   const retried =
     tries.length > 1
-      ? [`10 users kept one worker ${tries.map(pct).join(', then ')} busy in ${tries.length} tries, where the calibration aimed at about 60%: the machine had slowed since, so the run was measured again, and the table shows the least busy try.`]
+      ? [
+          `10 users kept one worker ${tries.map(pct).join(', then ')} busy in ${tries.length} tries, where the calibration aimed at about 60%: the machine had slowed since, so the run was measured again, and the table shows the least busy try.`,
+        ]
       : [];
   if (u === undefined || (u >= TEN_USER_UTILIZATION[0] && u <= TEN_USER_UTILIZATION[1])) return retried;
-  const hint = u > TEN_USER_UTILIZATION[1] ? 'a longer --think-ms (this machine is slower than the lesson assumes)' : 'a shorter --think-ms (this machine is faster than the lesson assumes)';
-  return [...retried, `10 users kept one worker ${pct(u)} busy at a ${r.thinkMs} ms think time; the lesson assumes about 60%. Try ${hint}.`];
+  const hint =
+    u > TEN_USER_UTILIZATION[1]
+      ? 'a longer --think-ms (this machine is slower than the lesson assumes)'
+      : 'a shorter --think-ms (this machine is faster than the lesson assumes)';
+  return [
+    ...retried,
+    `10 users kept one worker ${pct(u)} busy at a ${r.thinkMs} ms think time; the lesson assumes about 60%. Try ${hint}.`,
+  ];
 }
 
 export function render(r: AutoscaleResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const table = makeTable(
-    ['scenario', 'requests', 'peak req/s', 'steady req/s', 'p95', 'steady p50', 'steady p95', 'errors', 'max workers', 'worker·s'],
+    [
+      'scenario',
+      'requests',
+      'peak req/s',
+      'steady req/s',
+      'p95',
+      'steady p50',
+      'steady p95',
+      'errors',
+      'max workers',
+      'worker·s',
+    ],
     textThenNumbers(1, 10),
   );
   for (const s of r.scenarios) {
@@ -137,7 +206,9 @@ export function render(r: AutoscaleResult, color: boolean, caption = machineCapt
     ),
     ...(thinkNote(r) ? [c.yellow(thinkNote(r)!)] : []),
     table.toString(),
-    c.dim('steady = the end of the load (second half; last third when autoscaled); worker·s = workers × seconds during the load, the cost'),
+    c.dim(
+      'steady = the end of the load (second half; last third when autoscaled); worker·s = workers × seconds during the load, the cost',
+    ),
   ];
   for (const s of r.scenarios) {
     out.push('', c.bold(`${LABEL[s.name]}: one column per second; the load ends at second ${Math.round(s.loadEndS)}`));
@@ -152,7 +223,9 @@ export function render(r: AutoscaleResult, color: boolean, caption = machineCapt
       const st = stats(s, r.hpa.syncMs);
       out.push(
         `  first scale-up ${st.firstScaleUpS === undefined ? '—' : `at ${st.firstScaleUpS.toFixed(1)} s (sync ${st.firstScaleUpSync})`}; ` +
-          (s.backToMinS !== undefined ? `back to ${r.hpa.min} worker ${s.backToMinS.toFixed(1)} s after the load` : c.red(`not back to ${r.hpa.min} worker within the wait`)) +
+          (s.backToMinS !== undefined
+            ? `back to ${r.hpa.min} worker ${s.backToMinS.toFixed(1)} s after the load`
+            : c.red(`not back to ${r.hpa.min} worker within the wait`)) +
           ` (${st.workerSecondsAfter} worker·s after the load, with a ${r.hpa.windowMs / 1000} s window)`,
         `  steady part: ${st.steadyWorkers.toFixed(1)} workers on average, the controller recommending ${st.steadyRecommendation.toFixed(1)}` +
           (st.steadyWorkers - st.steadyRecommendation >= 1 ? ' (the window still holds the start-up peak)' : ''),
@@ -162,4 +235,3 @@ export function render(r: AutoscaleResult, color: boolean, caption = machineCapt
   }
   return out.join('\n');
 }
-

@@ -129,11 +129,16 @@ export function stats(s: ScenarioResult, syncMs: number): ScenarioStats {
     p95: s.workload.latency.p95,
     maxWorkers: Math.max(1, ...s.syncs.map((x) => x.workers)),
     workerSeconds: Math.round(during.reduce((n, x) => n + x.alive, 0) * (syncMs / 1000)),
-    workerSecondsAfter: Math.round(s.syncs.filter((x) => x.t > s.loadEndS).reduce((n, x) => n + x.alive, 0) * (syncMs / 1000)),
+    workerSecondsAfter: Math.round(
+      s.syncs.filter((x) => x.t > s.loadEndS).reduce((n, x) => n + x.alive, 0) * (syncMs / 1000),
+    ),
     ...(firstUp ? { firstScaleUpS: firstUp.t, firstScaleUpSync: firstUpIndex + 1 } : {}),
     steadyWorkers: steadySyncs.length ? steadySyncs.reduce((n, x) => n + x.workers, 0) / steadySyncs.length : 1,
-    steadyRecommendation: steadySyncs.length ? steadySyncs.reduce((n, x) => n + (x.recommendation ?? x.workers), 0) / steadySyncs.length : 1,
+    steadyRecommendation: steadySyncs.length
+      ? steadySyncs.reduce((n, x) => n + (x.recommendation ?? x.workers), 0) / steadySyncs.length
+      : 1,
     ...(averages.length ? { meanUtilization: averages.reduce((a, b) => a + b, 0) / averages.length } : {}),
-    upAfterDown: during.filter((x, i) => x.desired > x.workers && during.slice(0, i).some((y) => y.desired < y.workers)).length,
+    upAfterDown: during.filter((x, i) => x.desired > x.workers && during.slice(0, i).some((y) => y.desired < y.workers))
+      .length,
   };
 }

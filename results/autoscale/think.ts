@@ -21,7 +21,14 @@ const CALIBRATION_TOLERANCE = 0.1;
  * (plus its response times, a few % when served at once, left out). Undefined when `thinkMs` is
  * within CALIBRATION_TOLERANCE of it or there is no capacity; rounded to 10 ms, within [min, max].
  */
-export function calibratedThinkMs(thinkMs: number, capacityRps: number, users: number, requestsPerIteration: number, min = 100, max = 10_000): number | undefined {
+export function calibratedThinkMs(
+  thinkMs: number,
+  capacityRps: number,
+  users: number,
+  requestsPerIteration: number,
+  min = 100,
+  max = 10_000,
+): number | undefined {
   if (!(capacityRps > 0)) return undefined;
   const target = (users * requestsPerIteration * 1000) / (DEMAND_VS_CAPACITY * capacityRps);
   if (Math.abs(target - thinkMs) <= CALIBRATION_TOLERANCE * thinkMs) return undefined;

@@ -66,14 +66,18 @@ export function classifyDelay(delayMs: number, heavyMs: number): string {
 export function shape(r: BlockingResult): string[] {
   const out: string[] = [];
   for (const b of r.blocks) {
-    b.lightMs.forEach((ms, i) => out.push(line(b.mode, `light-${i + 1}`, classifyLight(ms, b.heavyMs, r.offsetMs, r.idleLightMs))));
+    b.lightMs.forEach((ms, i) =>
+      out.push(line(b.mode, `light-${i + 1}`, classifyLight(ms, b.heavyMs, r.offsetMs, r.idleLightMs))),
+    );
     out.push(line(b.mode, 'event-loop-delay-max', classifyDelay(b.eventLoopDelayMaxMs, b.heavyMs)));
   }
   const [a, b] = r.blocks;
   if (a && b) {
     // Moving scrypt to the pool frees the event loop; it does not make scrypt itself faster.
     const ratio = a.heavyMs / b.heavyMs;
-    out.push(line('heavy', 'blocking-vs-pooled', ratio >= 0.5 && ratio <= 2 ? 'similar-duration' : 'different-duration'));
+    out.push(
+      line('heavy', 'blocking-vs-pooled', ratio >= 0.5 && ratio <= 2 ? 'similar-duration' : 'different-duration'),
+    );
   }
   return out;
 }
@@ -82,7 +86,10 @@ export function shape(r: BlockingResult): string[] {
 export function caveats(r: BlockingResult): string[] {
   return r.blocks
     .filter((b) => !heavyLongEnough(b.heavyMs, r.offsetMs))
-    .map((b) => `the heavy ${b.route} request took ${Math.round(b.heavyMs)} ms, too short to overlap light requests sent ${r.offsetMs} ms after it; use a larger --cost.`);
+    .map(
+      (b) =>
+        `the heavy ${b.route} request took ${Math.round(b.heavyMs)} ms, too short to overlap light requests sent ${r.offsetMs} ms after it; use a larger --cost.`,
+    );
 }
 
 export const hints: Record<string, string> = {
@@ -92,16 +99,25 @@ export const hints: Record<string, string> = {
   pooled:
     'with crypto.scrypt the event loop stays free; slow light requests here mean something else blocked the ' +
     'event loop (is /member/verify-pooled still calling crypto.scrypt, not scryptSync?)',
-  heavy: 'the same scrypt should take about as long on the event loop as on a pool thread (one core either way); did the two routes get different costs?',
+  heavy:
+    'the same scrypt should take about as long on the event loop as on a pool thread (one core either way); did the two routes get different costs?',
 };
 
 export function render(r: BlockingResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const [blk, pool] = r.blocks;
-  const table = makeTable(['', 'verify-blocking\n(scrypt on the event loop)', 'verify-pooled\n(scrypt on the thread pool)'], ['left', 'right', 'right']);
+  const table = makeTable(
+    ['', 'verify-blocking\n(scrypt on the event loop)', 'verify-pooled\n(scrypt on the thread pool)'],
+    ['left', 'right', 'right'],
+  );
   const cell = (b: BlockingBlock | undefined, ms: number | undefined, kind: 'heavy' | 'light' | 'delay') => {
     if (!b || ms === undefined) return '';
-    const verdict = kind === 'light' ? classifyLight(ms, b.heavyMs, r.offsetMs, r.idleLightMs) : kind === 'delay' ? classifyDelay(ms, b.heavyMs) : '';
+    const verdict =
+      kind === 'light'
+        ? classifyLight(ms, b.heavyMs, r.offsetMs, r.idleLightMs)
+        : kind === 'delay'
+          ? classifyDelay(ms, b.heavyMs)
+          : '';
     const text = fmtMs(ms);
     if (verdict === 'waited-for-heavy' || verdict === 'near-heavy-duration') return c.red(`${text}  waited`);
     if (verdict === 'answered-at-once' || verdict === 'far-below-heavy-duration') return c.green(text);
@@ -112,7 +128,11 @@ export function render(r: BlockingResult, color: boolean, caption = machineCapti
   for (let i = 0; i < n; i++) {
     table.push([`light-${i + 1} (/books)`, cell(blk, blk?.lightMs[i], 'light'), cell(pool, pool?.lightMs[i], 'light')]);
   }
-  table.push(['event-loop delay max', cell(blk, blk?.eventLoopDelayMaxMs, 'delay'), cell(pool, pool?.eventLoopDelayMaxMs, 'delay')]);
+  table.push([
+    'event-loop delay max',
+    cell(blk, blk?.eventLoopDelayMaxMs, 'delay'),
+    cell(pool, pool?.eventLoopDelayMaxMs, 'delay'),
+  ]);
   return [
     c.bold(`Lesson 3 · blocking: one heavy scrypt, then ${n} light requests ${r.offsetMs} ms later`),
     c.dim(`heavy cost ${r.heavyCost} · ${caption}`),
@@ -130,16 +150,40 @@ export function render(r: BlockingResult, color: boolean, caption = machineCapti
 export function measures(r: BlockingResult): Measure[] {
   const out: Measure[] = [];
   for (const b of r.blocks) {
-    out.push(...measure(`${b.mode}-slowest-light`, `${b.mode}: the slowest light request`, 'ms', Math.max(...b.lightMs)));
     out.push(
-      ...measure(`${b.mode}-light-share-of-heavy`, `${b.mode}: the slowest light request, as a share of the heavy one's time after it was sent`, '×', ratio(Math.max(...b.lightMs), b.heavyMs - r.offsetMs), {
-        line: `${b.mode}  light-1`,
-        threshold: WAITED_SHARE,
-      }),
+      ...measure(`${b.mode}-slowest-light`, `${b.mode}: the slowest light request`, 'ms', Math.max(...b.lightMs)),
     );
-    out.push(...measure(`${b.mode}-event-loop-delay-max`, `${b.mode}: the server's longest event-loop delay`, 'ms', b.eventLoopDelayMaxMs, { line: `${b.mode}  event-loop-delay-max` }));
+    out.push(
+      ...measure(
+        `${b.mode}-light-share-of-heavy`,
+        `${b.mode}: the slowest light request, as a share of the heavy one's time after it was sent`,
+        '×',
+        ratio(Math.max(...b.lightMs), b.heavyMs - r.offsetMs),
+        {
+          line: `${b.mode}  light-1`,
+          threshold: WAITED_SHARE,
+        },
+      ),
+    );
+    out.push(
+      ...measure(
+        `${b.mode}-event-loop-delay-max`,
+        `${b.mode}: the server's longest event-loop delay`,
+        'ms',
+        b.eventLoopDelayMaxMs,
+        { line: `${b.mode}  event-loop-delay-max` },
+      ),
+    );
   }
   const [a, b] = r.blocks;
-  out.push(...measure('heavy-blocking-vs-pooled', 'the heavy request on the event loop over on the thread pool', '×', ratio(a?.heavyMs, b?.heavyMs), { line: 'heavy  blocking-vs-pooled' }));
+  out.push(
+    ...measure(
+      'heavy-blocking-vs-pooled',
+      'the heavy request on the event loop over on the thread pool',
+      '×',
+      ratio(a?.heavyMs, b?.heavyMs),
+      { line: 'heavy  blocking-vs-pooled' },
+    ),
+  );
   return out;
 }

@@ -9,11 +9,23 @@ export function measures(r: CappedScaleOutResult): Measure[] {
   const cpu = r.workloads.find((w) => w.name === 'cpu-bound');
   const user = r.workloads.find((w) => w.name === 'user-scenario');
   return [
-    ...measure('cpu-bound-5-vs-1', `replicas held to ${r.cap.cores} core each, CPU-bound: throughput with 5 replicas over 1`, '×', ratio(step(cpu, 5)?.throughput, step(cpu, 1)?.throughput), { line: 'cpu-bound  5-replicas-vs-1', threshold: CAPPED_GROWS_FACTOR }),
-    ...measure('user-scenario-5-vs-3', `replicas held to ${r.cap.cores} core each, creates and reads on one SQLite file: throughput with 5 replicas over 3`, '×', r.database.kind === 'sqlite' ? ratio(step(user, 5)?.throughput, step(user, 3)?.throughput) : undefined, {
-      line: 'user-scenario  5-replicas-vs-3',
-      threshold: DB_FLAT_FACTOR,
-    }),
+    ...measure(
+      'cpu-bound-5-vs-1',
+      `replicas held to ${r.cap.cores} core each, CPU-bound: throughput with 5 replicas over 1`,
+      '×',
+      ratio(step(cpu, 5)?.throughput, step(cpu, 1)?.throughput),
+      { line: 'cpu-bound  5-replicas-vs-1', threshold: CAPPED_GROWS_FACTOR },
+    ),
+    ...measure(
+      'user-scenario-5-vs-3',
+      `replicas held to ${r.cap.cores} core each, creates and reads on one SQLite file: throughput with 5 replicas over 3`,
+      '×',
+      r.database.kind === 'sqlite' ? ratio(step(user, 5)?.throughput, step(user, 3)?.throughput) : undefined,
+      {
+        line: 'user-scenario  5-replicas-vs-3',
+        threshold: DB_FLAT_FACTOR,
+      },
+    ),
   ];
 }
 
@@ -29,7 +41,8 @@ export const predictions: Question[] = [
       { label: 'somewhat (1.5× to 3×)', from: 1.5, to: CAPPED_GROWS_FACTOR },
       { label: 'close to 5× (3× or more)', from: CAPPED_GROWS_FACTOR },
     ],
-    explain: 'Five fifths of a core fit in one core, and the other core is left to the balancer and the load generator: each replica added brings CPU that nothing else was using.',
+    explain:
+      'Five fifths of a core fit in one core, and the other core is left to the balancer and the load generator: each replica added brings CPU that nothing else was using.',
     lesson: WHERE,
   },
   {
@@ -40,7 +53,8 @@ export const predictions: Question[] = [
       { label: 'about no more (under 1.25×)', to: DB_FLAT_FACTOR },
       { label: 'more (1.25× or more)', from: DB_FLAT_FACTOR },
     ],
-    explain: 'The writers take turns on one lock, which is already busy most of the time: more replicas add CPU but not commits, so the shared database is the new limit.',
+    explain:
+      'The writers take turns on one lock, which is already busy most of the time: more replicas add CPU but not commits, so the shared database is the new limit.',
     lesson: WHERE,
   },
 ];

@@ -25,7 +25,15 @@ export interface CappedStep {
    * The shared database: writes (and per second), the share of the step its writer lock was held
    * (0 to 1), and per write the mean time waiting for that lock and holding it (ms).
    */
-  db: { writes: number; writesPerS: number; lockBusy: number; lockWaitMs: number; lockHoldMs: number; writeMs: number; cores?: number };
+  db: {
+    writes: number;
+    writesPerS: number;
+    lockBusy: number;
+    lockWaitMs: number;
+    lockHoldMs: number;
+    writeMs: number;
+    cores?: number;
+  };
   generatorCpu: number;
   busyCores?: number;
 }

@@ -17,10 +17,34 @@ export function measures(r: CeilingResult): Measure[] {
   const checked = r.routes.flatMap((x) => x.steps).filter((s) => s.connections <= CHECKED_UP_TO && s.throughput > 0);
   const worstLittle = checked.length ? Math.max(...checked.map((s) => Math.abs(s.mean / littlesMs(s) - 1))) : undefined;
   return [
-    ...measure('cpu-bound-most-vs-1-connection', 'CPU-bound route: the most throughput of any step over 1 connection\'s', '×', ratio(cpu.length ? Math.max(...cpu.map((s) => s.throughput)) : undefined, one?.throughput), { line: 'ceiling  cpu-bound  throughput', threshold: 1 + FLAT_TOLERANCE }),
-    ...measure('cpu-bound-latency-growth', `CPU-bound route: mean latency at ${last?.connections ?? CHECKED_UP_TO} connections over that at 1`, '×', ratio(last?.mean, one?.mean), { line: `ceiling  cpu-bound  latency-vs-connections-up-to-${CHECKED_UP_TO}` }),
-    ...measure('io-bound-8-vs-1-connection', 'I/O-bound route: throughput at 8 connections over 1', '×', ratio(ioAt(8), ioAt(1)), { line: 'ceiling  io-bound  throughput-1-to-8-connections', threshold: IO_GROWTH_1_TO_8 }),
-    ...measure('littles-law-worst-error', `the mean latency's worst distance from connections / throughput (Little's law), up to ${CHECKED_UP_TO} connections`, '%', worstLittle === undefined ? undefined : 100 * worstLittle, { line: `ceiling  littles-law-up-to-${CHECKED_UP_TO}-connections`, threshold: 15 }),
+    ...measure(
+      'cpu-bound-most-vs-1-connection',
+      "CPU-bound route: the most throughput of any step over 1 connection's",
+      '×',
+      ratio(cpu.length ? Math.max(...cpu.map((s) => s.throughput)) : undefined, one?.throughput),
+      { line: 'ceiling  cpu-bound  throughput', threshold: 1 + FLAT_TOLERANCE },
+    ),
+    ...measure(
+      'cpu-bound-latency-growth',
+      `CPU-bound route: mean latency at ${last?.connections ?? CHECKED_UP_TO} connections over that at 1`,
+      '×',
+      ratio(last?.mean, one?.mean),
+      { line: `ceiling  cpu-bound  latency-vs-connections-up-to-${CHECKED_UP_TO}` },
+    ),
+    ...measure(
+      'io-bound-8-vs-1-connection',
+      'I/O-bound route: throughput at 8 connections over 1',
+      '×',
+      ratio(ioAt(8), ioAt(1)),
+      { line: 'ceiling  io-bound  throughput-1-to-8-connections', threshold: IO_GROWTH_1_TO_8 },
+    ),
+    ...measure(
+      'littles-law-worst-error',
+      `the mean latency's worst distance from connections / throughput (Little's law), up to ${CHECKED_UP_TO} connections`,
+      '%',
+      worstLittle === undefined ? undefined : 100 * worstLittle,
+      { line: `ceiling  littles-law-up-to-${CHECKED_UP_TO}-connections`, threshold: 15 },
+    ),
   ];
 }
 
@@ -36,7 +60,8 @@ export const predictions: Question[] = [
       { label: 'up to about the core count (1.25× to 3×)', from: 1.25, to: 3 },
       { label: 'a lot (3× or more)', from: 3 },
     ],
-    explain: 'One process runs its JavaScript on one thread: one connection already keeps that thread busy, and more connections only queue.',
+    explain:
+      'One process runs its JavaScript on one thread: one connection already keeps that thread busy, and more connections only queue.',
     lesson: `${WHERE}, "Two kinds of 5 ms" and "The knee"`,
   },
   {
@@ -60,7 +85,8 @@ export const predictions: Question[] = [
       { label: 'a few times (2× to 8×)', from: 2, to: 8 },
       { label: `about ${CHECKED_UP_TO}× (8× or more)`, from: 8 },
     ],
-    explain: 'Little\'s law: with throughput flat, the mean time inside grows with the number of requests inside, N / throughput.',
+    explain:
+      "Little's law: with throughput flat, the mean time inside grows with the number of requests inside, N / throughput.",
     lesson: `${WHERE}, "Little's law"`,
   },
 ];

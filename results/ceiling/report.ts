@@ -99,31 +99,63 @@ export function shape(r: CeilingResult): string[] {
     const last = cpu.steps.filter((s) => s.connections <= CHECKED_UP_TO).at(-1)!;
     // Linear: latency at N connections is about N times the latency at 1 (±30 %).
     const ratio = last.mean / one.mean / (last.connections / one.connections);
-    out.push(line('ceiling', 'cpu-bound', `latency-vs-connections-up-to-${CHECKED_UP_TO}`, ratio >= 0.7 && ratio <= 1.3 ? 'linear' : 'not-linear'));
+    out.push(
+      line(
+        'ceiling',
+        'cpu-bound',
+        `latency-vs-connections-up-to-${CHECKED_UP_TO}`,
+        ratio >= 0.7 && ratio <= 1.3 ? 'linear' : 'not-linear',
+      ),
+    );
     out.push(line('ceiling', 'cpu-bound', 'knee', knee(cpu.steps) === 1 ? 'at-1-connection' : 'elsewhere'));
   }
   if (io && io.steps.length > 0) {
     const at = (n: number) => io.steps.find((s) => s.connections === n);
     const one = at(1);
     const eight = at(8);
-    out.push(line('ceiling', 'io-bound', 'throughput-1-to-8-connections', one && eight && eight.throughput >= IO_GROWTH_1_TO_8 * one.throughput ? 'grows' : 'does-not-grow'));
+    out.push(
+      line(
+        'ceiling',
+        'io-bound',
+        'throughput-1-to-8-connections',
+        one && eight && eight.throughput >= IO_GROWTH_1_TO_8 * one.throughput ? 'grows' : 'does-not-grow',
+      ),
+    );
     const k = knee(io.steps);
-    out.push(line('ceiling', 'io-bound', 'knee-vs-cpu-bound', cpu && k !== undefined && k <= (knee(cpu.steps) ?? 0) ? 'not-later' : 'later'));
+    out.push(
+      line(
+        'ceiling',
+        'io-bound',
+        'knee-vs-cpu-bound',
+        cpu && k !== undefined && k <= (knee(cpu.steps) ?? 0) ? 'not-later' : 'later',
+      ),
+    );
   }
   const all = r.routes.flatMap((x) => x.steps);
   const checked = all.filter((s) => s.connections <= CHECKED_UP_TO);
-  out.push(line('ceiling', `littles-law-up-to-${CHECKED_UP_TO}-connections`, checked.every((s) => Math.abs(s.mean / littlesMs(s) - 1) <= LITTLE_TOLERANCE) ? 'holds' : 'does-not-hold'));
+  out.push(
+    line(
+      'ceiling',
+      `littles-law-up-to-${CHECKED_UP_TO}-connections`,
+      checked.every((s) => Math.abs(s.mean / littlesMs(s) - 1) <= LITTLE_TOLERANCE) ? 'holds' : 'does-not-hold',
+    ),
+  );
   out.push(line('ceiling', 'errors', all.every((s) => s.errors === 0) ? 'none' : 'some'));
   return out;
 }
 
 export const hints: Record<string, string> = {
-  'ceiling  cpu-bound  throughput': 'one process has one thread for JavaScript: more connections cannot make more CPU; throughput that grows means the route is not CPU-bound',
-  'ceiling  cpu-bound  throughput-vs-1000/ms': 'each request should cost its ms of CPU and little else; a much lower number means another program shares this core',
-  'ceiling  cpu-bound  latency-vs-connections-up-to-16': 'requests queue behind each other: latency should be connections × the cost of one',
+  'ceiling  cpu-bound  throughput':
+    'one process has one thread for JavaScript: more connections cannot make more CPU; throughput that grows means the route is not CPU-bound',
+  'ceiling  cpu-bound  throughput-vs-1000/ms':
+    'each request should cost its ms of CPU and little else; a much lower number means another program shares this core',
+  'ceiling  cpu-bound  latency-vs-connections-up-to-16':
+    'requests queue behind each other: latency should be connections × the cost of one',
   'ceiling  cpu-bound  knee': 'a CPU-bound route is saturated by one connection already',
-  'ceiling  io-bound': 'waiting costs no CPU, so more connections should mean more throughput until the process or the load generator runs out of CPU',
-  'ceiling  littles-law-up-to-16-connections': 'a closed loop keeps exactly N requests inside: mean latency should be N / throughput; a large gap means requests failed or the run was too short',
+  'ceiling  io-bound':
+    'waiting costs no CPU, so more connections should mean more throughput until the process or the load generator runs out of CPU',
+  'ceiling  littles-law-up-to-16-connections':
+    'a closed loop keeps exactly N requests inside: mean latency should be N / throughput; a large gap means requests failed or the run was too short',
   'ceiling  errors': 'a request failed or timed out',
 };
 
@@ -138,7 +170,10 @@ function chart(sweep: RouteSweep): string[] {
   const maxT = Math.max(...sweep.steps.map((s) => s.throughput));
   const maxP = Math.max(...sweep.steps.map((s) => s.p95));
   const rows = [`  ${'conns'.padStart(5)}  ${'throughput'.padEnd(BAR + 12)}  p95`];
-  for (const s of sweep.steps) rows.push(`  ${String(s.connections).padStart(5)}  ${bar(s.throughput, maxT)} ${fmtRate(s.throughput).padStart(11)}  ${bar(s.p95, maxP)} ${fmtMs(s.p95)}`);
+  for (const s of sweep.steps)
+    rows.push(
+      `  ${String(s.connections).padStart(5)}  ${bar(s.throughput, maxT)} ${fmtRate(s.throughput).padStart(11)}  ${bar(s.p95, maxP)} ${fmtMs(s.p95)}`,
+    );
   return rows;
 }
 
@@ -159,7 +194,12 @@ export function caveats(r: CeilingResult): string[] {
 
 export function render(r: CeilingResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
-  const out = [c.bold('Lesson 1 · the ceiling of one process'), c.dim(`one replica, closed loop, ${r.stepS} s per step${(r.rounds ?? 1) > 1 ? ` in ${r.rounds} turns` : ''} · ${caption}`)];
+  const out = [
+    c.bold('Lesson 1 · the ceiling of one process'),
+    c.dim(
+      `one replica, closed loop, ${r.stepS} s per step${(r.rounds ?? 1) > 1 ? ` in ${r.rounds} turns` : ''} · ${caption}`,
+    ),
+  ];
   for (const sweep of r.routes) {
     const k = knee(sweep.steps);
     const table = makeTable(
@@ -189,10 +229,14 @@ export function render(r: CeilingResult, color: boolean, caption = machineCaptio
   }
   out.push(
     '',
-    c.dim(`Little's law: with N requests always in the loop, mean latency = N / throughput. Compare the "mean" and "N / (req/s)" columns.`),
+    c.dim(
+      `Little's law: with N requests always in the loop, mean latency = N / throughput. Compare the "mean" and "N / (req/s)" columns.`,
+    ),
     ...((r.rounds ?? 1) > 1
       ? [
-          c.dim(`Each step measures ${r.stepS} s in ${r.rounds} slices; the steps take turns (up, then down), so a slow stretch of the machine weighs on all alike.`),
+          c.dim(
+            `Each step measures ${r.stepS} s in ${r.rounds} slices; the steps take turns (up, then down), so a slow stretch of the machine weighs on all alike.`,
+          ),
           c.dim(
             'A slice counts from when every connection has had its first answer: a busy process accepts one new connection per event loop iteration, ' +
               "so on the CPU-bound route the last of N new connections waits about N²/2 requests' time for its first one. Generator CPU is autocannon's, in cores.",

@@ -7,9 +7,27 @@ import type { Question } from '../report/predictions.ts';
 export function measures(r: ClusterResult): Measure[] {
   const counters = Object.values(r.counters.byPid);
   return [
-    ...measure('highest-counter-share', 'the highest worker\'s loan counter as a share of all loans', '×', ratio(counters.length ? Math.max(...counters) : undefined, r.counters.total), { line: 'counters  after-every-loan' }),
-    ...measure('new-worker-counter', 'the replacement worker\'s loan counter when it first answered', 'loans', r.kill.newWorkerCounter, { line: 'kill-worker  new-worker-counter' }),
-    ...measure('keep-alive-workers', `workers that answered ${r.keepAlive.requests} requests over one kept-alive connection`, 'workers', Object.keys(r.keepAlive.byPid).length, { line: `keep-alive  ${r.keepAlive.requests}-requests-one-connection` }),
+    ...measure(
+      'highest-counter-share',
+      "the highest worker's loan counter as a share of all loans",
+      '×',
+      ratio(counters.length ? Math.max(...counters) : undefined, r.counters.total),
+      { line: 'counters  after-every-loan' },
+    ),
+    ...measure(
+      'new-worker-counter',
+      "the replacement worker's loan counter when it first answered",
+      'loans',
+      r.kill.newWorkerCounter,
+      { line: 'kill-worker  new-worker-counter' },
+    ),
+    ...measure(
+      'keep-alive-workers',
+      `workers that answered ${r.keepAlive.requests} requests over one kept-alive connection`,
+      'workers',
+      Object.keys(r.keepAlive.byPid).length,
+      { line: `keep-alive  ${r.keepAlive.requests}-requests-one-connection` },
+    ),
   ];
 }
 
@@ -24,12 +42,13 @@ export const predictions: Question[] = [
       { label: 'all of them (1×)', from: 0.995 },
       { label: 'only its own share (under 1×)', to: 0.995 },
     ],
-    explain: 'Workers are separate processes: a variable in one is not seen by another, so each counter holds only the loans that worker served.',
+    explain:
+      'Workers are separate processes: a variable in one is not seen by another, so each counter holds only the loans that worker served.',
     lesson: WHERE,
   },
   {
     id: 'replacement-counter',
-    ask: 'A worker is killed and the primary forks a replacement. What is the replacement\'s loan counter when it first answers (before its own loan)?',
+    ask: "A worker is killed and the primary forks a replacement. What is the replacement's loan counter when it first answers (before its own loan)?",
     measure: 'new-worker-counter',
     choices: [
       { label: 'zero', to: 0.5 },
@@ -46,7 +65,8 @@ export const predictions: Question[] = [
       { label: 'one', to: 1.5 },
       { label: 'two or more, in turn', from: 1.5 },
     ],
-    explain: 'node:cluster hands out connections, not requests: every request on a connection goes to the worker that accepted it.',
+    explain:
+      'node:cluster hands out connections, not requests: every request on a connection goes to the worker that accepted it.',
     lesson: WHERE,
   },
 ];

@@ -62,8 +62,18 @@ export function shape(r: ClusterResult): string[] {
     line('counters', 'after-every-loan', countersVerdict(r.counters)),
     line('kill-worker', 'replacement', k.pidsBefore.includes(k.newPid) ? 'same-pid' : 'new-pid'),
     line('kill-worker', 'after-replacement', k.answeredAfter === k.requestsAfter ? 'all-answered' : 'some-failed'),
-    line('kill-worker', 'new-worker-counter', k.newWorkerCounter === undefined ? 'never-answered' : k.newWorkerCounter === 0 ? 'starts-at-zero' : 'not-zero'),
-    line('keep-alive', `${r.keepAlive.requests}-requests-one-connection`, keepPids === 1 && r.keepAlive.reusedSocket === r.keepAlive.requests - 1 ? 'all-on-one-worker' : `spread-over-${keepPids}-workers`),
+    line(
+      'kill-worker',
+      'new-worker-counter',
+      k.newWorkerCounter === undefined ? 'never-answered' : k.newWorkerCounter === 0 ? 'starts-at-zero' : 'not-zero',
+    ),
+    line(
+      'keep-alive',
+      `${r.keepAlive.requests}-requests-one-connection`,
+      keepPids === 1 && r.keepAlive.reusedSocket === r.keepAlive.requests - 1
+        ? 'all-on-one-worker'
+        : `spread-over-${keepPids}-workers`,
+    ),
   ];
 }
 
@@ -78,7 +88,15 @@ export const examples: ReportExamples<ClusterResult> = {
     workers: 3,
     fresh: { requests: 12, byPid: { '101': 4, '102': 4, '103': 4 } },
     counters: { total: 16, byPid: { '101': 6, '102': 5, '103': 5 } },
-    kill: { killedPid: 101, newPid: 104, replacedInMs: 380, requestsAfter: 6, answeredAfter: 6, newWorkerCounter: 0, pidsBefore: [101, 102, 103] },
+    kill: {
+      killedPid: 101,
+      newPid: 104,
+      replacedInMs: 380,
+      requestsAfter: 6,
+      answeredAfter: 6,
+      newWorkerCounter: 0,
+      pidsBefore: [101, 102, 103],
+    },
     keepAlive: { requests: 30, byPid: { '102': 30 }, reusedSocket: 29 },
   }),
   broken: {
@@ -97,19 +115,44 @@ export const hints: Record<string, string> = {
     'scheduling policy is not round robin (NODE_CLUSTER_SCHED_POLICY=none?) or requests overlapped',
   counters: 'each worker counts only the loans it served itself; if one saw them all, all requests went to one worker',
   'kill-worker': 'the primary should fork one replacement per worker death and the others keep serving meanwhile',
-  'keep-alive': 'a keep-alive connection belongs to the worker that accepted it; if requests spread, they were not on one connection',
+  'keep-alive':
+    'a keep-alive connection belongs to the worker that accepted it; if requests spread, they were not on one connection',
 };
 
 export function render(r: ClusterResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
-  const pids = [...new Set([...Object.keys(r.fresh.byPid), ...Object.keys(r.counters.byPid), ...Object.keys(r.keepAlive.byPid), String(r.kill.newPid)])];
+  const pids = [
+    ...new Set([
+      ...Object.keys(r.fresh.byPid),
+      ...Object.keys(r.counters.byPid),
+      ...Object.keys(r.keepAlive.byPid),
+      String(r.kill.newPid),
+    ]),
+  ];
   const table = makeTable(
-    ['worker pid', `${r.fresh.requests} loans,\none per connection`, `counter after\n${r.counters.total} loans`, `${r.keepAlive.requests} requests on\none keep-alive connection`, ''],
+    [
+      'worker pid',
+      `${r.fresh.requests} loans,\none per connection`,
+      `counter after\n${r.counters.total} loans`,
+      `${r.keepAlive.requests} requests on\none keep-alive connection`,
+      '',
+    ],
     ['right', 'right', 'right', 'right', 'left'],
   );
   for (const pid of pids) {
-    const note = Number(pid) === r.kill.killedPid ? c.red('killed (SIGKILL)') : Number(pid) === r.kill.newPid ? c.green(`replacement, counter ${r.kill.newWorkerCounter ?? '?'}`) : '';
-    table.push([pid, String(r.fresh.byPid[pid] ?? 0), String(r.counters.byPid[pid] ?? '-'), String(r.keepAlive.byPid[pid] ?? 0), note]);
+    const note =
+      Number(pid) === r.kill.killedPid
+        ? c.red('killed (SIGKILL)')
+        : Number(pid) === r.kill.newPid
+          ? c.green(`replacement, counter ${r.kill.newWorkerCounter ?? '?'}`)
+          : '';
+    table.push([
+      pid,
+      String(r.fresh.byPid[pid] ?? 0),
+      String(r.counters.byPid[pid] ?? '-'),
+      String(r.keepAlive.byPid[pid] ?? 0),
+      note,
+    ]);
   }
   const k = r.kill;
   return [

@@ -55,15 +55,23 @@ export function shape(r: CounterResult): string[] {
       }
       // Not "do they agree": round robin gives two memory counters equal shares, which agree by chance.
       const views = Object.values(run.views);
-      out.push(line(key, 'each-process-sees', views.length > 0 && views.every((v) => v >= run.answered) ? 'all-loans' : 'only-its-own'));
+      out.push(
+        line(
+          key,
+          'each-process-sees',
+          views.length > 0 && views.every((v) => v >= run.answered) ? 'all-loans' : 'only-its-own',
+        ),
+      );
       out.push(line(key, 'total-vs-200s', countVerdict(run, r.load.connections)));
     }
   }
   return out;
 }
 
-const MEMORY_HINT = 'each process counts in its own memory: each sees only its own loans, and the killed one\'s count dies with it';
-const SHARED_HINT = 'every process increments one shared value: each sees every loan, and no answered loan may be missing';
+const MEMORY_HINT =
+  "each process counts in its own memory: each sees only its own loans, and the killed one's count dies with it";
+const SHARED_HINT =
+  'every process increments one shared value: each sees every loan, and no answered loan may be missing';
 export const hints: Record<string, string> = {
   'cluster-memory': MEMORY_HINT,
   'replicas-memory': MEMORY_HINT,
@@ -79,7 +87,15 @@ export function notShown(r: CounterResult): string[] {
 
 export function render(r: CounterResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
-  const head = ['processes', 'store', 'loans answered 200', 'cut by the kill', 'total afterwards', 'what each process says', 'verdict'];
+  const head = [
+    'processes',
+    'store',
+    'loans answered 200',
+    'cut by the kill',
+    'total afterwards',
+    'what each process says',
+    'verdict',
+  ];
   const table = makeTable(head, [...textThenNumbers(2, 5), 'left', 'left']);
   for (const run of r.runs) {
     const v = countVerdict(run, r.load.connections);
@@ -92,15 +108,19 @@ export function render(r: CounterResult, color: boolean, caption = machineCaptio
       Object.entries(run.views)
         .map(([pid, n]) => `${pid}: ${n}`)
         .join(', '),
-      v === 'none-lost' ? c.green(run.total === run.answered ? 'exact' : `none lost (+${run.total - run.answered} counted, then cut)`) : c.red(`${v} (${run.total - run.answered})`),
+      v === 'none-lost'
+        ? c.green(run.total === run.answered ? 'exact' : `none lost (+${run.total - run.answered} counted, then cut)`)
+        : c.red(`${v} (${run.total - run.answered})`),
     ]);
   }
   return [
-    c.bold(`Lesson 7 · counter: loans counted by ${r.workers} cluster workers, then ${r.workers} replicas, while one process is SIGKILLed`),
+    c.bold(
+      `Lesson 7 · counter: loans counted by ${r.workers} cluster workers, then ${r.workers} replicas, while one process is SIGKILLed`,
+    ),
     c.dim(
       `${r.load.loans} POST /loan over ${r.load.connections} connections; a process killed halfway (the cluster replaces its worker; the replica stays dead) · ${caption}`,
     ),
     table.toString(),
-    'memory: the total is the sum of what the surviving processes say; the killed one\'s count is gone, and a replacement worker starts at 0.',
+    "memory: the total is the sum of what the surviving processes say; the killed one's count is gone, and a replacement worker starts at 0.",
   ].join('\n');
 }

@@ -13,10 +13,34 @@ export function measures(r: DegradedResult): Measure[] {
   const out: Measure[] = [];
   for (const p of r.policies) {
     if (!AWARE.includes(p.policy)) {
-      out.push(...measure(`${p.policy}-p95-vs-load-aware`, `${p.policy}: p95 over the load-aware policies' (the worse of them)`, '×', ratio(p.p95, worstAware), { line: `${p.policy}  p95-vs-load-aware-policies`, threshold: P95_FACTOR }));
+      out.push(
+        ...measure(
+          `${p.policy}-p95-vs-load-aware`,
+          `${p.policy}: p95 over the load-aware policies' (the worse of them)`,
+          '×',
+          ratio(p.p95, worstAware),
+          { line: `${p.policy}  p95-vs-load-aware-policies`, threshold: P95_FACTOR },
+        ),
+      );
     }
-    out.push(...measure(`${p.policy}-p95-vs-own-p50`, `${p.policy}: p95 over its own p50`, '×', ratio(p.p95, Math.max(p.p50, 0.001)), { line: `${p.policy}  p95-vs-own-p50`, threshold: TAIL_FACTOR }));
-    out.push(...measure(`${p.policy}-blocked-share`, `${p.policy}: the blocked replica's share of the requests`, '%', 100 * blockedShare(p, r.degraded), { line: `${p.policy}  blocked-replica-share`, threshold: 100 * SMALL_SHARE }));
+    out.push(
+      ...measure(
+        `${p.policy}-p95-vs-own-p50`,
+        `${p.policy}: p95 over its own p50`,
+        '×',
+        ratio(p.p95, Math.max(p.p50, 0.001)),
+        { line: `${p.policy}  p95-vs-own-p50`, threshold: TAIL_FACTOR },
+      ),
+    );
+    out.push(
+      ...measure(
+        `${p.policy}-blocked-share`,
+        `${p.policy}: the blocked replica's share of the requests`,
+        '%',
+        100 * blockedShare(p, r.degraded),
+        { line: `${p.policy}  blocked-replica-share`, threshold: 100 * SMALL_SHARE },
+      ),
+    );
   }
   return out;
 }
@@ -31,7 +55,7 @@ const BLOCKED_SHARE = [
 export const predictions: Question[] = [
   {
     id: 'round-robin-p95',
-    ask: 'One of three replicas has its event loop kept busy. Round robin\'s p95 over least connections\' (or power of two choices\', the worse of them):',
+    ask: "One of three replicas has its event loop kept busy. Round robin's p95 over least connections' (or power of two choices', the worse of them):",
     measure: 'round-robin-p95-vs-load-aware',
     choices: [
       { label: 'about the same (under 2×)', to: 2 },
@@ -40,12 +64,13 @@ export const predictions: Question[] = [
       // made the right answer a coin toss.
       { label: 'an order of magnitude or more (10× or more)', from: 10 },
     ],
-    explain: 'Round robin sends the blocked replica its third of the requests anyway, and each waits for the busy loop; least connections sees the requests pile up there and sends the next ones elsewhere.',
+    explain:
+      'Round robin sends the blocked replica its third of the requests anyway, and each waits for the busy loop; least connections sees the requests pile up there and sends the next ones elsewhere.',
     lesson: WHERE,
   },
   {
     id: 'round-robin-blocked-share',
-    ask: 'What share of round robin\'s requests does the blocked replica serve?',
+    ask: "What share of round robin's requests does the blocked replica serve?",
     measure: 'round-robin-blocked-share',
     choices: BLOCKED_SHARE,
     explain: 'Round robin reads no load: every replica gets its turn, slow or not.',
@@ -53,10 +78,11 @@ export const predictions: Question[] = [
   },
   {
     id: 'least-connections-blocked-share',
-    ask: 'And of least connections\' requests?',
+    ask: "And of least connections' requests?",
     measure: 'least-connections-blocked-share',
     choices: BLOCKED_SHARE,
-    explain: 'Least connections counts requests in flight: the blocked replica\'s count stays high, so it is almost never the least.',
+    explain:
+      "Least connections counts requests in flight: the blocked replica's count stays high, so it is almost never the least.",
     lesson: WHERE,
   },
 ];

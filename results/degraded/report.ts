@@ -2,7 +2,15 @@
  * Result, table and shape of the `degraded` experiment (lesson 4): one of three replicas has its
  * event loop kept busy; /fast goes through the balancer under each policy. Pure functions only.
  */
-import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../report/format.ts';
+import {
+  fmtMs,
+  fmtRate,
+  machineCaption,
+  makeChalk,
+  makeTable,
+  textThenNumbers,
+  type MachineInfo,
+} from '../report/format.ts';
 import { line } from '../report/shape.ts';
 
 export interface PolicyRun {
@@ -75,14 +83,38 @@ export function shape(r: DegradedResult): string[] {
     const lowestRate = Math.min(...aware.map((p) => p.throughput));
     for (const p of r.policies.filter((q) => !AWARE.includes(q.policy))) {
       const ratio = p.p95 / Math.max(worstP95, 0.001);
-      out.push(line(p.policy, 'p95-vs-load-aware-policies', ratio >= P95_FACTOR ? 'order-of-magnitude-higher' : ratio > 1 ? 'higher' : 'not-higher'));
-      out.push(line(p.policy, 'throughput-vs-load-aware-policies', p.throughput <= THROUGHPUT_SHARE * lowestRate ? 'much-lower' : 'not-much-lower'));
-      out.push(line(p.policy, 'p95-vs-own-p50', p.p95 >= TAIL_FACTOR * Math.max(p.p50, 0.001) ? 'order-of-magnitude-higher' : 'close'));
+      out.push(
+        line(
+          p.policy,
+          'p95-vs-load-aware-policies',
+          ratio >= P95_FACTOR ? 'order-of-magnitude-higher' : ratio > 1 ? 'higher' : 'not-higher',
+        ),
+      );
+      out.push(
+        line(
+          p.policy,
+          'throughput-vs-load-aware-policies',
+          p.throughput <= THROUGHPUT_SHARE * lowestRate ? 'much-lower' : 'not-much-lower',
+        ),
+      );
+      out.push(
+        line(
+          p.policy,
+          'p95-vs-own-p50',
+          p.p95 >= TAIL_FACTOR * Math.max(p.p50, 0.001) ? 'order-of-magnitude-higher' : 'close',
+        ),
+      );
       out.push(line(p.policy, 'blocked-replica-share', shareVerdict(blockedShare(p, r.degraded))));
     }
     // The load-aware policies themselves: they steer around the blocked replica, so their tail stays near their median.
     for (const p of aware) {
-      out.push(line(p.policy, 'p95-vs-own-p50', p.p95 >= TAIL_FACTOR * Math.max(p.p50, 0.001) ? 'order-of-magnitude-higher' : 'close'));
+      out.push(
+        line(
+          p.policy,
+          'p95-vs-own-p50',
+          p.p95 >= TAIL_FACTOR * Math.max(p.p50, 0.001) ? 'order-of-magnitude-higher' : 'close',
+        ),
+      );
       out.push(line(p.policy, 'blocked-replica-share', shareVerdict(blockedShare(p, r.degraded))));
     }
   }
@@ -92,10 +124,14 @@ export function shape(r: DegradedResult): string[] {
 
 export function caveats(r: DegradedResult): string[] {
   const busy = r.policies.filter((p) => p.generatorCpu > 0.8);
-  const out = busy.length ? [`the load generator used most of a core under ${busy.map((p) => p.policy).join(', ')}: there, it (not the replicas) limited throughput.`] : [];
+  const out = busy.length
+    ? [
+        `the load generator used most of a core under ${busy.map((p) => p.policy).join(', ')}: there, it (not the replicas) limited throughput.`,
+      ]
+    : [];
   if (r.twoChoices === 'with-replacement') {
     out.push(
-      'power of two choices sampled with replacement (--two-choices with-replacement): the shape is expected not to hold. Its own lines fail, and so do round robin\'s and random\'s comparisons, which are made with the worse of the load-aware policies, now power of two choices (lesson 4, exercise 1).',
+      "power of two choices sampled with replacement (--two-choices with-replacement): the shape is expected not to hold. Its own lines fail, and so do round robin's and random's comparisons, which are made with the worse of the load-aware policies, now power of two choices (lesson 4, exercise 1).",
     );
   }
   return out;
@@ -108,14 +144,22 @@ export const hints: Record<string, string> = {
   'least-connections':
     'least connections sees the requests piling up on the blocked replica and sends it almost nothing, so its p95 stays within a few times its p50',
   'power-of-two-choices':
-    'power of two choices compares two replicas\' requests in flight: whenever the blocked one is sampled it loses, so it gets almost nothing and the tail stays near the median',
+    "power of two choices compares two replicas' requests in flight: whenever the blocked one is sampled it loses, so it gets almost nothing and the tail stays near the median",
   'all-policies': 'nothing should fail: errors mean a replica or the balancer broke',
 };
 
 export function render(r: DegradedResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const names = Object.keys(r.policies[0]?.perReplica ?? {});
-  const head = ['policy', 'throughput', 'p50', 'p95', 'p99', 'errors', ...names.map((n) => (n === r.degraded ? `${n} (busy)` : n))];
+  const head = [
+    'policy',
+    'throughput',
+    'p50',
+    'p95',
+    'p99',
+    'errors',
+    ...names.map((n) => (n === r.degraded ? `${n} (busy)` : n)),
+  ];
   const table = makeTable(head, textThenNumbers(1, head.length));
   const best = Math.min(...r.policies.map((p) => p.p95));
   for (const p of r.policies) {
@@ -133,11 +177,13 @@ export function render(r: DegradedResult, color: boolean, caption = machineCapti
   }
   const { load } = r;
   return [
-    c.bold(`Lesson 4 · degraded replica: ${r.degraded}'s event loop kept blocked; /fast through ${r.balancer}${r.twoChoices ? ` (power of two choices ${r.twoChoices})` : ''}`),
+    c.bold(
+      `Lesson 4 · degraded replica: ${r.degraded}'s event loop kept blocked; /fast through ${r.balancer}${r.twoChoices ? ` (power of two choices ${r.twoChoices})` : ''}`,
+    ),
     c.dim(
       `${load.connections} connections, ${load.repetitions === 1 ? `${load.durationS} s` : `${load.repetitions} slices of ${load.durationS} s each, interleaved with the other policies`}; hog: ${r.hog.connections} connections of ${r.hog.route} straight to ${r.degraded} · ${caption}`,
     ),
     table.toString(),
-    'The replica columns give the share of /fast requests each replica served. Compare each row\'s p50 with its p95.',
+    "The replica columns give the share of /fast requests each replica served. Compare each row's p50 with its p95.",
   ].join('\n');
 }

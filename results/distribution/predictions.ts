@@ -6,9 +6,15 @@ import type { Question } from '../report/predictions.ts';
 /** Per policy: of the requests sent while one replica held a long request, how many went to it. */
 export function measures(r: DistributionResult): Measure[] {
   return Object.entries(r.byPolicy).flatMap(([policy, d]) =>
-    measure(`${policy}-to-busy`, `${policy}: requests sent to the replica holding a long request, of ${d.withBusy.length}`, 'requests', d.withBusy.filter((x) => x === d.busy).length, {
-      line: `${policy}  ${d.withBusy.length}-requests-with-one-replica-busy`,
-    }),
+    measure(
+      `${policy}-to-busy`,
+      `${policy}: requests sent to the replica holding a long request, of ${d.withBusy.length}`,
+      'requests',
+      d.withBusy.filter((x) => x === d.busy).length,
+      {
+        line: `${policy}  ${d.withBusy.length}-requests-with-one-replica-busy`,
+      },
+    ),
   );
 }
 
@@ -42,7 +48,8 @@ export const predictions: Question[] = [
     ask: 'The same under power of two choices (two distinct replicas drawn at random, the one with fewer in flight wins). How many go to the busy replica?',
     measure: 'power-of-two-choices-to-busy',
     choices: SHARE_OF_30,
-    explain: 'Two distinct draws out of three always include an idle replica, and the idle one wins every comparison with the busy one.',
+    explain:
+      'Two distinct draws out of three always include an idle replica, and the idle one wins every comparison with the busy one.',
     lesson: WHERE,
   },
 ];

@@ -80,7 +80,14 @@ export function shape(r: DistributionResult): string[] {
     const counts = countsOf(d.order);
     const verdict = evenness(counts, r.replicas, d.order.length);
     // Round robin must be exact; for the others exact is luck, so it counts as roughly even (their order line tells them apart).
-    const shown = policy === 'round-robin' ? (verdict === 'exactly-even' ? spread(counts, r.replicas.length) : verdict) : verdict === 'exactly-even' ? 'roughly-even' : verdict;
+    const shown =
+      policy === 'round-robin'
+        ? verdict === 'exactly-even'
+          ? spread(counts, r.replicas.length)
+          : verdict
+        : verdict === 'exactly-even'
+          ? 'roughly-even'
+          : verdict;
     out.push(line(policy, `${d.order.length}-requests`, shown));
     if (ORDERED[policy]) out.push(line(policy, 'order', orderVerdict(d.order, r.replicas)));
     out.push(line(policy, `${d.withBusy.length}-requests-with-one-replica-busy`, busyVerdict(d)));
@@ -93,14 +100,18 @@ export const hints: Record<string, string> = {
     'round robin hands requests to the replicas in turn, whatever their load: 30 requests over 3 replicas land 10/10/10, in the same order every cycle, a third of them on a busy replica',
   'least-connections':
     'least connections sends each request to a replica with the fewest requests in flight: with one replica holding a long request, it should send that one nothing',
-  random: 'random picks any replica, in no order and whatever its load; a replica left out suggests it was not in the upstream list',
+  random:
+    'random picks any replica, in no order and whatever its load; a replica left out suggests it was not in the upstream list',
   'power-of-two-choices':
     'power of two choices samples two distinct replicas and takes the less busy: out of three, one sample is always idle, so a busy replica gets nothing; its order is random',
 };
 
 export function render(r: DistributionResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
-  const table = makeTable(['policy', ...r.replicas, 'verdict', 'first 9 answers', `with one replica busy`], ['left', ...r.replicas.map(() => 'right' as const), 'left', 'left', 'left']);
+  const table = makeTable(
+    ['policy', ...r.replicas, 'verdict', 'first 9 answers', `with one replica busy`],
+    ['left', ...r.replicas.map(() => 'right' as const), 'left', 'left', 'left'],
+  );
   for (const [policy, d] of Object.entries(r.byPolicy)) {
     const counts = countsOf(d.order);
     const verdict = evenness(counts, r.replicas, d.order.length);
@@ -114,7 +125,9 @@ export function render(r: DistributionResult, color: boolean, caption = machineC
     ]);
   }
   return [
-    c.bold(`Lesson 4 · distribution: ${r.requests} requests per policy, each on a fresh connection, through ${r.balancer}`),
+    c.bold(
+      `Lesson 4 · distribution: ${r.requests} requests per policy, each on a fresh connection, through ${r.balancer}`,
+    ),
     c.dim(`then ${r.requests} more while one replica holds a long request (/slow-async) · ${caption}`),
     table.toString(),
   ].join('\n');

@@ -24,7 +24,10 @@ export interface RunLog {
 }
 
 /** Retried requests whose first try ran out the connect timeout, and those that ran out the response timeout (each within TRY_MATCH). */
-export function timedOutTries(firstTriesS: readonly number[], t: { connectTimeoutMs: number; responseTimeoutMs: number }): { connect: number; response: number } {
+export function timedOutTries(
+  firstTriesS: readonly number[],
+  t: { connectTimeoutMs: number; responseTimeoutMs: number },
+): { connect: number; response: number } {
   const near = (s: number, ms: number) => s * 1000 >= ms * TRY_MATCH.low && s * 1000 <= ms * TRY_MATCH.high;
   let connect = 0;
   let response = 0;
@@ -65,21 +68,36 @@ function sampleVerdict(sample: string | undefined, expect: { label: string; ms: 
  * Shape lines for one run with retries: the log's counts against the clients', and, where the
  * fault makes tries wait out a timeout (`expect`), what its slowest retried line shows.
  */
-export function logShape(name: string, log: RunLog | undefined, clients: ClientCounts, expect?: { label: string; ms: number }): string[] {
+export function logShape(
+  name: string,
+  log: RunLog | undefined,
+  clients: ClientCounts,
+  expect?: { label: string; ms: number },
+): string[] {
   const same = (a: number | undefined, b: number) => (a === undefined ? 'no-log' : a === b ? 'equal' : 'different');
-  const out = [line(name, 'log-retried-vs-clients', same(log?.retried, clients.retried)), line(name, 'log-slow-vs-clients', same(log?.slow, clients.slow))];
+  const out = [
+    line(name, 'log-retried-vs-clients', same(log?.retried, clients.retried)),
+    line(name, 'log-slow-vs-clients', same(log?.slow, clients.slow)),
+  ];
   if (expect) out.push(line(name, 'log-retried-line', log ? sampleVerdict(log.sample, expect) : 'no-log'));
   return out;
 }
 
 export const logHints: Record<string, string> = {
-  'log-retried-vs-clients': 'every request the balancer logged with two or more replicas should reach its client with both in x-upstream-addr; a difference means a retry the log missed, or a header the balancer did not set',
-  'log-slow-vs-clients': 'the balancer\'s request time and the client\'s differ by the loopback trip only, so the two counts of requests of a second or more should be equal',
-  'log-retried-line': 'a request held by the frozen (or vanished) replica should be logged with two tries: 504 after the response (or connect) timeout, then 200 from another replica',
+  'log-retried-vs-clients':
+    'every request the balancer logged with two or more replicas should reach its client with both in x-upstream-addr; a difference means a retry the log missed, or a header the balancer did not set',
+  'log-slow-vs-clients':
+    "the balancer's request time and the client's differ by the loopback trip only, so the two counts of requests of a second or more should be equal",
+  'log-retried-line':
+    'a request held by the frozen (or vanished) replica should be logged with two tries: 504 after the response (or connect) timeout, then 200 from another replica',
 };
 
 /** The sample line, field by field, in words. */
-export function explainSample(sample: string, names: Record<string, string>, timeouts: { connectTimeoutMs: number; responseTimeoutMs: number }): string[] {
+export function explainSample(
+  sample: string,
+  names: Record<string, string>,
+  timeouts: { connectTimeoutMs: number; responseTimeoutMs: number },
+): string[] {
   const e = parseAccessLine(sample);
   if (!e) return [];
   const who = (addr: string) => names[addr] ?? addr;
@@ -87,10 +105,17 @@ export function explainSample(sample: string, names: Record<string, string>, tim
   const timeoutText = (timeS: number | undefined) => {
     const ms = (timeS ?? 0) * 1000;
     const connect = Math.abs(ms - timeouts.connectTimeoutMs) < Math.abs(ms - timeouts.responseTimeoutMs);
-    return connect ? `no connection within the ${timeouts.connectTimeoutMs} ms connect timeout` : `no answer within the ${timeouts.responseTimeoutMs} ms response timeout`;
+    return connect
+      ? `no connection within the ${timeouts.connectTimeoutMs} ms connect timeout`
+      : `no answer within the ${timeouts.responseTimeoutMs} ms response timeout`;
   };
   const tryText = e.tries.map((t) => {
-    const what = t.status === 504 ? `504, ${timeoutText(t.timeS)}` : t.status === 502 ? '502, the connection failed or was reset' : String(t.status);
+    const what =
+      t.status === 504
+        ? `504, ${timeoutText(t.timeS)}`
+        : t.status === 502
+          ? '502, the connection failed or was reset'
+          : String(t.status);
     return `${who(t.addr)}: ${what}`;
   });
   return [

@@ -64,7 +64,13 @@ export const FAILOVER_SPEC = {
   connections: 8,
   route: '/fast',
   /** The balancer's settings: a response timeout of 1.5 s (what a frozen replica costs a request), and the kit's defaults otherwise, among them a connect timeout of 2 s (what a vanished address costs). */
-  settings: { responseTimeoutMs: 1500, connectTimeoutMs: FAILOVER_DEFAULTS.connectTimeoutMs, maxFails: FAILOVER_DEFAULTS.maxFails, failTimeoutS: FAILOVER_DEFAULTS.failTimeoutMs / 1000, retries: FAILOVER_DEFAULTS.retries },
+  settings: {
+    responseTimeoutMs: 1500,
+    connectTimeoutMs: FAILOVER_DEFAULTS.connectTimeoutMs,
+    maxFails: FAILOVER_DEFAULTS.maxFails,
+    failTimeoutS: FAILOVER_DEFAULTS.failTimeoutMs / 1000,
+    retries: FAILOVER_DEFAULTS.retries,
+  },
   /** "Slow": a request that took at least this long (the summary's ≥ 1 s column), ms. */
   slowMs: 1000,
   durationS: { quick: 5, full: 11 },
@@ -96,7 +102,13 @@ export interface FailoverResult {
   /** `warmupS`: seconds of the same load before the measured one (results saved before it was recorded have none). */
   load: { connections: number; durationS: number; route: string; warmupS?: number };
   /** The balancer's failover settings in these runs. */
-  settings: { responseTimeoutMs: number; connectTimeoutMs: number; maxFails: number; failTimeoutS: number; retries: number };
+  settings: {
+    responseTimeoutMs: number;
+    connectTimeoutMs: number;
+    maxFails: number;
+    failTimeoutS: number;
+    retries: number;
+  };
   slowThresholdMs: number;
   runs: FaultRun[];
 }

@@ -9,11 +9,28 @@ export function measures(r: GracefulResult): Measure[] {
   const abrupt = slow('abrupt');
   const graceful = slow('graceful');
   return [
-    ...measure('abrupt-slow-client-errors', '500 ms requests, one replica stopped abruptly (retries on): requests that failed at the client', 'requests', abrupt ? sumOf(abrupt, (x) => x.clientErrors) : undefined, { line: 'all-stops  client-errors' }),
-    ...measure('abrupt-slow-p99-vs-graceful', '500 ms requests: p99 with an abrupt stop over p99 with a graceful one', '×', abrupt && graceful ? ratio(medianOf(abrupt, (x) => x.p99), medianOf(graceful, (x) => x.p99)) : undefined, {
-      line: 'slow-500ms  abrupt-p99-vs-graceful',
-      threshold: CLEARLY_WORSE,
-    }),
+    ...measure(
+      'abrupt-slow-client-errors',
+      '500 ms requests, one replica stopped abruptly (retries on): requests that failed at the client',
+      'requests',
+      abrupt ? sumOf(abrupt, (x) => x.clientErrors) : undefined,
+      { line: 'all-stops  client-errors' },
+    ),
+    ...measure(
+      'abrupt-slow-p99-vs-graceful',
+      '500 ms requests: p99 with an abrupt stop over p99 with a graceful one',
+      '×',
+      abrupt && graceful
+        ? ratio(
+            medianOf(abrupt, (x) => x.p99),
+            medianOf(graceful, (x) => x.p99),
+          )
+        : undefined,
+      {
+        line: 'slow-500ms  abrupt-p99-vs-graceful',
+        threshold: CLEARLY_WORSE,
+      },
+    ),
   ];
 }
 
@@ -28,7 +45,8 @@ export const predictions: Question[] = [
       { label: 'none', to: 0.5 },
       { label: 'some: about the requests that were cut', from: 0.5 },
     ],
-    explain: 'The cut connections are reset, the balancer sees the reset and sends each GET again to a live replica: the clients wait longer but get their answers.',
+    explain:
+      'The cut connections are reset, the balancer sees the reset and sends each GET again to a live replica: the clients wait longer but get their answers.',
     lesson: WHERE,
   },
   {
@@ -39,7 +57,8 @@ export const predictions: Question[] = [
       { label: 'about the same (under 1.25×)', to: CLEARLY_WORSE },
       { label: 'clearly worse (1.25× or more)', from: CLEARLY_WORSE },
     ],
-    explain: 'A request cut after up to 500 ms of work starts again from nothing on another replica, so it takes up to twice as long; a drained replica finishes its requests instead.',
+    explain:
+      'A request cut after up to 500 ms of work starts again from nothing on another replica, so it takes up to twice as long; a drained replica finishes its requests instead.',
     lesson: WHERE,
   },
 ];

@@ -89,18 +89,31 @@ export function shape(r: GracefulResult): string[] {
     const graceful = r.cases.find((c) => c.key === key && c.mode === 'graceful');
     const abrupt = r.cases.find((c) => c.key === key && c.mode === 'abrupt');
     if (!graceful || !abrupt) continue;
-    const ratio = medianOf(abrupt, (x) => x.p99) / Math.max(medianOf(graceful, (x) => x.p99), 0.001);
+    const ratio =
+      medianOf(abrupt, (x) => x.p99) /
+      Math.max(
+        medianOf(graceful, (x) => x.p99),
+        0.001,
+      );
     out.push(line(key, 'graceful', 'requests-cut', sumOf(graceful, (x) => x.cut) === 0 ? 'none' : 'some'));
     if (key === 'fast') {
       const paced = [...graceful.runs, ...abrupt.runs].every((x) => x.mean !== undefined);
       const cost = costOf(abrupt, paced) / Math.max(costOf(graceful, paced), 0.001);
-      out.push(line(key, 'abrupt-p99-vs-graceful', cost <= NOISE_FACTOR && cost >= 1 / NOISE_FACTOR ? 'within-noise' : cost > 1 ? 'worse' : 'better'));
+      out.push(
+        line(
+          key,
+          'abrupt-p99-vs-graceful',
+          cost <= NOISE_FACTOR && cost >= 1 / NOISE_FACTOR ? 'within-noise' : cost > 1 ? 'worse' : 'better',
+        ),
+      );
     } else {
       out.push(line(key, 'abrupt', 'requests-cut', sumOf(abrupt, (x) => x.cut) > 0 ? 'some' : 'none'));
       out.push(line(key, 'abrupt-p99-vs-graceful', ratio >= CLEARLY_WORSE ? 'clearly-worse' : 'not-clearly-worse'));
     }
   }
-  out.push(line('all-stops', 'client-errors', r.cases.every((c) => sumOf(c, (x) => x.clientErrors) === 0) ? 'none' : 'some'));
+  out.push(
+    line('all-stops', 'client-errors', r.cases.every((c) => sumOf(c, (x) => x.clientErrors) === 0) ? 'none' : 'some'),
+  );
   return out;
 }
 
@@ -108,7 +121,8 @@ export const hints: Record<string, string> = {
   fast: 'a /fast request lasts well under a millisecond, so almost nothing is in flight to cut or to drain: the two stops should look alike',
   'slow-500ms':
     'an abrupt stop cuts the 500 ms requests in flight; the balancer retries them elsewhere, so they take up to twice as long, while a graceful stop lets them finish',
-  'all-stops': 'with retries on, clients should see no error from either stop: a GET cut by the stop is retried on another replica',
+  'all-stops':
+    'with retries on, clients should see no error from either stop: a GET cut by the stop is retried on another replica',
 };
 
 export function render(r: GracefulResult, color: boolean, caption = machineCaption(r.machine)): string {

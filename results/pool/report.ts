@@ -5,7 +5,11 @@
  */
 import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, type MachineInfo } from '../report/format.ts';
 import { CANNOT_SHOW, line } from '../report/shape.ts';
-import { growthVerdict as scalingGrowth, plateauVerdict as scalingPlateau, type ScalingPoint } from '../report/scaling.ts';
+import {
+  growthVerdict as scalingGrowth,
+  plateauVerdict as scalingPlateau,
+  type ScalingPoint,
+} from '../report/scaling.ts';
 
 export interface PoolWaitBlock {
   /** UV_THREADPOOL_SIZE the server was started with. */
@@ -63,7 +67,8 @@ function classifyWait(ms: number, referenceMs: number, idleMs: number, waited: s
   return 'in-between';
 }
 
-const asPoints = (r: PoolResult): ScalingPoint[] => r.sweep.steps.map((s) => ({ n: s.connections, throughput: s.throughput }));
+const asPoints = (r: PoolResult): ScalingPoint[] =>
+  r.sweep.steps.map((s) => ({ n: s.connections, throughput: s.throughput }));
 
 /** 'grows' | 'does-not-grow' | CANNOT_SHOW (one core: nothing between 1 connection and the core count). */
 export function growthVerdict(r: PoolResult): string {
@@ -78,8 +83,20 @@ export function plateauVerdict(r: PoolResult): string {
 export function shape(r: PoolResult): string[] {
   const out: string[] = [];
   for (const w of r.waits) {
-    out.push(line(`pool-${w.threads}-threads`, 'verify-light', classifyWait(w.lightMs, r.heavyReferenceMs, w.idleLightMs, 'waited-for-a-pool-thread', 'got-a-thread-at-once')));
-    out.push(line(`pool-${w.threads}-threads`, 'books', classifyWait(w.booksMs, r.heavyReferenceMs, w.idleBooksMs, 'waited', 'answered-at-once')));
+    out.push(
+      line(
+        `pool-${w.threads}-threads`,
+        'verify-light',
+        classifyWait(w.lightMs, r.heavyReferenceMs, w.idleLightMs, 'waited-for-a-pool-thread', 'got-a-thread-at-once'),
+      ),
+    );
+    out.push(
+      line(
+        `pool-${w.threads}-threads`,
+        'books',
+        classifyWait(w.booksMs, r.heavyReferenceMs, w.idleBooksMs, 'waited', 'answered-at-once'),
+      ),
+    );
   }
   out.push(line('throughput', 'up-to-core-count', growthVerdict(r)));
   out.push(line('throughput', 'past-core-count', plateauVerdict(r)));
@@ -89,9 +106,14 @@ export function shape(r: PoolResult): string[] {
 export function notShown(r: PoolResult): string[] {
   const out: string[] = [];
   if (growthVerdict(r) === CANNOT_SHOW) {
-    out.push(`this machine has ${r.machine.cores} core(s), so throughput cannot grow between 1 connection and the core count; run it on a machine with 2 or more cores to see it.`);
+    out.push(
+      `this machine has ${r.machine.cores} core(s), so throughput cannot grow between 1 connection and the core count; run it on a machine with 2 or more cores to see it.`,
+    );
   }
-  if (plateauVerdict(r) === CANNOT_SHOW) out.push(`the sweep had no step past this machine's ${r.machine.cores} cores, so it cannot show where throughput stops growing.`);
+  if (plateauVerdict(r) === CANNOT_SHOW)
+    out.push(
+      `the sweep had no step past this machine's ${r.machine.cores} cores, so it cannot show where throughput stops growing.`,
+    );
   return out;
 }
 
@@ -99,7 +121,9 @@ export function caveats(r: PoolResult): string[] {
   const out: string[] = [];
   const busy = r.sweep.steps.filter((s) => s.generatorCpu > 0.5);
   if (busy.length) {
-    out.push(`the load generator itself used more than half a core at ${busy.map((s) => s.connections).join(', ')} connection(s): it competed with the server for the cores.`);
+    out.push(
+      `the load generator itself used more than half a core at ${busy.map((s) => s.connections).join(', ')} connection(s): it competed with the server for the cores.`,
+    );
   }
   return out;
 }
@@ -120,19 +144,53 @@ export const hints: Record<string, string> = {
 export function render(r: PoolResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const wait = makeTable(
-    ['UV_THREADPOOL_SIZE', 'heavy in flight', '/member/verify-light\n(small pooled scrypt)', 'idle', '/books\n(event loop only)', 'idle', 'heavy requests took'],
+    [
+      'UV_THREADPOOL_SIZE',
+      'heavy in flight',
+      '/member/verify-light\n(small pooled scrypt)',
+      'idle',
+      '/books\n(event loop only)',
+      'idle',
+      'heavy requests took',
+    ],
     ['right', 'right', 'right', 'right', 'right', 'right', 'right'],
   );
   for (const w of r.waits) {
     const lightV = classifyWait(w.lightMs, r.heavyReferenceMs, w.idleLightMs, 'w', 'a');
-    const light = lightV === 'w' ? c.red(`${fmtMs(w.lightMs)}  waited for a thread`) : lightV === 'a' ? c.green(fmtMs(w.lightMs)) : fmtMs(w.lightMs);
-    const heavy = w.heavyMs.length ? w.heavyMs.map((m) => fmtMs(m)).join(', ') : c.dim('(stopped once the light ones answered)');
-    wait.push([String(w.threads), String(w.heavyInFlight), light, c.dim(fmtMs(w.idleLightMs)), fmtMs(w.booksMs), c.dim(fmtMs(w.idleBooksMs)), heavy]);
+    const light =
+      lightV === 'w'
+        ? c.red(`${fmtMs(w.lightMs)}  waited for a thread`)
+        : lightV === 'a'
+          ? c.green(fmtMs(w.lightMs))
+          : fmtMs(w.lightMs);
+    const heavy = w.heavyMs.length
+      ? w.heavyMs.map((m) => fmtMs(m)).join(', ')
+      : c.dim('(stopped once the light ones answered)');
+    wait.push([
+      String(w.threads),
+      String(w.heavyInFlight),
+      light,
+      c.dim(fmtMs(w.idleLightMs)),
+      fmtMs(w.booksMs),
+      c.dim(fmtMs(w.idleBooksMs)),
+      heavy,
+    ]);
   }
-  const sweep = makeTable(['connections', 'throughput', 'p50', 'p95', 'p99', 'requests', 'errors'], ['right', 'right', 'right', 'right', 'right', 'right', 'right']);
+  const sweep = makeTable(
+    ['connections', 'throughput', 'p50', 'p95', 'p99', 'requests', 'errors'],
+    ['right', 'right', 'right', 'right', 'right', 'right', 'right'],
+  );
   for (const s of r.sweep.steps) {
     const mark = s.connections === r.machine.cores ? c.bold(' ← core count') : '';
-    sweep.push([`${s.connections}${mark}`, fmtRate(s.throughput), fmtMs(s.p50), fmtMs(s.p95), fmtMs(s.p99), String(s.completed), String(s.errors)]);
+    sweep.push([
+      `${s.connections}${mark}`,
+      fmtRate(s.throughput),
+      fmtMs(s.p50),
+      fmtMs(s.p95),
+      fmtMs(s.p99),
+      String(s.completed),
+      String(s.errors),
+    ]);
   }
   return [
     c.bold('Lesson 3 · pool (a): 4 heavy scrypts on the thread pool, then one small pooled task and one /books'),
@@ -141,7 +199,9 @@ export function render(r: PoolResult, color: boolean, caption = machineCaption(r
     `A request ${c.red('waited for a thread')} when it took at least half of a heavy request's time with the pool full ` +
       `(${fmtMs(r.heavyReferenceMs)}); at once means within ${AT_ONCE_FACTOR}× its own time with nothing else running (the idle columns).`,
     '',
-    c.bold(`Lesson 3 · pool (b): throughput of /member/verify-pooled by connections (${r.sweep.stepS} s each, the steps taking turns in 1 s slices)`),
+    c.bold(
+      `Lesson 3 · pool (b): throughput of /member/verify-pooled by connections (${r.sweep.stepS} s each, the steps taking turns in 1 s slices)`,
+    ),
     c.dim(`cost ${r.sweep.cost}, UV_THREADPOOL_SIZE=${r.sweep.threadPoolSize} so only the cores limit it · ${caption}`),
     sweep.toString(),
   ].join('\n');

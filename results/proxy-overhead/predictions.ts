@@ -9,16 +9,39 @@ export function measures(r: ProxyOverheadResult): Measure[] {
   const on = find(r, 'builtin', true);
   const off = find(r, 'builtin', false);
   return [
-    ...measure('builtin-added-p50', 'the kit\'s balancer with keep-alive: p50 at one connection minus the direct p50', 'ms', on && direct ? on.p50 - direct.p50 : undefined),
-    ...measure('builtin-added-p50-vs-direct', 'the kit\'s balancer with keep-alive: the p50 it adds over the direct p50', '×', ratio(on && direct ? on.p50 - direct.p50 : undefined, direct?.p50), {
-      line: 'proxy-overhead  builtin  keepalive-on  added-p50',
-      threshold: ADDED_P50_FACTOR,
-    }),
-    ...measure('builtin-keepalive-off-replica-cpu', 'the kit\'s balancer, keep-alive off over on: the replica\'s CPU per request', '×', ratio(off?.replicaCpuUsPerRequest, on?.replicaCpuUsPerRequest), {
-      line: 'proxy-overhead  builtin  keepalive-off-vs-on  replica-cpu-per-request',
-      threshold: CPU_FACTOR,
-    }),
-    ...measure('builtin-keepalive-off-throughput', 'the kit\'s balancer, keep-alive off over on: throughput', '×', ratio(off?.throughput, on?.throughput), { line: 'proxy-overhead  builtin  keepalive-off-vs-on  throughput', threshold: CLEARLY_WORSE }),
+    ...measure(
+      'builtin-added-p50',
+      "the kit's balancer with keep-alive: p50 at one connection minus the direct p50",
+      'ms',
+      on && direct ? on.p50 - direct.p50 : undefined,
+    ),
+    ...measure(
+      'builtin-added-p50-vs-direct',
+      "the kit's balancer with keep-alive: the p50 it adds over the direct p50",
+      '×',
+      ratio(on && direct ? on.p50 - direct.p50 : undefined, direct?.p50),
+      {
+        line: 'proxy-overhead  builtin  keepalive-on  added-p50',
+        threshold: ADDED_P50_FACTOR,
+      },
+    ),
+    ...measure(
+      'builtin-keepalive-off-replica-cpu',
+      "the kit's balancer, keep-alive off over on: the replica's CPU per request",
+      '×',
+      ratio(off?.replicaCpuUsPerRequest, on?.replicaCpuUsPerRequest),
+      {
+        line: 'proxy-overhead  builtin  keepalive-off-vs-on  replica-cpu-per-request',
+        threshold: CPU_FACTOR,
+      },
+    ),
+    ...measure(
+      'builtin-keepalive-off-throughput',
+      "the kit's balancer, keep-alive off over on: throughput",
+      '×',
+      ratio(off?.throughput, on?.throughput),
+      { line: 'proxy-overhead  builtin  keepalive-off-vs-on  throughput', threshold: CLEARLY_WORSE },
+    ),
   ];
 }
 
@@ -27,14 +50,15 @@ const WHERE = 'lessons/02-proxy.md, "The experiment: proxy-overhead"';
 export const predictions: Question[] = [
   {
     id: 'added-p50',
-    ask: 'The kit\'s balancer goes in front of one replica, on this machine, reusing its connections to the replica (keep-alive). With one connection, how much does it add to the p50 latency?',
+    ask: "The kit's balancer goes in front of one replica, on this machine, reusing its connections to the replica (keep-alive). With one connection, how much does it add to the p50 latency?",
     measure: 'builtin-added-p50',
     choices: [
       { label: 'under 1 ms', to: 1 },
       { label: '1 to 10 ms', from: 1, to: 10 },
       { label: '10 ms or more', from: 10 },
     ],
-    explain: 'One more hop on loopback is a read, a parse and a write in one more process, with no network in between: what that process\'s CPU takes, a fraction of a millisecond on a fast machine, about one on a slow virtual machine.',
+    explain:
+      "One more hop on loopback is a read, a parse and a write in one more process, with no network in between: what that process's CPU takes, a fraction of a millisecond on a fast machine, about one on a slow virtual machine.",
     lesson: WHERE,
   },
   {
@@ -46,7 +70,8 @@ export const predictions: Question[] = [
       { label: '1.5× to 5×', from: 1.5, to: 5 },
       { label: '5× or more', from: 5 },
     ],
-    explain: 'Each request now also costs the replica an accept, a new socket with its buffers, and a close, which weigh more than answering a tiny request.',
+    explain:
+      'Each request now also costs the replica an accept, a new socket with its buffers, and a close, which weigh more than answering a tiny request.',
     lesson: WHERE,
   },
   {
@@ -57,7 +82,8 @@ export const predictions: Question[] = [
       { label: 'lower (under 0.85×)', to: CLEARLY_WORSE },
       { label: 'about the same or higher (0.85× or more)', from: CLEARLY_WORSE },
     ],
-    explain: 'The balancer and the replica share the cores with the load generator; the connection set-up each request now needs is CPU taken from answering.',
+    explain:
+      'The balancer and the replica share the cores with the load generator; the connection set-up each request now needs is CPU taken from answering.',
     lesson: WHERE,
   },
 ];

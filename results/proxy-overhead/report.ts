@@ -2,7 +2,15 @@
  * Result, table and shape of the `proxy-overhead` experiment (lesson 2): GET /fast directly and
  * through each proxy with upstream keep-alive on and off. Pure.
  */
-import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../report/format.ts';
+import {
+  fmtMs,
+  fmtRate,
+  machineCaption,
+  makeChalk,
+  makeTable,
+  textThenNumbers,
+  type MachineInfo,
+} from '../report/format.ts';
 import { CANNOT_SHOW, line } from '../report/shape.ts';
 
 export interface ProxyConfig {
@@ -63,7 +71,8 @@ export const CLEARLY_WORSE = 0.85;
 export const CPU_FACTOR = 1.5;
 
 /** The run of `proxy` (with keep-alive on or off; `direct` has one), if the result has it. */
-export const find = (r: ProxyOverheadResult, proxy: ProxyConfig['proxy'], keepAlive = true) => r.runs.find((x) => x.config.proxy === proxy && (proxy === 'direct' || x.config.keepAlive === keepAlive));
+export const find = (r: ProxyOverheadResult, proxy: ProxyConfig['proxy'], keepAlive = true) =>
+  r.runs.find((x) => x.config.proxy === proxy && (proxy === 'direct' || x.config.keepAlive === keepAlive));
 
 export function shape(r: ProxyOverheadResult): string[] {
   const direct = find(r, 'direct');
@@ -73,13 +82,72 @@ export function shape(r: ProxyOverheadResult): string[] {
     const off = find(r, proxy, false);
     const v = (ok: boolean | undefined, yes: string, no: string) => (ok === undefined ? CANNOT_SHOW : ok ? yes : no);
     const missing = !on || !off || !direct;
-    out.push(line('proxy-overhead', proxy, 'keepalive-on', 'added-p50', v(missing ? undefined : on!.p50 - direct!.p50 < ADDED_P50_FACTOR * direct!.p50, 'under-10x-direct', 'over-10x-direct')));
-    out.push(line('proxy-overhead', proxy, 'keepalive-on', 'upstream-connections', v(missing ? undefined : on!.upstreamConnections <= FEW_SHARE * on!.requests, 'few', 'many')));
-    out.push(line('proxy-overhead', proxy, 'keepalive-off', 'upstream-connections', v(missing ? undefined : off!.upstreamConnections >= ONE_PER_REQUEST_SHARE * off!.requests, 'one-per-request', 'fewer')));
-    out.push(line('proxy-overhead', proxy, 'keepalive-off-vs-on', 'throughput', v(missing ? undefined : off!.throughput < CLEARLY_WORSE * on!.throughput, 'lower', 'not-lower')));
-    if (proxy === 'builtin') out.push(line('proxy-overhead', proxy, 'keepalive-off-vs-on', 'p50', v(missing ? undefined : off!.p50 * CLEARLY_WORSE > on!.p50, 'higher', 'not-higher')));
     out.push(
-      line('proxy-overhead', proxy, 'keepalive-off-vs-on', 'replica-cpu-per-request', v(missing ? undefined : off!.replicaCpuUsPerRequest >= CPU_FACTOR * on!.replicaCpuUsPerRequest, 'higher', 'not-higher')),
+      line(
+        'proxy-overhead',
+        proxy,
+        'keepalive-on',
+        'added-p50',
+        v(
+          missing ? undefined : on!.p50 - direct!.p50 < ADDED_P50_FACTOR * direct!.p50,
+          'under-10x-direct',
+          'over-10x-direct',
+        ),
+      ),
+    );
+    out.push(
+      line(
+        'proxy-overhead',
+        proxy,
+        'keepalive-on',
+        'upstream-connections',
+        v(missing ? undefined : on!.upstreamConnections <= FEW_SHARE * on!.requests, 'few', 'many'),
+      ),
+    );
+    out.push(
+      line(
+        'proxy-overhead',
+        proxy,
+        'keepalive-off',
+        'upstream-connections',
+        v(
+          missing ? undefined : off!.upstreamConnections >= ONE_PER_REQUEST_SHARE * off!.requests,
+          'one-per-request',
+          'fewer',
+        ),
+      ),
+    );
+    out.push(
+      line(
+        'proxy-overhead',
+        proxy,
+        'keepalive-off-vs-on',
+        'throughput',
+        v(missing ? undefined : off!.throughput < CLEARLY_WORSE * on!.throughput, 'lower', 'not-lower'),
+      ),
+    );
+    if (proxy === 'builtin')
+      out.push(
+        line(
+          'proxy-overhead',
+          proxy,
+          'keepalive-off-vs-on',
+          'p50',
+          v(missing ? undefined : off!.p50 * CLEARLY_WORSE > on!.p50, 'higher', 'not-higher'),
+        ),
+      );
+    out.push(
+      line(
+        'proxy-overhead',
+        proxy,
+        'keepalive-off-vs-on',
+        'replica-cpu-per-request',
+        v(
+          missing ? undefined : off!.replicaCpuUsPerRequest >= CPU_FACTOR * on!.replicaCpuUsPerRequest,
+          'higher',
+          'not-higher',
+        ),
+      ),
     );
   }
   out.push(line('proxy-overhead', 'errors', r.runs.every((x) => x.errors === 0) ? 'none' : 'some'));
@@ -87,28 +155,46 @@ export function shape(r: ProxyOverheadResult): string[] {
 }
 
 export const hints: Record<string, string> = {
-  'proxy-overhead  builtin  keepalive-on': 'a proxy that reuses its upstream connections adds one hop on loopback: a process\'s read, parse and write, a few times the direct p50; far more means it waits for something (a timer, Nagle and delayed ACK)',
-  'proxy-overhead  nginx  keepalive-on': 'before 1.29.7, nginx reuses upstream connections only with `keepalive` in the upstream block, proxy_http_version 1.1 and an empty Connection header',
-  'proxy-overhead  builtin  keepalive-off': 'without keep-alive every request opens (and closes) a TCP connection to the replica',
-  'proxy-overhead  nginx  keepalive-off': 'without keep-alive every request opens (and closes) a TCP connection to the replica',
+  'proxy-overhead  builtin  keepalive-on':
+    "a proxy that reuses its upstream connections adds one hop on loopback: a process's read, parse and write, a few times the direct p50; far more means it waits for something (a timer, Nagle and delayed ACK)",
+  'proxy-overhead  nginx  keepalive-on':
+    'before 1.29.7, nginx reuses upstream connections only with `keepalive` in the upstream block, proxy_http_version 1.1 and an empty Connection header',
+  'proxy-overhead  builtin  keepalive-off':
+    'without keep-alive every request opens (and closes) a TCP connection to the replica',
+  'proxy-overhead  nginx  keepalive-off':
+    'without keep-alive every request opens (and closes) a TCP connection to the replica',
   'proxy-overhead  builtin  keepalive-off-vs-on':
     'a new connection per request costs a handshake and, on the replica, an accept, a new socket and a close: more CPU per request, less throughput; did --keepalive off really close each connection (see upstream connections)?',
   'proxy-overhead  nginx  keepalive-off-vs-on':
     'a new connection per request costs the replica an accept, a new socket and a close: more CPU per request, less throughput; did the keep-alive off config send Connection: close?',
-  'proxy-overhead  errors': 'a request failed: with keep-alive off, a machine short of ephemeral ports (TIME_WAIT) can refuse connections',
+  'proxy-overhead  errors':
+    'a request failed: with keep-alive off, a machine short of ephemeral ports (TIME_WAIT) can refuse connections',
 };
 
 export function notShown(r: ProxyOverheadResult): string[] {
   return r.nginxMissing ? [`nginx was not measured: ${r.nginxMissing}`] : [];
 }
 
-const LABEL = (c: ProxyConfig) => (c.proxy === 'direct' ? 'direct to the replica' : `${c.proxy === 'builtin' ? 'kit balancer' : 'nginx'}, keep-alive ${c.keepAlive ? 'on' : 'off'}`);
+const LABEL = (c: ProxyConfig) =>
+  c.proxy === 'direct'
+    ? 'direct to the replica'
+    : `${c.proxy === 'builtin' ? 'kit balancer' : 'nginx'}, keep-alive ${c.keepAlive ? 'on' : 'off'}`;
 
 export function render(r: ProxyOverheadResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const direct = find(r, 'direct');
   const table = makeTable(
-    ['path', `req/s (${r.connections.throughput} conns)`, `p50 (${r.connections.latency} conn)`, `p99 (${r.connections.latency} conn)`, 'added p50', 'requests', 'upstream connections', 'per request', 'replica CPU\nper request'],
+    [
+      'path',
+      `req/s (${r.connections.throughput} conns)`,
+      `p50 (${r.connections.latency} conn)`,
+      `p99 (${r.connections.latency} conn)`,
+      'added p50',
+      'requests',
+      'upstream connections',
+      'per request',
+      'replica CPU\nper request',
+    ],
     textThenNumbers(1, 9),
   );
   for (const x of r.runs) {
@@ -129,6 +215,8 @@ export function render(r: ProxyOverheadResult, color: boolean, caption = machine
     c.bold(`Lesson 2 · what a proxy costs: GET ${r.route}`),
     c.dim(`${r.stepS} s per load · ${caption}`),
     table.toString(),
-    c.dim('upstream connections: connections the replica accepted during both loads (direct: the load generator\'s own); replica CPU: its user + system time over both loads, per request'),
+    c.dim(
+      "upstream connections: connections the replica accepted during both loads (direct: the load generator's own); replica CPU: its user + system time over both loads, per request",
+    ),
   ].join('\n');
 }

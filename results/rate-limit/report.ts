@@ -32,7 +32,8 @@ export function allowedVerdict(run: LimitRun, limit: number, workers: number): s
   if (run.allowed === limit) return 'exactly-the-limit';
   if (run.allowed === run.attempts) return 'no-limit';
   const perWorker = Object.values(run.allowedByWorker);
-  if (run.allowed === workers * limit && perWorker.length === workers && perWorker.every((n) => n === limit)) return 'one-limit-per-worker';
+  if (run.allowed === workers * limit && perWorker.length === workers && perWorker.every((n) => n === limit))
+    return 'one-limit-per-worker';
   return run.allowed > limit ? 'more-than-the-limit' : 'less-than-the-limit';
 }
 
@@ -59,7 +60,10 @@ export function notShown(r: RateLimitResult): string[] {
 
 export function render(r: RateLimitResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
-  const table = makeTable(['store', 'attempts', 'allowed (200)', 'refused (429)', 'allowed per worker'], [...textThenNumbers(1, 4), 'left']);
+  const table = makeTable(
+    ['store', 'attempts', 'allowed (200)', 'refused (429)', 'allowed per worker'],
+    [...textThenNumbers(1, 4), 'left'],
+  );
   for (const run of r.runs) {
     table.push([
       run.store,

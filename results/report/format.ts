@@ -8,7 +8,10 @@ import { Chalk, type ChalkInstance } from 'chalk';
 import Table from 'cli-table3';
 
 /** Whether to colour output written to `stream` (FORCE_COLOR=1 forces it, for screenshots). */
-export function colorEnabled(stream: { isTTY?: boolean } = process.stdout, env: NodeJS.ProcessEnv = process.env): boolean {
+export function colorEnabled(
+  stream: { isTTY?: boolean } = process.stdout,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0') return true;
   return Boolean(stream.isTTY) && env.TERM !== 'dumb';
@@ -66,10 +69,18 @@ export interface MachineInfo {
 
 /** `2 cores (0.05 busy before the run, 0.02 during it), load average 0.41, Node 20.20.2` */
 export function machineCaption(m: MachineInfo): string {
-  const peak = m.busiestSecondDuringRun !== undefined && m.busiestSecondDuringRun >= BUSY_BURST_CORES ? `, up to ${m.busiestSecondDuringRun.toFixed(2)}` : '';
-  const steal = (m.stealCoresDuringRun ?? 0) >= 0.1 ? `, ${m.stealCoresDuringRun!.toFixed(2)} of it taken by other virtual machines` : '';
-  const source = m.cpuSource === 'ps' ? ' (from os.cpus() and ps: no /proc here)' : m.cpuSource === 'proc' ? ' (from /proc)' : '';
-  const during = m.busyCoresDuringRun === undefined ? '' : `, ${m.busyCoresDuringRun.toFixed(2)} during it${peak}${steal}${source}`;
+  const peak =
+    m.busiestSecondDuringRun !== undefined && m.busiestSecondDuringRun >= BUSY_BURST_CORES
+      ? `, up to ${m.busiestSecondDuringRun.toFixed(2)}`
+      : '';
+  const steal =
+    (m.stealCoresDuringRun ?? 0) >= 0.1
+      ? `, ${m.stealCoresDuringRun!.toFixed(2)} of it taken by other virtual machines`
+      : '';
+  const source =
+    m.cpuSource === 'ps' ? ' (from os.cpus() and ps: no /proc here)' : m.cpuSource === 'proc' ? ' (from /proc)' : '';
+  const during =
+    m.busyCoresDuringRun === undefined ? '' : `, ${m.busyCoresDuringRun.toFixed(2)} during it${peak}${steal}${source}`;
   return `${m.cores} core${m.cores === 1 ? '' : 's'} (${m.busyCoresAtStart.toFixed(2)} busy before the run${during}), load average ${m.loadavg1.toFixed(2)}, Node ${m.node}`;
 }
 

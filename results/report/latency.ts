@@ -21,7 +21,12 @@ export interface LatencySummary {
 
 /** A histogram for 1 µs .. 1 hour, 3 significant digits, auto-resizing. */
 export function createLatencyHistogram(): LatencyHistogram {
-  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3, autoResize: true });
+  return hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 3_600_000_000,
+    numberOfSignificantValueDigits: 3,
+    autoResize: true,
+  });
 }
 
 /** Records one latency given in ms (fractional) as integer µs. */
@@ -50,7 +55,10 @@ export function summarize(h: LatencyHistogram): LatencySummary {
  */
 export function quantilesMs(h: LatencyHistogram, points = 1000): number[] {
   if (h.totalCount === 0) return [];
-  return Array.from({ length: points }, (_, i) => Math.round(h.getValueAtPercentile((100 * (i + 0.5)) / points)) / 1000);
+  return Array.from(
+    { length: points },
+    (_, i) => Math.round(h.getValueAtPercentile((100 * (i + 0.5)) / points)) / 1000,
+  );
 }
 
 /** Median of a non-empty list (the mean of the middle two for an even count). */

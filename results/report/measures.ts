@@ -22,7 +22,13 @@ export interface Measure {
 }
 
 /** A measure, dropped when its value is not a finite number (a run that could not measure it). */
-export function measure(id: string, label: string, unit: MeasureUnit, value: number | undefined, extra: Pick<Measure, 'line' | 'threshold'> = {}): Measure[] {
+export function measure(
+  id: string,
+  label: string,
+  unit: MeasureUnit,
+  value: number | undefined,
+  extra: Pick<Measure, 'line' | 'threshold'> = {},
+): Measure[] {
   return value !== undefined && Number.isFinite(value) ? [{ id, label, unit, value, ...extra }] : [];
 }
 
@@ -40,6 +46,7 @@ export function formatMeasure(m: Pick<Measure, 'unit' | 'value'>): string {
   if (m.unit === 'req/s') return fmtRate(v);
   if (m.unit === '×') return `${n}×`;
   // "1 worker", "1 loan": the units that count things are plural names.
-  const unit = v === 1 && (m.unit === 'workers' || m.unit === 'loans' || m.unit === 'requests') ? m.unit.slice(0, -1) : m.unit;
+  const unit =
+    v === 1 && (m.unit === 'workers' || m.unit === 'loans' || m.unit === 'requests') ? m.unit.slice(0, -1) : m.unit;
   return `${n} ${unit}`;
 }

@@ -41,15 +41,20 @@ export type Answers = Record<string, number>;
  * question and what it accepts; nothing else is read from the file.
  */
 export function parseAnswers(data: unknown, questions: readonly Question[]): Answers {
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new Error('the answers file must hold one JSON object: {"<question id>": <choice number>, ...}');
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw new Error('the answers file must hold one JSON object: {"<question id>": <choice number>, ...}');
   const given = data as Record<string, unknown>;
   const known = new Set(questions.map((q) => q.id));
   const extra = Object.keys(given).filter((k) => !known.has(k));
-  if (extra.length) throw new Error(`no question '${extra[0]}' in this experiment; its questions are ${[...known].join(', ')}`);
+  if (extra.length)
+    throw new Error(`no question '${extra[0]}' in this experiment; its questions are ${[...known].join(', ')}`);
   const out: Answers = {};
   for (const q of questions) {
     const index = choiceIndex(q, given[q.id]);
-    if (index === undefined) throw new Error(`'${q.id}' needs a choice number from 1 to ${q.choices.length} (or its label); got ${JSON.stringify(given[q.id]) ?? 'nothing'}`);
+    if (index === undefined)
+      throw new Error(
+        `'${q.id}' needs a choice number from 1 to ${q.choices.length} (or its label); got ${JSON.stringify(given[q.id]) ?? 'nothing'}`,
+      );
     out[q.id] = index;
   }
   return out;
@@ -89,7 +94,11 @@ interface Graded {
 export function grade(questions: readonly Question[], answers: Answers, measures: readonly Measure[]): Graded[] {
   return questions.map((q) => {
     const value = measures.find((m) => m.id === q.measure);
-    const measured = value ? q.choices.findIndex((c) => (c.from === undefined || value.value >= c.from) && (c.to === undefined || value.value < c.to)) : -1;
+    const measured = value
+      ? q.choices.findIndex(
+          (c) => (c.from === undefined || value.value >= c.from) && (c.to === undefined || value.value < c.to),
+        )
+      : -1;
     return { question: q, chosen: answers[q.id]!, ...(measured >= 0 ? { measured } : {}), ...(value ? { value } : {}) };
   });
 }
@@ -100,13 +109,21 @@ export function renderPredictions(graded: readonly Graded[], color: boolean): st
   const right = graded.filter((g) => g.measured === g.chosen).length;
   // A question this run did not measure (a part left out) is neither right nor wrong.
   const unmeasured = graded.filter((g) => g.measured === undefined).length;
-  const out = [c.bold(`Your predictions: ${right} of ${graded.length - unmeasured} right${unmeasured ? `; ${unmeasured} not in this run` : ''}`)];
+  const out = [
+    c.bold(
+      `Your predictions: ${right} of ${graded.length - unmeasured} right${unmeasured ? `; ${unmeasured} not in this run` : ''}`,
+    ),
+  ];
   for (const g of graded) {
     const q = g.question;
     const mark = g.measured === undefined ? c.yellow('?') : g.measured === g.chosen ? c.green('✓') : c.red('✗');
     out.push(`${mark} ${q.ask}`);
     out.push(`    you said: ${q.choices[g.chosen]!.label}`);
-    out.push(g.value && g.measured !== undefined ? `    measured: ${formatMeasure(g.value)} (${q.choices[g.measured]!.label})` : '    measured: not in this run');
+    out.push(
+      g.value && g.measured !== undefined
+        ? `    measured: ${formatMeasure(g.value)} (${q.choices[g.measured]!.label})`
+        : '    measured: not in this run',
+    );
     out.push(`    ${c.dim(`${q.explain} (${q.lesson})`)}`);
   }
   return out.join('\n');

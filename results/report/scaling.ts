@@ -42,7 +42,11 @@ export function plateauVerdict(steps: readonly ScalingPoint[], cores: number): s
  */
 export function scalingRatios(steps: readonly ScalingPoint[], cores: number): { growth?: number; plateau?: number } {
   const { one, atCores, past } = points(steps, cores);
-  const growth = one && atCores && atCores.n > 1 && one.throughput > 0 ? atCores.throughput / one.throughput : undefined;
-  const plateau = atCores && past.length && atCores.throughput > 0 ? Math.max(...past.map((s) => s.throughput)) / atCores.throughput : undefined;
+  const growth =
+    one && atCores && atCores.n > 1 && one.throughput > 0 ? atCores.throughput / one.throughput : undefined;
+  const plateau =
+    atCores && past.length && atCores.throughput > 0
+      ? Math.max(...past.map((s) => s.throughput)) / atCores.throughput
+      : undefined;
   return { ...(growth !== undefined ? { growth } : {}), ...(plateau !== undefined ? { plateau } : {}) };
 }

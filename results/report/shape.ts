@@ -43,17 +43,24 @@ export interface ReportExamples<R> {
  * does not print them; a line has no breaking change; a change does not fail its line, or fails
  * another one too.
  */
-export function examplesProblems<R>(examples: ReportExamples<R>, shape: (r: R) => string[], expected: string[]): string[] {
+export function examplesProblems<R>(
+  examples: ReportExamples<R>,
+  shape: (r: R) => string[],
+  expected: string[],
+): string[] {
   const problems: string[] = [];
   const healthy = shape(examples.healthy());
-  if (healthy.join('\n') !== expected.join('\n')) problems.push(`the healthy example prints ${JSON.stringify(healthy)}, not the expected lines`);
+  if (healthy.join('\n') !== expected.join('\n'))
+    problems.push(`the healthy example prints ${JSON.stringify(healthy)}, not the expected lines`);
   const keys = expected.map((l) => splitLine(l).key);
   for (const key of keys) if (!(key in examples.broken)) problems.push(`no broken example for '${key}'`);
   for (const [key, breakIt] of Object.entries(examples.broken)) {
     if (!keys.includes(key)) problems.push(`broken example '${key}' is not a line of the expected output`);
     const r = examples.healthy();
     breakIt(r);
-    const failed = compareShape(expected, shape(r)).lines.filter((l) => l.status !== 'held').map((l) => splitLine(l.expected ?? l.actual ?? '').key);
+    const failed = compareShape(expected, shape(r))
+      .lines.filter((l) => l.status !== 'held')
+      .map((l) => splitLine(l.expected ?? l.actual ?? '').key);
     if (!failed.includes(key)) problems.push(`breaking '${key}' leaves it holding`);
     const others = failed.filter((k) => k !== key);
     if (others.length) problems.push(`breaking '${key}' fails ${others.map((k) => `'${k}'`).join(', ')} too`);
@@ -81,7 +88,10 @@ export interface Comparison {
 
 /** Parses an expected-output file: one shape line per line, blank lines and `#` comments skipped. */
 export function parseExpected(text: string): string[] {
-  return text.split('\n').map((l) => l.trimEnd()).filter((l) => l.trim() !== '' && !l.startsWith('#'));
+  return text
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim() !== '' && !l.startsWith('#'));
 }
 
 /**
@@ -112,6 +122,10 @@ export function compareShape(expected: string[], actual: string[], hints: Record
   }
   const holds = lines.every((l) => l.status === 'held' || l.status === 'not-shown');
   const same = expected.join('\n') === actual.join('\n');
-  const diff = same ? '' : createTwoFilesPatch('expected', 'this run', expected.join('\n') + '\n', actual.join('\n') + '\n', '', '', { context: 1 });
+  const diff = same
+    ? ''
+    : createTwoFilesPatch('expected', 'this run', expected.join('\n') + '\n', actual.join('\n') + '\n', '', '', {
+        context: 1,
+      });
   return { holds, lines, diff };
 }

@@ -14,11 +14,17 @@ export interface TimelineSecond {
   max: number;
 }
 
-
 /** `marks`: second → a label for that row (e.g. "← SIGKILL app3"). Max latency ≥ 1 s shows in yellow. */
-export function renderTimeline(timeline: readonly TimelineSecond[], marks: Record<number, string>, color: boolean): string {
+export function renderTimeline(
+  timeline: readonly TimelineSecond[],
+  marks: Record<number, string>,
+  color: boolean,
+): string {
   const c = makeChalk(color);
-  const table = makeTable(['second', 'req/s', 'errors', 'p99', 'max', ''], ['right', 'right', 'right', 'right', 'right', 'left']);
+  const table = makeTable(
+    ['second', 'req/s', 'errors', 'p99', 'max', ''],
+    ['right', 'right', 'right', 'right', 'right', 'left'],
+  );
   for (const s of timeline) {
     const errors = s.non2xx + s.errors;
     table.push([

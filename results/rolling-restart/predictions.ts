@@ -6,8 +6,20 @@ import type { RollingRestartResult } from './report.ts';
 /** Requests that failed (non-2xx or no answer) over the run, and requests answered while the workers were being replaced. */
 export function measures(r: RollingRestartResult): Measure[] {
   return [
-    ...measure('failed-requests', 'requests that failed (non-2xx or no answer) while every worker was replaced under load', 'requests', r.totals.non2xx + r.totals.errors, { line: 'rolling-restart  errors' }),
-    ...measure('requests-during-restart', 'requests answered between the restart\'s start and its end', 'requests', r.duringRestart, { line: 'rolling-restart  requests-during-restart' }),
+    ...measure(
+      'failed-requests',
+      'requests that failed (non-2xx or no answer) while every worker was replaced under load',
+      'requests',
+      r.totals.non2xx + r.totals.errors,
+      { line: 'rolling-restart  errors' },
+    ),
+    ...measure(
+      'requests-during-restart',
+      "requests answered between the restart's start and its end",
+      'requests',
+      r.duringRestart,
+      { line: 'rolling-restart  requests-during-restart' },
+    ),
   ];
 }
 
@@ -23,7 +35,8 @@ export const predictions: Question[] = [
       { label: 'a few (1 to 10)', from: 0.5, to: 10.5 },
       { label: 'many (more than 10)', from: 10.5 },
     ],
-    explain: 'The new worker listens before the old one stops accepting, and the old one finishes its requests and tells keep-alive clients to reconnect (Connection: close), so no request meets a closed door.',
+    explain:
+      'The new worker listens before the old one stops accepting, and the old one finishes its requests and tells keep-alive clients to reconnect (Connection: close), so no request meets a closed door.',
     lesson: WHERE,
   },
   {
@@ -34,7 +47,8 @@ export const predictions: Question[] = [
       { label: 'no: it pauses until the restart is over', to: 0.5 },
       { label: 'yes: requests are answered throughout', from: 0.5 },
     ],
-    explain: 'At every moment at least all but one worker are serving; the one being replaced hands over to its successor first.',
+    explain:
+      'At every moment at least all but one worker are serving; the one being replaced hands over to its successor first.',
     lesson: WHERE,
   },
 ];

@@ -27,13 +27,18 @@ export interface RollingRestartResult {
 
 export function shape(r: RollingRestartResult): string[] {
   const oldPids = new Set(r.steps.map((s) => s.old));
-  const replacedAll = r.pidsBefore.length > 0 && r.pidsBefore.every((p) => oldPids.has(p)) && r.steps.length === r.workers;
+  const replacedAll =
+    r.pidsBefore.length > 0 && r.pidsBefore.every((p) => oldPids.has(p)) && r.steps.length === r.workers;
   return [
     line('rolling-restart', 'non-2xx', r.totals.non2xx === 0 ? 'none' : 'some'),
     line('rolling-restart', 'errors', r.totals.errors === 0 ? 'none' : 'some'),
     line('rolling-restart', 'requests-during-restart', r.duringRestart > 0 ? 'some' : 'none'),
     line('rolling-restart', 'workers-replaced', replacedAll ? 'all' : 'not-all'),
-    line('rolling-restart', 'old-pids-answering-after', r.pidsAfter.length > 0 && r.pidsAfter.every((p) => !oldPids.has(p)) ? 'none' : 'some'),
+    line(
+      'rolling-restart',
+      'old-pids-answering-after',
+      r.pidsAfter.length > 0 && r.pidsAfter.every((p) => !oldPids.has(p)) ? 'none' : 'some',
+    ),
   ];
 }
 
@@ -45,13 +50,16 @@ export const hints: Record<string, string> = {
 export function render(r: RollingRestartResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const marks: Record<number, string> = { [Math.floor(r.restartAtS)]: '← rolling restart begins' };
-  marks[Math.floor(r.doneAtS)] = (marks[Math.floor(r.doneAtS)] ? marks[Math.floor(r.doneAtS)] + ', ' : '← ') + 'all workers replaced';
+  marks[Math.floor(r.doneAtS)] =
+    (marks[Math.floor(r.doneAtS)] ? marks[Math.floor(r.doneAtS)] + ', ' : '← ') + 'all workers replaced';
   const errors = r.totals.non2xx + r.totals.errors;
   return [
     c.bold(`Lesson 6 · rolling restart of a ${r.workers}-worker cluster under load`),
     c.dim(`${r.load.connections} keep-alive connections on ${r.load.route} · ${caption}`),
     renderTimeline(r.timeline, marks, color),
-    ...r.steps.map((s, i) => `  step ${i + 1}: worker ${s.pid} listening, then ${s.old} drained and exited (${fmtMs(s.ms)})`),
+    ...r.steps.map(
+      (s, i) => `  step ${i + 1}: worker ${s.pid} listening, then ${s.old} drained and exited (${fmtMs(s.ms)})`,
+    ),
     `${r.totals.completed} requests, ${r.duringRestart} of them during the restart; ${errors ? c.red(`${errors} failed`) : c.green('none failed')}; p99 ${fmtMs(r.totals.p99)}, max ${fmtMs(r.totals.max)}.`,
     `Workers answering before: ${r.pidsBefore.join(', ')}; after: ${r.pidsAfter.join(', ')}.`,
   ].join('\n');

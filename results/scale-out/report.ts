@@ -81,10 +81,13 @@ export function shape(r: ScaleOutResult): string[] {
   if (user) out.push(line('user-scenario', 'requests-spread', spreadVerdict(user)));
   const cpu = r.workloads.find((w) => w.name === 'cpu-bound');
   if (cpu) {
-    out.push(line('cpu-bound', 'up-to-core-count', growthVerdict(points(cpu.steps), r.machine.cores, CPU_GROWS_FACTOR)));
+    out.push(
+      line('cpu-bound', 'up-to-core-count', growthVerdict(points(cpu.steps), r.machine.cores, CPU_GROWS_FACTOR)),
+    );
     out.push(line('cpu-bound', 'past-core-count', plateauVerdict(points(cpu.steps), r.machine.cores)));
   }
-  for (const w of r.workloads) out.push(line(w.name, 'failed-checks', w.steps.every((s) => s.failedChecks === 0) ? 'none' : 'some'));
+  for (const w of r.workloads)
+    out.push(line(w.name, 'failed-checks', w.steps.every((s) => s.failedChecks === 0) ? 'none' : 'some'));
   return out;
 }
 
@@ -94,23 +97,34 @@ export function notShown(r: ScaleOutResult): string[] {
     return [`this machine has ${r.machine.cores} core(s): more replicas cannot add CPU here.`];
   }
   if (cpu && plateauVerdict(points(cpu.steps), r.machine.cores) === CANNOT_SHOW) {
-    return [`this machine has ${r.machine.cores} cores, more than the 5 replicas: it cannot show where CPU-bound throughput stops growing.`];
+    return [
+      `this machine has ${r.machine.cores} cores, more than the 5 replicas: it cannot show where CPU-bound throughput stops growing.`,
+    ];
   }
   return [];
 }
 
 export function caveats(r: ScaleOutResult): string[] {
   const out: string[] = [];
-  const busy = r.workloads.flatMap((w) => w.steps.filter((s) => s.generatorCpu > 0.5).map((s) => `${w.name} × ${s.replicas}`));
-  if (busy.length) out.push(`the load generator used over half a core (${busy.join(', ')}): it shares the cores with the replicas and the balancer.`);
+  const busy = r.workloads.flatMap((w) =>
+    w.steps.filter((s) => s.generatorCpu > 0.5).map((s) => `${w.name} × ${s.replicas}`),
+  );
+  if (busy.length)
+    out.push(
+      `the load generator used over half a core (${busy.join(', ')}): it shares the cores with the replicas and the balancer.`,
+    );
   return out;
 }
 
 export const hints: Record<string, string> = {
-  'cpu-bound  up-to-core-count': 'a second replica adds a core\'s worth of CPU on a 2-core machine; if throughput did not grow, something else held the cores',
-  'cpu-bound  past-core-count': 'past the core count replicas only share the same cores; more throughput there means the machine has more cores than it reports',
-  'user-scenario  failed-checks': 'every create should answer 201 and every read 200 through any replica; a failure suggests the database is not shared or was locked',
-  'user-scenario  requests-spread': 'round robin should send each replica its share of the creates and reads; an idle replica was not in the balancer\'s list, or was marked down',
+  'cpu-bound  up-to-core-count':
+    "a second replica adds a core's worth of CPU on a 2-core machine; if throughput did not grow, something else held the cores",
+  'cpu-bound  past-core-count':
+    'past the core count replicas only share the same cores; more throughput there means the machine has more cores than it reports',
+  'user-scenario  failed-checks':
+    'every create should answer 201 and every read 200 through any replica; a failure suggests the database is not shared or was locked',
+  'user-scenario  requests-spread':
+    "round robin should send each replica its share of the creates and reads; an idle replica was not in the balancer's list, or was marked down",
   'cpu-bound  failed-checks': 'every /work request should answer 200',
 };
 
@@ -122,7 +136,18 @@ export function render(r: ScaleOutResult, color: boolean, caption = machineCapti
   ];
   for (const w of r.workloads) {
     const table = makeTable(
-      ['replicas', 'throughput', 'mean', 'p95', 'failed checks', 'requests', 'cores busy', 'balancer', 'replicas\n(together)', 'load\ngenerator'],
+      [
+        'replicas',
+        'throughput',
+        'mean',
+        'p95',
+        'failed checks',
+        'requests',
+        'cores busy',
+        'balancer',
+        'replicas\n(together)',
+        'load\ngenerator',
+      ],
       ['right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
     );
     for (const s of w.steps) {
@@ -149,7 +174,7 @@ export function render(r: ScaleOutResult, color: boolean, caption = machineCapti
     r.machine.cores === 0
       ? 'Each simulated replica has a core of its own, so CPU-bound throughput grows with every replica; on the lab machine it stops near the core count.'
       : `The replicas, the balancer and the load generator all share these ${r.machine.cores} cores (the last four columns: cores' worth of CPU each used): ` +
-        'a replica added past the core count gets no CPU of its own.',
+          'a replica added past the core count gets no CPU of its own.',
   );
   return parts.join('\n');
 }

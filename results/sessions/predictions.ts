@@ -14,10 +14,34 @@ export function measures(r: SessionsResult): Measure[] {
   const ipHash = Object.values(run('memory-ip-hash')?.perReplica ?? {});
   const total = ipHash.reduce((a, b) => a + b, 0);
   return [
-    ...measure('memory-round-robin-lost-before-kill', 'sessions in replica memory behind round robin: GET /me that found no session, before any kill', '%', lostPct(run('memory-round-robin')?.before), { line: 'memory-round-robin  before-kill' }),
-    ...measure('ip-hash-busiest-share', 'ip-hash: the busiest replica\'s share of the requests', '%', total > 0 ? (100 * Math.max(...ipHash)) / total : undefined, { line: 'memory-ip-hash  spread' }),
-    ...measure('sticky-cookie-lost-after-kill', 'sticky cookie: GET /me that found no session after one replica was killed', '%', lostPct(run('memory-sticky-cookie')?.after), { line: 'memory-sticky-cookie  after-kill' }),
-    ...measure('token-lost-after-kill', 'signed tokens behind round robin: GET /me refused after one replica was killed', '%', lostPct(run('token-round-robin')?.after), { line: 'token-round-robin  after-kill' }),
+    ...measure(
+      'memory-round-robin-lost-before-kill',
+      'sessions in replica memory behind round robin: GET /me that found no session, before any kill',
+      '%',
+      lostPct(run('memory-round-robin')?.before),
+      { line: 'memory-round-robin  before-kill' },
+    ),
+    ...measure(
+      'ip-hash-busiest-share',
+      "ip-hash: the busiest replica's share of the requests",
+      '%',
+      total > 0 ? (100 * Math.max(...ipHash)) / total : undefined,
+      { line: 'memory-ip-hash  spread' },
+    ),
+    ...measure(
+      'sticky-cookie-lost-after-kill',
+      'sticky cookie: GET /me that found no session after one replica was killed',
+      '%',
+      lostPct(run('memory-sticky-cookie')?.after),
+      { line: 'memory-sticky-cookie  after-kill' },
+    ),
+    ...measure(
+      'token-lost-after-kill',
+      'signed tokens behind round robin: GET /me refused after one replica was killed',
+      '%',
+      lostPct(run('token-round-robin')?.after),
+      { line: 'token-round-robin  after-kill' },
+    ),
   ];
 }
 
@@ -34,19 +58,21 @@ export const predictions: Question[] = [
       { label: 'most, about two in three', from: 50, to: 90 },
       { label: 'nearly all (90 % or more)', from: 90 },
     ],
-    explain: 'A session lives only on the replica that answered the login; round robin sends the next request elsewhere two times in three.',
+    explain:
+      'A session lives only on the replica that answered the login; round robin sends the next request elsewhere two times in three.',
     lesson: WHERE,
   },
   {
     id: 'ip-hash-spread',
-    ask: 'ip-hash picks the replica from the client\'s address. The clients all run on this machine. What share of the requests does the busiest of the 3 replicas answer?',
+    ask: "ip-hash picks the replica from the client's address. The clients all run on this machine. What share of the requests does the busiest of the 3 replicas answer?",
     measure: 'ip-hash-busiest-share',
     choices: [
       { label: 'about a third (under 50 %)', to: 50 },
       { label: 'more than half, not all', from: 50, to: 99 },
       { label: 'all of them (99 % or more)', from: 99 },
     ],
-    explain: 'ip_hash keys on the first three octets of the IPv4 address: every client on 127.0.0.1 is one key, so one replica takes everything.',
+    explain:
+      'ip_hash keys on the first three octets of the IPv4 address: every client on 127.0.0.1 is one key, so one replica takes everything.',
     lesson: WHERE,
   },
   {
@@ -55,10 +81,11 @@ export const predictions: Question[] = [
     measure: 'sticky-cookie-lost-after-kill',
     choices: [
       { label: 'none (under 1 %)', to: 1 },
-      { label: 'the killed replica\'s members, about a third or fewer', from: 1, to: 60 },
+      { label: "the killed replica's members, about a third or fewer", from: 1, to: 60 },
       { label: 'most or all (60 % or more)', from: 60 },
     ],
-    explain: 'Stickiness does not copy a session: the members whose replica died are sent to another one, which never saw their login.',
+    explain:
+      'Stickiness does not copy a session: the members whose replica died are sent to another one, which never saw their login.',
     lesson: WHERE,
   },
   {
@@ -69,7 +96,8 @@ export const predictions: Question[] = [
       { label: 'none (under 1 %)', to: 1 },
       { label: 'some or all (1 % or more)', from: 1 },
     ],
-    explain: 'The session travels with every request, and any replica that knows the signing key can check it: the replicas that are left accept every token the killed one issued.',
+    explain:
+      'The session travels with every request, and any replica that knows the signing key can check it: the replicas that are left accept every token the killed one issued.',
     lesson: WHERE,
   },
 ];

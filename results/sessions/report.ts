@@ -68,18 +68,23 @@ export function shape(r: SessionsResult): string[] {
     out.push(line(name, 'before-kill', lostVerdict(run.before)), line(name, 'after-kill', lostVerdict(run.after)));
     if (run.policy !== 'round-robin') out.push(line(name, 'spread', spreadVerdict(run.perReplica)));
   }
-  out.push(line('all-configs', 'errors', r.runs.every((x) => x.before.errors + x.after.errors === 0) ? 'none' : 'some'));
+  out.push(
+    line('all-configs', 'errors', r.runs.every((x) => x.before.errors + x.after.errors === 0) ? 'none' : 'some'),
+  );
   return out;
 }
 
 export const hints: Record<string, string> = {
-  'memory-round-robin': 'the session lives in the memory of the replica that logged the member in; round robin sends most reads elsewhere',
-  'memory-ip-hash': 'every client on loopback has the same address, so ip-hash sends them all to one replica; when it dies, every session dies with it',
-  'memory-sticky-cookie': 'the balancer\'s cookie keeps each member on one replica; only the killed replica\'s members lose their session',
+  'memory-round-robin':
+    'the session lives in the memory of the replica that logged the member in; round robin sends most reads elsewhere',
+  'memory-ip-hash':
+    'every client on loopback has the same address, so ip-hash sends them all to one replica; when it dies, every session dies with it',
+  'memory-sticky-cookie':
+    "the balancer's cookie keeps each member on one replica; only the killed replica's members lose their session",
   'sqlite-round-robin': 'sessions in one SQLite file are found by every replica, before and after the kill',
   'redis-round-robin': 'sessions in Redis are found by every replica, before and after the kill',
   'token-round-robin': 'a signed token carries the session: any replica with the secret can check it',
-  'all-configs': 'a killed replica\'s GET /me should be retried by the balancer: errors mean a request was lost',
+  'all-configs': "a killed replica's GET /me should be retried by the balancer: errors mean a request was lost",
 };
 
 export function notShown(r: SessionsResult): string[] {
@@ -102,13 +107,19 @@ export function render(r: SessionsResult, color: boolean, caption = machineCapti
       paint(run.before),
       paint(run.after),
       String(run.before.errors + run.after.errors),
-      ...replicas.map((n) => `${Math.round((100 * (run.perReplica[n] ?? 0)) / total)} %${n === run.victim ? ' †' : ''}`),
+      ...replicas.map(
+        (n) => `${Math.round((100 * (run.perReplica[n] ?? 0)) / total)} %${n === run.victim ? ' †' : ''}`,
+      ),
       fmtMs(run.p95),
     ]);
   }
   return [
-    c.bold(`Lesson 7 · sessions: ${r.members} members log in and read /me ${r.reads} times, through ${r.balancer}; then one replica is killed`),
-    c.dim(`401 = the replica that answered did not know the session · replica columns: share of requests before the kill; † = the replica killed (the busiest) · ${caption}`),
+    c.bold(
+      `Lesson 7 · sessions: ${r.members} members log in and read /me ${r.reads} times, through ${r.balancer}; then one replica is killed`,
+    ),
+    c.dim(
+      `401 = the replica that answered did not know the session · replica columns: share of requests before the kill; † = the replica killed (the busiest) · ${caption}`,
+    ),
     table.toString(),
     'In memory a session is only where it was created. A sticky balancer keeps it findable until that replica dies; a shared store or a signed token does not care which replica answers.',
   ].join('\n');

@@ -9,10 +9,16 @@ export function measures(r: SharedComputeResult): Measure[] {
     const s = r.scenarios.find((x) => x.name === name);
     return s ? computeStats(s, r.quota) : undefined;
   };
-  return measure('slowest-shared-100ms-vs-dedicated', `the slowest steady request with a ${r.quota}-core quota in 100 ms periods, over the slowest on a dedicated core`, '×', ratio(stats('shared-100ms')?.slowest, stats('dedicated')?.slowest), {
-    line: 'shared-compute  shared-100ms  slowest-request-vs-dedicated',
-    threshold: SPIKE,
-  });
+  return measure(
+    'slowest-shared-100ms-vs-dedicated',
+    `the slowest steady request with a ${r.quota}-core quota in 100 ms periods, over the slowest on a dedicated core`,
+    '×',
+    ratio(stats('shared-100ms')?.slowest, stats('dedicated')?.slowest),
+    {
+      line: 'shared-compute  shared-100ms  slowest-request-vs-dedicated',
+      threshold: SPIKE,
+    },
+  );
 }
 
 const WHERE = 'lessons/08-autoscaling.md, "Before autoscaling: a shared quota or a core of its own"';
@@ -26,7 +32,8 @@ export const predictions: Question[] = [
       { label: 'about the same (under 2×)', to: SPIKE },
       { label: 'clearly slower: spikes (2× or more)', from: SPIKE },
     ],
-    explain: 'A request that needs CPU after the period\'s 25 ms are spent waits for the next period, up to 75 ms, however idle the worker is on average.',
+    explain:
+      "A request that needs CPU after the period's 25 ms are spent waits for the next period, up to 75 ms, however idle the worker is on average.",
     lesson: WHERE,
   },
 ];

@@ -6,13 +6,25 @@
  * of each load, as in the autoscale experiment; throttling counts from the whole load.
  */
 import asciichart from 'asciichart';
-import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../report/format.ts';
+import {
+  fmtMs,
+  fmtRate,
+  machineCaption,
+  makeChalk,
+  makeTable,
+  textThenNumbers,
+  type MachineInfo,
+} from '../report/format.ts';
 import { line } from '../report/shape.ts';
 import { steadyWindow, type ScenarioResult } from '../autoscale/result.ts';
 
 /** The scenarios in the order they run: the shared ones with their quota period, ms. */
 export type ComputeScenario = 'shared-100ms' | 'shared-20ms' | 'dedicated';
-export const COMPUTE_SCENARIOS: readonly { name: ComputeScenario; periodMs?: number }[] = [{ name: 'shared-100ms', periodMs: 100 }, { name: 'shared-20ms', periodMs: 20 }, { name: 'dedicated' }];
+export const COMPUTE_SCENARIOS: readonly { name: ComputeScenario; periodMs?: number }[] = [
+  { name: 'shared-100ms', periodMs: 100 },
+  { name: 'shared-20ms', periodMs: 20 },
+  { name: 'dedicated' },
+];
 
 export interface ComputeScenarioResult extends Omit<ScenarioResult, 'name'> {
   name: ComputeScenario;
@@ -63,8 +75,16 @@ export function computeStats(s: ComputeScenarioResult, quota: number): ComputeSt
     requests: s.workload.completed,
     errors: s.workload.errors,
     steadyRps: steady.length ? steady.reduce((n, x) => n + x.completed, 0) / steady.length : 0,
-    ...(averages.length ? { cpuCores: (averages.reduce((a, b) => a + b, 0) / averages.length) * (s.periodMs === undefined ? 1 : quota) } : {}),
-    ...(throttle ? { throttled: throttle.throttled, throttledMs: throttle.throttledMs, ...(throttle.periods !== undefined ? { periods: throttle.periods } : {}) } : {}),
+    ...(averages.length
+      ? { cpuCores: (averages.reduce((a, b) => a + b, 0) / averages.length) * (s.periodMs === undefined ? 1 : quota) }
+      : {}),
+    ...(throttle
+      ? {
+          throttled: throttle.throttled,
+          throttledMs: throttle.throttledMs,
+          ...(throttle.periods !== undefined ? { periods: throttle.periods } : {}),
+        }
+      : {}),
     queryP50: q.p50,
     queryP95: q.p95,
     queryP99: q.p99,
@@ -88,20 +108,34 @@ export function shape(r: SharedComputeResult): string[] {
   const p100 = by.get('shared-100ms');
   const ded = by.get('dedicated');
   const out: string[] = [];
-  if (p100) out.push(line('shared-compute', 'shared-100ms', 'throttled-periods', (p100.throttled ?? 0) > 0 ? 'some' : 'none'));
-  if (p100 && ded) out.push(line('shared-compute', 'shared-100ms', 'slowest-request-vs-dedicated', p100.slowest >= SPIKE * ded.slowest ? 'spikes' : 'no-spikes'));
+  if (p100)
+    out.push(line('shared-compute', 'shared-100ms', 'throttled-periods', (p100.throttled ?? 0) > 0 ? 'some' : 'none'));
+  if (p100 && ded)
+    out.push(
+      line(
+        'shared-compute',
+        'shared-100ms',
+        'slowest-request-vs-dedicated',
+        p100.slowest >= SPIKE * ded.slowest ? 'spikes' : 'no-spikes',
+      ),
+    );
   out.push(line('shared-compute', 'errors', r.scenarios.every((s) => s.workload.errors === 0) ? 'none' : 'some'));
   return out;
 }
 
 export const hints: Record<string, string> = {
-  'shared-compute  shared-100ms  throttled-periods': 'the quota never stopped the worker: check the "cpu quota:" line (a cgroup, or the throttle with its period)',
+  'shared-compute  shared-100ms  throttled-periods':
+    'the quota never stopped the worker: check the "cpu quota:" line (a cgroup, or the throttle with its period)',
   'shared-compute  shared-100ms  slowest-request-vs-dedicated':
-    'a request that needs CPU once the period\'s 25 ms are spent should wait up to 75 ms; on a core of its own none should. Was the quota enforced, and was the machine idle?',
+    "a request that needs CPU once the period's 25 ms are spent should wait up to 75 ms; on a core of its own none should. Was the quota enforced, and was the machine idle?",
   'shared-compute  errors': 'a request failed: a wrong status or no answer within 30 s',
 };
 
-const LABEL: Record<ComputeScenario, string> = { 'shared-100ms': 'shared, 100 ms period', 'shared-20ms': 'shared, 20 ms period', dedicated: 'dedicated core' };
+const LABEL: Record<ComputeScenario, string> = {
+  'shared-100ms': 'shared, 100 ms period',
+  'shared-20ms': 'shared, 20 ms period',
+  dedicated: 'dedicated core',
+};
 
 /**
  * Per scenario, the slowest request of each second as a chart, all on one scale: the spikes of
@@ -112,19 +146,49 @@ function spikes(r: SharedComputeResult, color: boolean): string[] {
   const series = r.scenarios.map((s) => s.workload.timeline.slice(0, s.loadS).map((x) => x.max));
   const max = Math.max(1, ...series.flat());
   return r.scenarios.flatMap((s, i) =>
-    series[i]!.length ? [c.dim(`  ${LABEL[s.name]}`), asciichart.plot(series[i]!, { height: 5, min: 0, max, format: (x: number) => x.toFixed(0).padStart(7), ...(color ? { colors: [asciichart.yellow] } : {}) })] : [],
+    series[i]!.length
+      ? [
+          c.dim(`  ${LABEL[s.name]}`),
+          asciichart.plot(series[i]!, {
+            height: 5,
+            min: 0,
+            max,
+            format: (x: number) => x.toFixed(0).padStart(7),
+            ...(color ? { colors: [asciichart.yellow] } : {}),
+          }),
+        ]
+      : [],
   );
 }
 
 export function render(r: SharedComputeResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
   const table = makeTable(
-    ['worker', 'requests', 'steady req/s', 'CPU used', 'throttled periods', 'throttled', 'search p50', 'search p95', 'search p99', 'search max', 'sign-up p50', 'slowest', 'errors'],
+    [
+      'worker',
+      'requests',
+      'steady req/s',
+      'CPU used',
+      'throttled periods',
+      'throttled',
+      'search p50',
+      'search p95',
+      'search p99',
+      'search max',
+      'sign-up p50',
+      'slowest',
+      'errors',
+    ],
     textThenNumbers(1, 13),
   );
   for (const s of r.scenarios) {
     const st = computeStats(s, r.quota);
-    const periods = st.throttled === undefined ? '—' : st.periods ? `${st.throttled} of ${st.periods} (${Math.round((100 * st.throttled) / st.periods)}%)` : String(st.throttled);
+    const periods =
+      st.throttled === undefined
+        ? '—'
+        : st.periods
+          ? `${st.throttled} of ${st.periods} (${Math.round((100 * st.throttled) / st.periods)}%)`
+          : String(st.throttled);
     table.push([
       LABEL[s.name],
       st.requests.toLocaleString('en-US'),
@@ -144,9 +208,13 @@ export function render(r: SharedComputeResult, color: boolean, caption = machine
   const quotaLine = r.scenarios.find((s) => s.quotaLine)?.quotaLine ?? `cpu quota: ${r.quota} core per worker`;
   return [
     c.bold('Lesson 8 · shared compute (a CPU quota and its period) versus a dedicated core'),
-    c.dim(`${quotaLine.replace(/, period \d+ ms/, '')} (shared rows) · 10 users, think ${r.thinkMs} ms${r.signupCpuMs === undefined ? '' : ` · a sign-up's scrypt: ${fmtMs(r.signupCpuMs)} of CPU`} · ${caption}`),
+    c.dim(
+      `${quotaLine.replace(/, period \d+ ms/, '')} (shared rows) · 10 users, think ${r.thinkMs} ms${r.signupCpuMs === undefined ? '' : ` · a sign-up's scrypt: ${fmtMs(r.signupCpuMs)} of CPU`} · ${caption}`,
+    ),
     table.toString(),
-    c.dim('steady = the second half of each load; throttled periods = periods in which the quota stopped the worker (cpu.stat, or the throttle\'s pauses)'),
+    c.dim(
+      "steady = the second half of each load; throttled periods = periods in which the quota stopped the worker (cpu.stat, or the throttle's pauses)",
+    ),
     '',
     c.bold('The slowest request of each second, ms, one column per second'),
     ...spikes(r, color),

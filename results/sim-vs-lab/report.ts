@@ -2,7 +2,15 @@
  * Result, table and shape of `sim-vs-lab` (lesson 4): the degraded-replica experiment run live
  * and simulated with the service times measured in the same run, side by side. Pure functions only.
  */
-import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, textThenNumbers, type MachineInfo } from '../report/format.ts';
+import {
+  fmtMs,
+  fmtRate,
+  machineCaption,
+  makeChalk,
+  makeTable,
+  textThenNumbers,
+  type MachineInfo,
+} from '../report/format.ts';
 import { line } from '../report/shape.ts';
 import type { DegradedResult, PolicyRun } from '../degraded/report.ts';
 
@@ -21,7 +29,12 @@ export interface Calibration {
    * plus a stall of `stallMs` for a `stallShare` of the requests; `fitted` is what the model's healthy
    * path then showed. Absent when the replicas alone carried no more than `path` (no queue).
    */
-  pathQueue?: { meanMs: number; stallShare: number; stallMs: number; fitted: { p50: number; p95: number; throughput: number } };
+  pathQueue?: {
+    meanMs: number;
+    stallShare: number;
+    stallMs: number;
+    fitted: { p50: number; p95: number; throughput: number };
+  };
 }
 
 export interface SimVsLabResult {
@@ -69,7 +82,8 @@ export function sameOrder(lab: Record<string, number>, sim: Record<string, numbe
   return true;
 }
 
-const by = (r: DegradedResult, f: (p: PolicyRun) => number) => Object.fromEntries(r.policies.map((p) => [p.policy, f(p)]));
+const by = (r: DegradedResult, f: (p: PolicyRun) => number) =>
+  Object.fromEntries(r.policies.map((p) => [p.policy, f(p)]));
 /** `policy`'s run in a degraded result (the lab's or the model's). */
 export const find = (r: DegradedResult, policy: string) => r.policies.find((p) => p.policy === policy);
 
@@ -85,9 +99,27 @@ export function shape(r: SimVsLabResult): string[] {
   const simRr = find(r.sim, 'round-robin')?.p95;
   const apart = labRr && simRr ? Math.max(labRr / simRr, simRr / labRr) : Infinity;
   return [
-    line('policies-by-p95', 'lab-vs-sim', sameOrder(by(r.lab, (p) => p.p95), by(r.sim, (p) => p.p95)) ? 'same-order' : 'different-order'),
+    line(
+      'policies-by-p95',
+      'lab-vs-sim',
+      sameOrder(
+        by(r.lab, (p) => p.p95),
+        by(r.sim, (p) => p.p95),
+      )
+        ? 'same-order'
+        : 'different-order',
+    ),
     // Higher throughput first: order by its inverse so "a ≥ 1.5 × b" reads the same way.
-    line('policies-by-throughput', 'lab-vs-sim', sameOrder(by(r.lab, (p) => 1 / Math.max(p.throughput, 1e-9)), by(r.sim, (p) => 1 / Math.max(p.throughput, 1e-9))) ? 'same-order' : 'different-order'),
+    line(
+      'policies-by-throughput',
+      'lab-vs-sim',
+      sameOrder(
+        by(r.lab, (p) => 1 / Math.max(p.throughput, 1e-9)),
+        by(r.sim, (p) => 1 / Math.max(p.throughput, 1e-9)),
+      )
+        ? 'same-order'
+        : 'different-order',
+    ),
     line('round-robin-p95', 'lab-vs-sim', apart <= RATIO_FACTOR ? 'within-2x' : 'more-than-2x-apart'),
     line('lab', 'errors', r.lab.policies.every((p) => p.errors === 0) ? 'none' : 'some'),
   ];
@@ -96,20 +128,37 @@ export function shape(r: SimVsLabResult): string[] {
 export const hints: Record<string, string> = {
   'policies-by-p95':
     'the model should rank the policies as the lab does; a different order means a lab run was disturbed (see the lab column) or the calibration measured something else',
-  'policies-by-throughput': 'least connections and power of two choices should beat round robin and random on throughput in both columns',
+  'policies-by-throughput':
+    'least connections and power of two choices should beat round robin and random on throughput in both columns',
   'round-robin-p95':
-    'the model predicts round robin\'s wait behind the hog from the hog\'s requests and the event loop\'s turns; far off means the blocked replica behaved otherwise in the lab (compare its share columns) or the model\'s loop is not the lab\'s',
+    "the model predicts round robin's wait behind the hog from the hog's requests and the event loop's turns; far off means the blocked replica behaved otherwise in the lab (compare its share columns) or the model's loop is not the lab's",
   lab: 'nothing should fail in the lab run: errors mean a replica or the balancer broke',
 };
 
 export function caveats(r: SimVsLabResult): string[] {
   const busy = r.lab.policies.filter((p) => p.generatorCpu > 0.8);
-  return busy.length ? [`the load generator used most of a core under ${busy.map((p) => p.policy).join(', ')}: the lab measured it there as much as the replicas.`] : [];
+  return busy.length
+    ? [
+        `the load generator used most of a core under ${busy.map((p) => p.policy).join(', ')}: the lab measured it there as much as the replicas.`,
+      ]
+    : [];
 }
 
 export function render(r: SimVsLabResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
-  const head = ['policy', 'req/s lab', 'req/s sim', 'p50 lab', 'p50 sim', 'p95 lab', 'p95 sim', 'p99 lab', 'p99 sim', `${r.lab.degraded} share lab`, 'sim'];
+  const head = [
+    'policy',
+    'req/s lab',
+    'req/s sim',
+    'p50 lab',
+    'p50 sim',
+    'p95 lab',
+    'p95 sim',
+    'p99 lab',
+    'p99 sim',
+    `${r.lab.degraded} share lab`,
+    'sim',
+  ];
   const table = makeTable(head, textThenNumbers(1, head.length));
   const share = (p: PolicyRun | undefined) => {
     if (!p) return '-';
@@ -137,7 +186,9 @@ export function render(r: SimVsLabResult, color: boolean, caption = machineCapti
   const simRatio = rrOverLc(r.sim);
   const cal = r.calibration;
   return [
-    c.bold(`Lesson 4 · the simulator against the lab: one blocked replica (${r.lab.degraded}), four policies, through ${r.lab.balancer === 'builtin' ? 'the kit\'s balancer' : r.lab.balancer}`),
+    c.bold(
+      `Lesson 4 · the simulator against the lab: one blocked replica (${r.lab.degraded}), four policies, through ${r.lab.balancer === 'builtin' ? "the kit's balancer" : r.lab.balancer}`,
+    ),
     c.dim(
       `lab: ${r.lab.load.connections} connections, ${r.lab.load.repetitions} slice${r.lab.load.repetitions === 1 ? '' : 's'} of ${r.lab.load.durationS} s per policy, interleaved; sim: the same topology, event loops ${r.loop === 'turns' ? 'served in turns' : 'first come, first served'}, ` +
         `${r.simRequests.toLocaleString('en-US')} simulated requests in ${(r.simWallMs / 1000).toFixed(2)} s (seed ${r.seed}) · ${caption}`,

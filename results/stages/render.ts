@@ -35,8 +35,10 @@ const TITLES: Record<StagesPart['part'], (r: StagesResult) => string> = {
   'keep-alive': () => 'a fresh connection per request, then one kept-alive connection',
   proxy: () => "the same request directly, through the kit's balancer and through nginx",
   blocked: (r) => `a light loan sent ${r.offsetMs} ms after a heavy scrypt, on the event loop and on the thread pool`,
-  'slow-reader': (r) => `a ${r.exportBytes / 1024 ** 2} MiB export to a reader taking ${Math.round(r.readBytesPerS / 1024 ** 2)} MiB/s, with backpressure and without`,
-  'body-limit': (r) => `a ${r.uploadBytes / 1024 ** 2} MiB upload over a ${r.bodyLimitBytes / 1024 ** 2} MiB limit, checked before reading it (early) and after (late)`,
+  'slow-reader': (r) =>
+    `a ${r.exportBytes / 1024 ** 2} MiB export to a reader taking ${Math.round(r.readBytesPerS / 1024 ** 2)} MiB/s, with backpressure and without`,
+  'body-limit': (r) =>
+    `a ${r.uploadBytes / 1024 ** 2} MiB upload over a ${r.bodyLimitBytes / 1024 ** 2} MiB limit, checked before reading it (early) and after (late)`,
 };
 
 /** A request's one-line waterfall, `width` characters over its whole time. */
@@ -70,7 +72,8 @@ export function typical(g: StagesGroup): StagedRequest | undefined {
 
 const us = (n: number | undefined) => (n === undefined ? '' : Math.round(n).toLocaleString('en-US'));
 /** Bytes for people: `162 B`, `64 KiB`. */
-const size = (bytes: number | undefined) => (bytes === undefined ? '?' : bytes < 1024 ? `${bytes} B` : `${us(bytes / 1024)} KiB`);
+const size = (bytes: number | undefined) =>
+  bytes === undefined ? '?' : bytes < 1024 ? `${bytes} B` : `${us(bytes / 1024)} KiB`;
 
 /**
  * One table, the typical request of each group side by side: each column pair is that request's
@@ -79,10 +82,15 @@ const size = (bytes: number | undefined) => (bytes === undefined ? '?' : bytes <
  */
 function stageTable(p: StagesPart, color: boolean): string {
   const c = makeChalk(color);
-  const picks = p.groups.map((g) => ({ g, r: typical(g) })).filter((x): x is { g: StagesGroup; r: StagedRequest } => x.r !== undefined);
+  const picks = p.groups
+    .map((g) => ({ g, r: typical(g) }))
+    .filter((x): x is { g: StagesGroup; r: StagedRequest } => x.r !== undefined);
   const lines = picks.map(({ r }) => timeline(r));
   const head = picks.flatMap(({ g, r }) => [`${g.name} · ${r.label}`, 'at µs', 'took µs']);
-  const table = makeTable(head, picks.flatMap(() => ['left', 'right', 'right'] as const));
+  const table = makeTable(
+    head,
+    picks.flatMap(() => ['left', 'right', 'right'] as const),
+  );
   const longest = lines.map((rows) => Math.max(...rows.map((row) => row.tookUs)));
   const depth = Math.max(...lines.map((rows) => rows.length));
   for (let i = 0; i < depth; i++) {
@@ -91,7 +99,11 @@ function stageTable(p: StagesPart, color: boolean): string {
         const row = rows[i];
         if (!row) return ['', '', ''];
         const took = us(row.tookUs);
-        return [`${row.side[0]} ${row.stage}`, us(row.offsetUs), row.tookUs === longest[col] && row.tookUs > 0 ? c.red(took) : took];
+        return [
+          `${row.side[0]} ${row.stage}`,
+          us(row.offsetUs),
+          row.tookUs === longest[col] && row.tookUs > 0 ? c.red(took) : took,
+        ];
       }),
     );
   }
@@ -101,9 +113,15 @@ function stageTable(p: StagesPart, color: boolean): string {
 function partNotes(r: StagesResult, p: StagesPart): string[] {
   const notes: string[] = [];
   if (p.part === 'proxy') {
-    for (const g of p.groups) notes.push(`${g.name}: hops outside the client and the server (request written → parsed, response written → parsed), median ${us(groupHopsUs(g))} µs`);
+    for (const g of p.groups)
+      notes.push(
+        `${g.name}: hops outside the client and the server (request written → parsed, response written → parsed), median ${us(groupHopsUs(g))} µs`,
+      );
     const own = proxyWorkUs(group(p, 'builtin'));
-    if (own !== undefined) notes.push(`builtin: of those, the balancer's own work (request parsed → written upstream, answer's head parsed → finish), median ${us(own)} µs`);
+    if (own !== undefined)
+      notes.push(
+        `builtin: of those, the balancer's own work (request parsed → written upstream, answer's head parsed → finish), median ${us(own)} µs`,
+      );
     for (const [name, why] of Object.entries(p.missing ?? {})) notes.push(`${name}: not run: ${why}`);
   }
   if (p.part === 'slow-reader') {
@@ -116,31 +134,44 @@ function partNotes(r: StagesResult, p: StagesPart): string[] {
     }
   }
   if (p.part === 'body-limit') {
-    for (const g of p.groups) for (const q of g.requests) {
-      const x = q.extra;
-      notes.push(
-        `${g.name} · ${q.label}: ${q.status} after the client sent ${size(x.bodyBytesSent)} of body; the handler read ${size(x.bodyBytesRead)}, ` +
-          `the connection ${size(x.socketBytesRead)} with the head (limit ${size(r.bodyLimitBytes)})`,
-      );
-    }
+    for (const g of p.groups)
+      for (const q of g.requests) {
+        const x = q.extra;
+        notes.push(
+          `${g.name} · ${q.label}: ${q.status} after the client sent ${size(x.bodyBytesSent)} of body; the handler read ${size(x.bodyBytesRead)}, ` +
+            `the connection ${size(x.socketBytesRead)} with the head (limit ${size(r.bodyLimitBytes)})`,
+        );
+      }
   }
   return notes;
 }
 
 export function render(r: StagesResult, color: boolean, caption = machineCaption(r.machine)): string {
   const c = makeChalk(color);
-  const out = [c.bold('Lesson 9 · stages: the life of one request, stage by stage'), c.dim(`µs on one clock for client and server · heavy cost ${r.heavyCost} · ${caption}`)];
+  const out = [
+    c.bold('Lesson 9 · stages: the life of one request, stage by stage'),
+    c.dim(`µs on one clock for client and server · heavy cost ${r.heavyCost} · ${caption}`),
+  ];
   for (const p of r.parts) {
     out.push('', c.bold(`${p.part}: ${TITLES[p.part](r)}`));
     if (p.groups.some((g) => g.requests.length > 0)) out.push(stageTable(p, color));
-    for (const g of p.groups) for (const q of g.requests) out.push(`  ${`${g.name} · ${q.label}`.padEnd(34)} |${waterfall(q)}| ${us((q.stamps.at(-1)?.atUs ?? 0) - (q.stamps[0]?.atUs ?? 0))} µs`);
+    for (const g of p.groups)
+      for (const q of g.requests)
+        out.push(
+          `  ${`${g.name} · ${q.label}`.padEnd(34)} |${waterfall(q)}| ${us((q.stamps.at(-1)?.atUs ?? 0) - (q.stamps[0]?.atUs ?? 0))} µs`,
+        );
     out.push(...partNotes(r, p).map((n) => `  ${n}`));
   }
   out.push(
     '',
-    c.dim('c client, s server, p the kit\'s balancer: one clock for all. at: since the request started; took: since the stage above it, on either side; the longest in each column is red.'),
-    c.dim(`waterfall: each stretch is drawn with the letter of the stage that ends it: ${Object.entries(WATERFALL_LETTERS).map(([k, v]) => `${v} ${k}`).join(', ')}.`),
+    c.dim(
+      "c client, s server, p the kit's balancer: one clock for all. at: since the request started; took: since the stage above it, on either side; the longest in each column is red.",
+    ),
+    c.dim(
+      `waterfall: each stretch is drawn with the letter of the stage that ends it: ${Object.entries(WATERFALL_LETTERS)
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', ')}.`,
+    ),
   );
   return out.join('\n');
 }
-

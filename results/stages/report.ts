@@ -70,7 +70,9 @@ type Events = { stage: string; atUs: number }[];
 /** Merges one request's client, server and (through the kit's balancer) proxy stamps into one time-ordered list. */
 export function mergeStamps(client: Events, server: Events, proxy: Events = []): Stamp[] {
   const side = (events: Events, s: Side) => events.map((e) => ({ stage: e.stage, atUs: e.atUs, side: s }));
-  return [...side(client, 'client'), ...side(server, 'server'), ...side(proxy, 'proxy')].sort((a, b) => a.atUs - b.atUs);
+  return [...side(client, 'client'), ...side(server, 'server'), ...side(proxy, 'proxy')].sort(
+    (a, b) => a.atUs - b.atUs,
+  );
 }
 
 /** A row of a stage table: when it happened after the request started, and how long since the row before, µs. */
@@ -82,7 +84,11 @@ interface TimelineRow extends Stamp {
 /** The request's stamps as rows, offsets from its first stamp. */
 export function timeline(r: StagedRequest): TimelineRow[] {
   const first = r.stamps[0]?.atUs ?? 0;
-  return r.stamps.map((s, i) => ({ ...s, offsetUs: s.atUs - first, tookUs: i === 0 ? 0 : s.atUs - r.stamps[i - 1]!.atUs }));
+  return r.stamps.map((s, i) => ({
+    ...s,
+    offsetUs: s.atUs - first,
+    tookUs: i === 0 ? 0 : s.atUs - r.stamps[i - 1]!.atUs,
+  }));
 }
 
 /** When `stage` happened on `side`, µs, or undefined. */
@@ -99,7 +105,10 @@ export function between(r: StagedRequest, from: [string, Side], to: [string, Sid
 
 /** The row with the longest time since the row before: where the request spent most of its time. */
 export function longestStage(r: StagedRequest): TimelineRow | undefined {
-  return timeline(r).reduce<TimelineRow | undefined>((best, row) => (!best || row.tookUs > best.tookUs ? row : best), undefined);
+  return timeline(r).reduce<TimelineRow | undefined>(
+    (best, row) => (!best || row.tookUs > best.tookUs ? row : best),
+    undefined,
+  );
 }
 
 /** True when the request opened its own connection: the client connected, or the server accepted (either stamp is enough). */

@@ -6,7 +6,18 @@
  */
 import { EXPORT_CHUNK_BYTES } from '../../servers/lib/stages/routes.ts';
 import { line } from '../report/shape.ts';
-import { at, between, group, longestStage, medianOf, part, type StagedRequest, type StagesGroup, type StagesPart, type StagesResult } from './report.ts';
+import {
+  at,
+  between,
+  group,
+  longestStage,
+  medianOf,
+  part,
+  type StagedRequest,
+  type StagesGroup,
+  type StagesPart,
+  type StagesResult,
+} from './report.ts';
 
 /**
  * The queue a write()-honouring server keeps is "a few chunks" up to this many of them: the
@@ -100,7 +111,11 @@ function handlerEnds(q: StagedRequest | undefined): string {
   const gap = q && between(q, ['handler-end', 'server'], ['finish', 'server']);
   const serverTime = q && between(q, ['headers-parsed', 'server'], ['finish', 'server']);
   if (gap === undefined || !serverTime) return 'unmeasured';
-  return gap <= AT_FINISH_SHARE * serverTime ? 'at-finish' : gap >= MOST_SHARE * serverTime ? 'long-before-finish' : 'in-between';
+  return gap <= AT_FINISH_SHARE * serverTime
+    ? 'at-finish'
+    : gap >= MOST_SHARE * serverTime
+      ? 'long-before-finish'
+      : 'in-between';
 }
 
 /** The slow-reader part's lines: drain waits, when the handler ended, what the server queued. */
@@ -112,7 +127,15 @@ export function slowReaderLines(r: StagesResult): string[] {
   const serverTime = honoured && between(honoured, ['headers-parsed', 'server'], ['finish', 'server']);
   const drain = honoured?.extra.drainWaitUs;
   return [
-    line('backpressure', 'waited-for-drain', drain !== undefined && serverTime ? (drain >= DRAIN_SHARE * serverTime ? 'most-of-the-time' : 'briefly') : 'unmeasured'),
+    line(
+      'backpressure',
+      'waited-for-drain',
+      drain !== undefined && serverTime
+        ? drain >= DRAIN_SHARE * serverTime
+          ? 'most-of-the-time'
+          : 'briefly'
+        : 'unmeasured',
+    ),
     line('backpressure', 'handler-ends', handlerEnds(honoured)),
     line('backpressure', 'queued', queuedVerdict(honoured, CHUNK_BYTES)),
     line('ignoring-backpressure', 'handler-ends', handlerEnds(ignored)),
@@ -132,7 +155,13 @@ export function bodyLimitLines(r: StagesResult): string[] {
   const { early, late } = uploads(p);
   const read = (qs: StagedRequest[]) => {
     const n = qs.length ? Math.max(...qs.map((q) => q.extra.socketBytesRead ?? Infinity)) : undefined;
-    return n === undefined || n === Infinity ? 'unmeasured' : n <= HEAD_MAX_BYTES ? 'headers-only' : n >= r.uploadBytes ? 'whole-body' : 'part-of-the-body';
+    return n === undefined || n === Infinity
+      ? 'unmeasured'
+      : n <= HEAD_MAX_BYTES
+        ? 'headers-only'
+        : n >= r.uploadBytes
+          ? 'whole-body'
+          : 'part-of-the-body';
   };
   const statuses = [...new Set(early.map((q) => q.status))];
   const sent = early.length ? Math.max(...early.map((q) => q.extra.bodyBytesSent ?? Infinity)) : undefined;
@@ -144,6 +173,10 @@ export function bodyLimitLines(r: StagesResult): string[] {
     line('early', 'server-read', read(early)),
     line('late', 'status', late?.status ?? 'none'),
     line('late', 'server-read', read(late ? [late] : [])),
-    line('late-vs-early', 'server-time-to-413', earlyT && lateT ? (lateT >= LATE_FACTOR * earlyT ? 'much-longer' : 'similar') : 'unmeasured'),
+    line(
+      'late-vs-early',
+      'server-time-to-413',
+      earlyT && lateT ? (lateT >= LATE_FACTOR * earlyT ? 'much-longer' : 'similar') : 'unmeasured',
+    ),
   ];
 }

@@ -4,7 +4,21 @@
  * (HOP_FACTOR); the server's own parts are in shape-server.ts. Never a stage's length in µs.
  */
 import { CANNOT_SHOW, line, splitLine } from '../report/shape.ts';
-import { at, between, connected, group, hopsUs, medianOf, part, PARTS, type PartName, type Side, type StagedRequest, type StagesGroup, type StagesResult } from './report.ts';
+import {
+  at,
+  between,
+  connected,
+  group,
+  hopsUs,
+  medianOf,
+  part,
+  PARTS,
+  type PartName,
+  type Side,
+  type StagedRequest,
+  type StagesGroup,
+  type StagesResult,
+} from './report.ts';
 import { blockedLines, bodyLimitLines, slowReaderLines } from './shape-server.ts';
 
 /** The proxies of the proxy part, besides `direct`. */
@@ -110,12 +124,26 @@ function proxyLines(r: StagesResult): string[] {
   const direct = groupHopsUs(group(p, 'direct'));
   return PROXIES.flatMap((name) => {
     const g = group(p, name);
-    const keys = ['upstream-connect', 'upstream-connection', ...(name === 'builtin' ? ['proxy-hops', 'proxy-stages'] : [])];
+    const keys = [
+      'upstream-connect',
+      'upstream-connection',
+      ...(name === 'builtin' ? ['proxy-hops', 'proxy-stages'] : []),
+    ];
     if (!g) return keys.map((k) => line(name, k, CANNOT_SHOW));
     const hops = groupHopsUs(g);
-    const above = hops !== undefined && direct !== undefined ? (hops >= HOP_FACTOR * direct ? 'above-direct' : 'near-direct') : 'unmeasured';
-    const builtinOnly = name === 'builtin' ? [line(name, 'proxy-hops', above), line(name, 'proxy-stages', proxyPath(g))] : [];
-    return [line(name, 'upstream-connect', upstreamConnect(g)), line(name, 'upstream-connection', upstreamConnection(g)), ...builtinOnly];
+    const above =
+      hops !== undefined && direct !== undefined
+        ? hops >= HOP_FACTOR * direct
+          ? 'above-direct'
+          : 'near-direct'
+        : 'unmeasured';
+    const builtinOnly =
+      name === 'builtin' ? [line(name, 'proxy-hops', above), line(name, 'proxy-stages', proxyPath(g))] : [];
+    return [
+      line(name, 'upstream-connect', upstreamConnect(g)),
+      line(name, 'upstream-connection', upstreamConnection(g)),
+      ...builtinOnly,
+    ];
   });
 }
 
@@ -137,15 +165,25 @@ export function shape(r: StagesResult): string[] {
 }
 
 export const hints: Record<string, string> = {
-  fresh: 'a request with Connection: close should open its own connection and see it closed after finish; did the client reuse a connection?',
-  'keep-alive': 'on a kept-alive connection only the first request connects; did the server or the client close it between requests (Connection: close, a keep-alive timeout shorter than the gap)?',
-  builtin: "the kit's balancer keeps its upstream connections alive, adds a second pair of hops, and with --stages stamps its own stages between the client's and the server's; was it started with --keepalive off or without --stages, or did the direct run go through a proxy too?",
-  nginx: 'nginx keeps upstream connections only with keepalive in its upstream block and HTTP/1.1 to the upstream (servers/lib/balancer/nginx-config.ts)',
-  blocking: 'with scryptSync nothing reads the light request until the heavy scrypt ends; if it was parsed earlier, the heavy request was too short (a small --cost) or did not reach the server first',
-  pooled: 'with crypto.scrypt the event loop stays free, so the light request is parsed at once; if not, something else blocked the loop',
-  backpressure: "the export waits for 'drain' when write() returns false, so its handler lasts until the last chunk is taken; a reader as fast as the export (a large --read-mib-s), or a body smaller than the kernel's socket buffers, keeps those waits short",
-  'ignoring-backpressure': "without waiting for drain, every chunk the reader has not taken yet queues in the server and the handler ends early; a reader about as fast as the export keeps that queue short",
-  early: "an early check answers Expect: 100-continue with 413 before the body is sent, so the connection reads the request's head only; did the client send the body without waiting?",
+  fresh:
+    'a request with Connection: close should open its own connection and see it closed after finish; did the client reuse a connection?',
+  'keep-alive':
+    'on a kept-alive connection only the first request connects; did the server or the client close it between requests (Connection: close, a keep-alive timeout shorter than the gap)?',
+  builtin:
+    "the kit's balancer keeps its upstream connections alive, adds a second pair of hops, and with --stages stamps its own stages between the client's and the server's; was it started with --keepalive off or without --stages, or did the direct run go through a proxy too?",
+  nginx:
+    'nginx keeps upstream connections only with keepalive in its upstream block and HTTP/1.1 to the upstream (servers/lib/balancer/nginx-config.ts)',
+  blocking:
+    'with scryptSync nothing reads the light request until the heavy scrypt ends; if it was parsed earlier, the heavy request was too short (a small --cost) or did not reach the server first',
+  pooled:
+    'with crypto.scrypt the event loop stays free, so the light request is parsed at once; if not, something else blocked the loop',
+  backpressure:
+    "the export waits for 'drain' when write() returns false, so its handler lasts until the last chunk is taken; a reader as fast as the export (a large --read-mib-s), or a body smaller than the kernel's socket buffers, keeps those waits short",
+  'ignoring-backpressure':
+    'without waiting for drain, every chunk the reader has not taken yet queues in the server and the handler ends early; a reader about as fast as the export keeps that queue short',
+  early:
+    "an early check answers Expect: 100-continue with 413 before the body is sent, so the connection reads the request's head only; did the client send the body without waiting?",
   late: 'a late check reads the whole body before answering; did the upload reach its full size, or pass the late read cap?',
-  'late-vs-early': 'reading the whole body should cost far more than answering from the headers; was the upload small next to the limit?',
+  'late-vs-early':
+    'reading the whole body should cost far more than answering from the headers; was the upload small next to the limit?',
 };

@@ -87,7 +87,15 @@ export const autoscale: Scenario = {
         ...(s.autoscale && backAt >= 0 ? { backToMinS: backAt - LOAD_S } : {}),
       };
     });
-    const result = { quota: QUOTA, cpuMsPerRequest: CPU_MS, thinkMs: THINK_MS, loadS: LOAD_S, hpa: { ...hpa, syncMs: DEFAULT_SYNC_MS }, seed, rows };
+    const result = {
+      quota: QUOTA,
+      cpuMsPerRequest: CPU_MS,
+      thinkMs: THINK_MS,
+      loadS: LOAD_S,
+      hpa: { ...hpa, syncMs: DEFAULT_SYNC_MS },
+      seed,
+      rows,
+    };
     return { result, render: (color) => renderAutoscale(rows, seed, loop, color, hpa), totals: totalsOf(sims) };
   },
 };
@@ -103,18 +111,49 @@ export function upAfterDown(workers: readonly number[], loadS: number): number {
   return n;
 }
 
-function renderAutoscale(rows: SimAutoscaleRow[], seed: number, loop: ScenarioOptions['loop'], color: boolean, hpa: HpaConfig): string {
+function renderAutoscale(
+  rows: SimAutoscaleRow[],
+  seed: number,
+  loop: ScenarioOptions['loop'],
+  color: boolean,
+  hpa: HpaConfig,
+): string {
   const c = makeChalk(color);
-  const head = ['scenario', 'requests', 'peak req/s', 'steady req/s', 'p95', 'steady p95', 'errors', 'max workers', 'worker·s'];
+  const head = [
+    'scenario',
+    'requests',
+    'peak req/s',
+    'steady req/s',
+    'p95',
+    'steady p95',
+    'errors',
+    'max workers',
+    'worker·s',
+  ];
   const table = makeTable(head, textThenNumbers(1, head.length));
   for (const r of rows) {
-    table.push([r.scenario, r.requests.toLocaleString('en-US'), fmtRate(r.peakRps), fmtRate(r.steadyRps), fmtMs(r.p95), fmtMs(r.steadyP95), String(r.errors), String(r.maxWorkers), String(Math.round(r.workerSeconds))]);
+    table.push([
+      r.scenario,
+      r.requests.toLocaleString('en-US'),
+      fmtRate(r.peakRps),
+      fmtRate(r.steadyRps),
+      fmtMs(r.p95),
+      fmtMs(r.steadyP95),
+      String(r.errors),
+      String(r.maxWorkers),
+      String(Math.round(r.workerSeconds)),
+    ]);
   }
   const lines = rows
     .filter((r) => r.maxWorkers > 1)
-    .map((r) => `  ${r.scenario}: ${r.workers.join(' ')}${r.backToMinS !== undefined ? ` (back to 1 worker ${r.backToMinS} s after the load)` : ''}; scale-ups after a scale-down during the load: ${upAfterDown(r.workers, LOAD_S)}`);
+    .map(
+      (r) =>
+        `  ${r.scenario}: ${r.workers.join(' ')}${r.backToMinS !== undefined ? ` (back to 1 worker ${r.backToMinS} s after the load)` : ''}; scale-ups after a scale-down during the load: ${upAfterDown(r.workers, LOAD_S)}`,
+    );
   return [
-    c.bold('Lesson 8 · autoscaling, simulated: closed-loop users on one worker, then on workers the HPA-style controller adds and retires'),
+    c.bold(
+      'Lesson 8 · autoscaling, simulated: closed-loop users on one worker, then on workers the HPA-style controller adds and retires',
+    ),
     c.dim(
       `${LOAD_S} s of load; each worker 0.25 core; requests ${CPU_MS} ms of CPU on average, ${THINK_MS} ms of think time between them; controller: target ${hpa.target * 100} %, tolerance ${hpa.tolerance}, sync ${DEFAULT_SYNC_MS / 1000} s, window ${hpa.windowMs / 1000} s · simulated (seed ${seed}; ${loopWords(loop)})`,
     ),

@@ -41,11 +41,19 @@ export interface Scenario {
 }
 
 /** The Result's machine for a simulation: none (a simulated replica has a core of its own); the caption says what was simulated instead. */
-export const SIM_MACHINE: MachineInfo = { cores: 0, loadavg1: 0, busyCoresAtStart: 0, node: 'simulated', platform: 'simulated' };
+export const SIM_MACHINE: MachineInfo = {
+  cores: 0,
+  loadavg1: 0,
+  busyCoresAtStart: 0,
+  node: 'simulated',
+  platform: 'simulated',
+};
 
 /** Words for a caption: how the simulated event loops ordered waiting requests. */
 export function loopWords(loop: ScenarioOptions['loop']): string {
-  return (loop ?? DEFAULT_LOOP) === 'turns' ? 'event loops served in turns' : 'event loops served first come, first served';
+  return (loop ?? DEFAULT_LOOP) === 'turns'
+    ? 'event loops served in turns'
+    : 'event loops served first come, first served';
 }
 
 /** The loop scenarios use unless told otherwise: Node's turns (SimConfig.loop). */

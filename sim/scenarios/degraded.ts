@@ -8,7 +8,15 @@ import { POLICIES, type Policy } from '../../core/policies.ts';
 import { DEGRADED_SPEC, render, type DegradedResult } from '../../results/degraded/report.ts';
 import { fixed, meanOf, withStalls, type Dist } from '../dist.ts';
 import { simulate, type SimConfig, type SimResult } from '../engine.ts';
-import { DEFAULT_LOOP, FAST, SIM_MACHINE, simCaption, totalsOf, type Scenario, type ScenarioOptions } from './common.ts';
+import {
+  DEFAULT_LOOP,
+  FAST,
+  SIM_MACHINE,
+  simCaption,
+  totalsOf,
+  type Scenario,
+  type ScenarioOptions,
+} from './common.ts';
 
 interface DegradedParams {
   /** /fast on a replica's event loop (default FAST). */
@@ -103,8 +111,10 @@ export function fitPath(fast: Dist, target: PathTarget, connections: number, o: 
     return { throughput: s.throughput, p50: s.latency.p50, p95: s.latency.p95 };
   };
   const bare = healthy(undefined);
-  if (bare.throughput <= target.throughput) return { queue: undefined, meanMs: 0, stallShare: 0, stallMs: 0, fitted: bare };
-  const share = (perRequestMs: number, mean: number, stall: number) => Math.min(Math.max((perRequestMs - mean) / stall, 0.002), MAX_STALL_SHARE);
+  if (bare.throughput <= target.throughput)
+    return { queue: undefined, meanMs: 0, stallShare: 0, stallMs: 0, fitted: bare };
+  const share = (perRequestMs: number, mean: number, stall: number) =>
+    Math.min(Math.max((perRequestMs - mean) / stall, 0.002), MAX_STALL_SHARE);
   // A start from queueing in a closed loop: each request waits for about `connections` others on the
   // path, so the p50 is about that many means and the p95 one stall above it.
   let mean = Math.max(target.p50 / connections - meanOf(fast) / 2, 0.01);
@@ -114,7 +124,10 @@ export function fitPath(fast: Dist, target: PathTarget, connections: number, o: 
   for (let round = 0; round < FIT_ROUNDS; round++) {
     const queue = withStalls(mean, stallShare, stall);
     const got = healthy(queue);
-    const error = Math.abs(Math.log(got.throughput / target.throughput)) + Math.abs(Math.log(got.p50 / target.p50)) + Math.abs(Math.log(got.p95 / target.p95));
+    const error =
+      Math.abs(Math.log(got.throughput / target.throughput)) +
+      Math.abs(Math.log(got.p50 / target.p50)) +
+      Math.abs(Math.log(got.p95 / target.p95));
     if (!best || error < best.error) best = { queue, meanMs: mean, stallShare, stallMs: stall, fitted: got, error };
     // The time per request the target's throughput needs, from this round's: throughput is about 1 / that time.
     const perRequestMs = ((mean + stallShare * stall) * got.throughput) / target.throughput;

@@ -15,7 +15,9 @@ const FAULT_AT_S = FAILOVER_SPEC.faultAtS.full;
 const ACTION: Record<Exclude<Fault, 'vanish'>, FaultAction> = { sigterm: 'stop', sigkill: 'kill', sigstop: 'freeze' };
 // The lab's last run checks its database for POSTs stored twice; the model has none. Nor has it
 // connections, so a vanished address (a connect that gets no answer) is the lab's alone.
-const PLANS = FAILOVER_SPEC.plans.filter((p): p is typeof p & { fault: Exclude<Fault, 'vanish'> } => p.name !== 'post-during-kill' && p.fault !== 'vanish');
+const PLANS = FAILOVER_SPEC.plans.filter(
+  (p): p is typeof p & { fault: Exclude<Fault, 'vanish'> } => p.name !== 'post-during-kill' && p.fault !== 'vanish',
+);
 
 export const failover: Scenario = {
   name: 'failover',
@@ -32,7 +34,12 @@ export const failover: Scenario = {
         clients: { kind: 'closed', count: FAILOVER_SPEC.connections },
         service: FAST,
         method: plan.method,
-        failover: { retries: plan.retries, maxFails: SETTINGS.maxFails, failTimeoutMs: SETTINGS.failTimeoutS * 1000, responseTimeoutMs: SETTINGS.responseTimeoutMs },
+        failover: {
+          retries: plan.retries,
+          maxFails: SETTINGS.maxFails,
+          failTimeoutMs: SETTINGS.failTimeoutS * 1000,
+          responseTimeoutMs: SETTINGS.responseTimeoutMs,
+        },
         events: [{ atMs: FAULT_AT_S * 1000, action: ACTION[plan.fault], replica: 2 }],
         durationMs: DURATION_S * 1000,
         timeline: true,

@@ -39,17 +39,39 @@ export const graceful: Scenario = {
             clients: { kind: 'closed', count: c.connections },
             service: FAST,
             ...c.config,
-            events: [{ atMs: GRACEFUL_SPEC.stopAtS * 1000, action: mode === 'graceful' ? 'stop' : 'kill', replica: GRACEFUL_SPEC.replicas - 1 }],
+            events: [
+              {
+                atMs: GRACEFUL_SPEC.stopAtS * 1000,
+                action: mode === 'graceful' ? 'stop' : 'kill',
+                replica: GRACEFUL_SPEC.replicas - 1,
+              },
+            ],
             durationMs: DURATION_S * 1000,
           });
           sims.push(s);
           const victim = s.replicas[GRACEFUL_SPEC.replicas - 1]!;
-          return { inFlight: victim.inFlightAtFault ?? 0, cut: victim.cut, retried: s.counts.retried, clientErrors: s.counts.failed, p99: s.latency.p99, mean: s.latency.mean, max: s.latency.max, requests: s.counts.completed };
+          return {
+            inFlight: victim.inFlightAtFault ?? 0,
+            cut: victim.cut,
+            retried: s.counts.retried,
+            clientErrors: s.counts.failed,
+            p99: s.latency.p99,
+            mean: s.latency.mean,
+            max: s.latency.max,
+            requests: s.counts.completed,
+          };
         });
         cases.push({ key: c.key, route: c.route, connections: c.connections, mode, runs });
       }
     }
-    const result: GracefulResult = { machine: SIM_MACHINE, balancer: 'the simulated balancer', victim: `app${GRACEFUL_SPEC.replicas}`, durationS: DURATION_S, stopAtS: GRACEFUL_SPEC.stopAtS, cases };
+    const result: GracefulResult = {
+      machine: SIM_MACHINE,
+      balancer: 'the simulated balancer',
+      victim: `app${GRACEFUL_SPEC.replicas}`,
+      durationS: DURATION_S,
+      stopAtS: GRACEFUL_SPEC.stopAtS,
+      cases,
+    };
     return { result, render: (color) => render(result, color, simCaption(o)), totals: totalsOf(sims) };
   },
 };

@@ -14,7 +14,7 @@ const LOOPS = ['fifo', 'turns'] as const;
 
 export const hogProbe: Scenario = {
   name: 'hog-probe',
-  summary: 'one connection\'s requests to a blocked replica: first come, first served against Node\'s turns',
+  summary: "one connection's requests to a blocked replica: first come, first served against Node's turns",
   run({ seed }) {
     const sims: SimResult[] = LOOPS.map((loop) =>
       simulate({
@@ -36,10 +36,20 @@ export const hogProbe: Scenario = {
     const render = (color: boolean) => {
       const c = makeChalk(color);
       const table = makeTable(['event loop', 'requests', 'mean', 'p50', 'p95', 'max'], textThenNumbers(1, 6));
-      for (const r of rows) table.push([loopWords(r.loop).replace('event loops served ', ''), String(r.count), fmtMs(r.mean), fmtMs(r.p50), fmtMs(r.p95), fmtMs(r.max)]);
+      for (const r of rows)
+        table.push([
+          loopWords(r.loop).replace('event loops served ', ''),
+          String(r.count),
+          fmtMs(r.mean),
+          fmtMs(r.p50),
+          fmtMs(r.p95),
+          fmtMs(r.max),
+        ]);
       return [
         c.bold('A blocked replica probed over one connection: first come, first served against turns'),
-        c.dim(`hog: 3 connections of 30 ms requests; probe: /fast (0.1 ms), one connection, 60 s · simulated (seed ${seed})`),
+        c.dim(
+          `hog: 3 connections of 30 ms requests; probe: /fast (0.1 ms), one connection, 60 s · simulated (seed ${seed})`,
+        ),
         table.toString(),
         'Measured in the lab on a 2-core machine: mean 115 ms, p95 181 ms (lessons/04-where-requests-go.md, experiment 3).',
       ].join('\n');

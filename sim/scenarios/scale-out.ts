@@ -12,7 +12,11 @@ import { DEFAULT_LOOP, SIM_MACHINE, simCaption, totalsOf, type Scenario } from '
 const { counts: COUNTS, connections: CONNECTIONS, workMs: WORK_MS } = SCALE_OUT_SPEC;
 const WORKLOADS: { name: 'user-scenario' | 'cpu-bound'; description: string; service: Dist }[] = [
   // A create or a read through SQLite: about half a millisecond of a replica's loop (an assumption, not a measurement).
-  { name: 'user-scenario', description: 'POST /users then GET /users/:id (modelled: 0.5 ms on average each)', service: exp(0.5) },
+  {
+    name: 'user-scenario',
+    description: 'POST /users then GET /users/:id (modelled: 0.5 ms on average each)',
+    service: exp(0.5),
+  },
   { name: 'cpu-bound', description: `GET /work?ms=${WORK_MS} (${WORK_MS} ms of CPU each)`, service: fixed(WORK_MS) },
 ];
 
@@ -26,7 +30,16 @@ export const scaleOut: Scenario = {
       name: w.name,
       description: w.description,
       steps: COUNTS.map((n): ScaleStep => {
-        const s = simulate({ seed: o.seed, loop: o.loop ?? DEFAULT_LOOP, replicas: n, policy: 'round-robin', clients: { kind: 'closed', count: CONNECTIONS }, service: w.service, durationMs: 2500, warmupMs: 500 });
+        const s = simulate({
+          seed: o.seed,
+          loop: o.loop ?? DEFAULT_LOOP,
+          replicas: n,
+          policy: 'round-robin',
+          clients: { kind: 'closed', count: CONNECTIONS },
+          service: w.service,
+          durationMs: 2500,
+          warmupMs: 500,
+        });
         sims.push(s);
         return {
           replicas: n,
@@ -36,11 +49,18 @@ export const scaleOut: Scenario = {
           failedChecks: s.counts.failed,
           requests: s.counts.completed,
           generatorCpu: 0,
-          ...(w.name === 'user-scenario' ? { perReplica: Object.fromEntries(s.replicas.map((r) => [r.name, r.served])) } : {}),
+          ...(w.name === 'user-scenario'
+            ? { perReplica: Object.fromEntries(s.replicas.map((r) => [r.name, r.served])) }
+            : {}),
         };
       }),
     }));
-    const result: ScaleOutResult = { machine: SIM_MACHINE, balancer: 'the simulated balancer', load: { connections: CONNECTIONS, durationS: 2 }, workloads };
+    const result: ScaleOutResult = {
+      machine: SIM_MACHINE,
+      balancer: 'the simulated balancer',
+      load: { connections: CONNECTIONS, durationS: 2 },
+      workloads,
+    };
     // The lab's closing sentence is about the machine's cores; a simulated replica has its own.
     return { result, render: (color: boolean) => render(result, color, simCaption(o)), totals: totalsOf(sims) };
   },

@@ -35,7 +35,8 @@ export interface StaleRow {
 
 export const stale: Scenario = {
   name: 'stale',
-  summary: '100 replicas and 1 million requests per run: least connections herds on stale load information, power of two choices holds',
+  summary:
+    '100 replicas and 1 million requests per run: least connections herds on stale load information, power of two choices holds',
   async run({ seed, requests, loop, progress, staleMs: age }) {
     const n = requests ?? STALE.requests;
     const old = age ?? STALE.staleMs;
@@ -44,7 +45,9 @@ export const stale: Scenario = {
     const rows: StaleRow[] = [];
     for (const staleMs of [0, old]) {
       for (const policy of POLICIES) {
-        progress?.(`[${rows.length + 1}/${2 * POLICIES.length}] ${policy}, load information ${staleMs ? `${staleMs} ms old` : 'live'}: ${n.toLocaleString('en-US')} requests`);
+        progress?.(
+          `[${rows.length + 1}/${2 * POLICIES.length}] ${policy}, load information ${staleMs ? `${staleMs} ms old` : 'live'}: ${n.toLocaleString('en-US')} requests`,
+        );
         await new Promise((resolve) => setTimeout(resolve, 0)); // lets a Ctrl-C in between runs
         const s = simulate({
           seed,
@@ -60,7 +63,15 @@ export const stale: Scenario = {
           warmupMs: Math.round((n / ratePerS) * 100),
         });
         sims.push(s);
-        rows.push({ policy, staleMs, p50: s.latency.p50, p95: s.latency.p95, p99: s.latency.p99, max: s.latency.max, worstMeanQueue: Math.max(...s.replicas.map((r) => r.meanQueue)) });
+        rows.push({
+          policy,
+          staleMs,
+          p50: s.latency.p50,
+          p95: s.latency.p95,
+          p99: s.latency.p99,
+          max: s.latency.max,
+          worstMeanQueue: Math.max(...s.replicas.map((r) => r.meanQueue)),
+        });
       }
     }
     const result = { ...STALE, staleMs: old, requests: n, ratePerS, seed, rows };
@@ -68,22 +79,39 @@ export const stale: Scenario = {
   },
 };
 
-function renderStale(rows: StaleRow[], n: number, ratePerS: number, seed: number, loop: ScenarioOptions['loop'], color: boolean): string {
+function renderStale(
+  rows: StaleRow[],
+  n: number,
+  ratePerS: number,
+  seed: number,
+  loop: ScenarioOptions['loop'],
+  color: boolean,
+): string {
   const c = makeChalk(color);
   const head = ['policy', 'load information', 'p50', 'p95', 'p99', 'max', 'busiest queue'];
   const table = makeTable(head, textThenNumbers(2, head.length));
   const best = (staleMs: number) => Math.min(...rows.filter((r) => r.staleMs === staleMs).map((r) => r.p99));
   for (const r of rows) {
     const p99 = r.p99 >= RED_FACTOR * best(r.staleMs) ? c.red(fmtMs(r.p99)) : c.green(fmtMs(r.p99));
-    table.push([r.policy, r.staleMs ? `${r.staleMs} ms old` : 'live', fmtMs(r.p50), fmtMs(r.p95), p99, fmtMs(r.max), r.worstMeanQueue.toFixed(1)]);
+    table.push([
+      r.policy,
+      r.staleMs ? `${r.staleMs} ms old` : 'live',
+      fmtMs(r.p50),
+      fmtMs(r.p95),
+      p99,
+      fmtMs(r.max),
+      r.worstMeanQueue.toFixed(1),
+    ]);
   }
   return [
-    c.bold(`Beyond one machine: ${STALE.replicas} replicas, ${n.toLocaleString('en-US')} requests per policy, live and stale load information`),
+    c.bold(
+      `Beyond one machine: ${STALE.replicas} replicas, ${n.toLocaleString('en-US')} requests per policy, live and stale load information`,
+    ),
     c.dim(
       `open loop at ${Math.round(ratePerS).toLocaleString('en-US')} req/s (${STALE.load * 100} % of capacity), service ${STALE.serviceMs} ms on average (exponential) · simulated (seed ${seed}; ${loopWords(loop)})`,
     ),
     table.toString(),
     `busiest queue: the most loaded replica's mean number of requests (waiting and in service). A p99 in red is at least ${RED_FACTOR}× the best with the same load information. ` +
-      'With stale counts, least connections sends a whole refresh period\'s requests to the replicas that looked idle.',
+      "With stale counts, least connections sends a whole refresh period's requests to the replicas that looked idle.",
   ].join('\n');
 }

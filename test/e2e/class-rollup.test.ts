@@ -18,24 +18,52 @@ const out = mkdtempSync(path.join(os.tmpdir(), 'nsl-class-rollup-'));
 after(() => rmSync(out, { recursive: true, force: true }));
 
 const classDir = process.env.NSL_CLASS_DIR;
-const classFiles = () => (classDir && existsSync(classDir) ? readdirSync(classDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.json')) : []);
-const noClass = classFiles().length === 0 ? 'no class folder: make test-all sets NSL_CLASS_DIR, and the runs of both tiers fill it' : false;
+const classFiles = () =>
+  classDir && existsSync(classDir)
+    ? readdirSync(classDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.json'))
+    : [];
+const noClass =
+  classFiles().length === 0
+    ? 'no class folder: make test-all sets NSL_CLASS_DIR, and the runs of both tiers fill it'
+    : false;
 
-test('the class folder of this make test-all\'s real runs: every lesson, no file skipped, and the one designed ✗ with its cause', { skip: noClass, timeout: 60_000 }, async () => {
-  const files = classFiles();
-  const r = await runMainInProcess(main, [classDir!, '--html', path.join(out, 'class.html')]);
-  assert.match(r.stdout, new RegExp(`\\d+ student\\(s\\), ${files.length} run\\(s\\), 0 file\\(s\\) skipped`), r.stdout);
-  const experiments = new Set(files.map((f) => path.basename(f, '.json')));
-  for (const lesson of LESSONS) assert.ok(lesson.experiments.some((e) => experiments.has(e)), `lesson ${lesson.id} has a run in the class folder`);
-  for (const e of experiments) assert.match(r.stdout, new RegExp(`^${e}$`, 'm'), `a table for ${e}`);
-  // Every student's machine row names nginx's and Redis's versions as this machine has them.
-  const tools = await toolVersions();
-  for (const row of r.stdout.split('\n').filter((l) => /^│ (lb-|commit-)/.test(l))) {
-    for (const v of [tools.nginx ?? 'missing', tools.redis ?? 'missing']) assert.ok(row.includes(v), `${row} names ${v}`);
-  }
-  const failed = [...r.stdout.matchAll(/^ {2}(\S+) · (\S+): (.+?) \(this run:/gm)].map((m) => `${m[1]} · ${m[2]}: ${m[3]}`);
-  const designed = files.some((f) => f.startsWith('commit-ms-0')) ? ['user-scenario  5-replicas-vs-3  flat', 'user-scenario  database-at-5-replicas  full', 'user-scenario  replicas-cpu-at-5  below-cap'].map((l) => `commit-ms-0 · capped-scale-out: ${l}`) : [];
-  assert.deepEqual(failed.sort(), designed.sort(), 'only the 0 ms commit run fails, and exactly its three lines');
-  assert.equal(r.code, designed.length ? 1 : 0);
-  if (designed.length) assert.equal((r.stdout.match(/likely cause: /g) ?? []).length, 3, 'each ✗ with its likely cause');
-});
+test(
+  "the class folder of this make test-all's real runs: every lesson, no file skipped, and the one designed ✗ with its cause",
+  { skip: noClass, timeout: 60_000 },
+  async () => {
+    const files = classFiles();
+    const r = await runMainInProcess(main, [classDir!, '--html', path.join(out, 'class.html')]);
+    assert.match(
+      r.stdout,
+      new RegExp(`\\d+ student\\(s\\), ${files.length} run\\(s\\), 0 file\\(s\\) skipped`),
+      r.stdout,
+    );
+    const experiments = new Set(files.map((f) => path.basename(f, '.json')));
+    for (const lesson of LESSONS)
+      assert.ok(
+        lesson.experiments.some((e) => experiments.has(e)),
+        `lesson ${lesson.id} has a run in the class folder`,
+      );
+    for (const e of experiments) assert.match(r.stdout, new RegExp(`^${e}$`, 'm'), `a table for ${e}`);
+    // Every student's machine row names nginx's and Redis's versions as this machine has them.
+    const tools = await toolVersions();
+    for (const row of r.stdout.split('\n').filter((l) => /^│ (lb-|commit-)/.test(l))) {
+      for (const v of [tools.nginx ?? 'missing', tools.redis ?? 'missing'])
+        assert.ok(row.includes(v), `${row} names ${v}`);
+    }
+    const failed = [...r.stdout.matchAll(/^ {2}(\S+) · (\S+): (.+?) \(this run:/gm)].map(
+      (m) => `${m[1]} · ${m[2]}: ${m[3]}`,
+    );
+    const designed = files.some((f) => f.startsWith('commit-ms-0'))
+      ? [
+          'user-scenario  5-replicas-vs-3  flat',
+          'user-scenario  database-at-5-replicas  full',
+          'user-scenario  replicas-cpu-at-5  below-cap',
+        ].map((l) => `commit-ms-0 · capped-scale-out: ${l}`)
+      : [];
+    assert.deepEqual(failed.sort(), designed.sort(), 'only the 0 ms commit run fails, and exactly its three lines');
+    assert.equal(r.code, designed.length ? 1 : 0);
+    if (designed.length)
+      assert.equal((r.stdout.match(/likely cause: /g) ?? []).length, 3, 'each ✗ with its likely cause');
+  },
+);

@@ -23,9 +23,16 @@ test('a worker stuck in scryptSync is killed at once (SIGKILL), not after its wo
   const s = await startCluster(['--workers', '1', '--cost', 'N=2^16,r=8,p=32']);
   const [stuck] = await workerPids(s, 1);
   const cpuBefore = cpuTicks(stuck!);
-  const pending = probe(`${s.url}/member/verify-blocking`, { timeoutMs: 60_000 }).then(() => 'answered', () => 'cut');
+  const pending = probe(`${s.url}/member/verify-blocking`, { timeoutMs: 60_000 }).then(
+    () => 'answered',
+    () => 'cut',
+  );
   // It is stuck once it has burnt 200 ms of CPU on the request (clock ticks are 10 ms).
-  await pollUntil('the worker to be busy in scryptSync', () => (cpuTicks(stuck!) - cpuBefore >= 20 ? true : undefined), 20_000);
+  await pollUntil(
+    'the worker to be busy in scryptSync',
+    () => (cpuTicks(stuck!) - cpuBefore >= 20 ? true : undefined),
+    20_000,
+  );
   const from = s.messageCount;
   const started = performance.now();
   s.send({ cmd: 'kill-worker', pid: stuck });
@@ -39,7 +46,10 @@ test('a worker stuck in scryptSync is killed at once (SIGKILL), not after its wo
   const r = await probe(`${s.url}/member/verify-blocking`, { timeoutMs: 60_000 });
   const workMs = performance.now() - t0;
   assert.equal(r.status, 200);
-  assert.ok(killToReplaced < workMs / 2, `replacement took ${Math.round(killToReplaced)} ms; the stuck work takes ${Math.round(workMs)} ms`);
+  assert.ok(
+    killToReplaced < workMs / 2,
+    `replacement took ${Math.round(killToReplaced)} ms; the stuck work takes ${Math.round(workMs)} ms`,
+  );
   await lab.stop(s);
 });
 

@@ -26,18 +26,25 @@ const BUSY = 'const until = Date.now() + Number(process.argv[1]); while (Date.no
  */
 async function spinning(pid: number): Promise<void> {
   let last = readStat(pid)?.ownTicks ?? 0;
-  await pollUntil(`process ${pid} to keep a core busy`, () => {
-    const now = readStat(pid)?.ownTicks ?? 0;
-    const busy = now - last >= 6;
-    last = now;
-    return busy || undefined;
-  }, 10_000, 100);
+  await pollUntil(
+    `process ${pid} to keep a core busy`,
+    () => {
+      const now = readStat(pid)?.ownTicks ?? 0;
+      const busy = now - last >= 6;
+      last = now;
+      return busy || undefined;
+    },
+    10_000,
+    100,
+  );
 }
 
 /** A busy loop for `ms` in a process that is not ours: started by a shell that exits at once. */
 async function busyOrphan(ms: number): Promise<number> {
   // Its output goes elsewhere, so that the shell's pipe closes when the shell exits, not when the orphan does.
-  const sh = spawn('sh', ['-c', `"${process.execPath}" -e '${BUSY}' ${ms} >/dev/null 2>&1 & echo $!`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const sh = spawn('sh', ['-c', `"${process.execPath}" -e '${BUSY}' ${ms} >/dev/null 2>&1 & echo $!`], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   let out = '';
   sh.stdout.on('data', (d) => (out += d));
   await new Promise((r) => sh.once('close', r));
@@ -61,11 +68,14 @@ test('a busy program outside the kit counts; the same loop in a child of ours do
   const c = takeSnapshot()!;
   await delay(1200);
   const d = takeSnapshot()!;
-  assert.ok(otherCpu(c, d).otherCores < 0.4, `the kit's own busy child is not another program: ${otherCpu(c, d).otherCores}`);
+  assert.ok(
+    otherCpu(c, d).otherCores < 0.4,
+    `the kit's own busy child is not another program: ${otherCpu(c, d).otherCores}`,
+  );
   await new Promise((r) => child.once('exit', r));
 });
 
-test('a burst of a second or two shows as the peak, where the run\'s average hides it', { skip: linux }, async () => {
+test("a burst of a second or two shows as the peak, where the run's average hides it", { skip: linux }, async () => {
   const monitor = new ContentionMonitor();
   monitor.start(250);
   await delay(1000);
@@ -74,16 +84,23 @@ test('a burst of a second or two shows as the peak, where the run\'s average hid
   const seen = monitor.stop()!;
   assert.ok(seen.averageCores < 0.5, `the average hides it: ${seen.averageCores}`);
   assert.ok(seen.peakCores > 0.75, `the peak shows it: ${seen.peakCores}`);
-  assert.equal(machineWasBusy({ ...MACHINE, busyCoresDuringRun: seen.averageCores, busiestSecondDuringRun: seen.peakCores }), true);
+  assert.equal(
+    machineWasBusy({ ...MACHINE, busyCoresDuringRun: seen.averageCores, busiestSecondDuringRun: seen.peakCores }),
+    true,
+  );
 });
 
-test('a run shorter than MIN_INTERVAL_MS reports nothing: its few ticks would read as cores', { skip: linux }, async () => {
-  const monitor = new ContentionMonitor();
-  monitor.start();
-  await delay(30); // a stubbed experiment's run, as the compare test's
-  assert.equal(monitor.stop(), undefined);
-  const longer = new ContentionMonitor();
-  longer.start();
-  await delay(MIN_INTERVAL_MS + 50);
-  assert.ok(longer.stop() !== undefined, 'a run past the minimum is measured');
-});
+test(
+  'a run shorter than MIN_INTERVAL_MS reports nothing: its few ticks would read as cores',
+  { skip: linux },
+  async () => {
+    const monitor = new ContentionMonitor();
+    monitor.start();
+    await delay(30); // a stubbed experiment's run, as the compare test's
+    assert.equal(monitor.stop(), undefined);
+    const longer = new ContentionMonitor();
+    longer.start();
+    await delay(MIN_INTERVAL_MS + 50);
+    assert.ok(longer.stop() !== undefined, 'a run past the minimum is measured');
+  },
+);

@@ -24,26 +24,34 @@ const onLinux = process.platform === 'linux' ? false : 'the comparison needs /pr
 const TOLERANCE_CORES = 0.15;
 const WINDOW_MS = 3000;
 
-test('a busy child: os.cpus() and ps agree with /proc on other programs\' CPU, and ps names it', { skip: onLinux }, async (t) => {
-  // The "kit" is a sleeping child; the busy one (this test's too) counts as another program.
-  const kit = spawnOwned(t, process.execPath, ['-e', 'setInterval(() => {}, 1000); console.log("ready")'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const busy = spawnOwned(t, process.execPath, ['-e', 'console.log("ready"); for (;;) {}'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  await Promise.all([once(kit.stdout!, 'data'), once(busy.stdout!, 'data')]);
-  const a = { proc: takeSnapshot(kit.pid!, 'proc')!, ps: takeSnapshot(kit.pid!, 'ps')! };
-  await new Promise((r) => setTimeout(r, WINDOW_MS)); // the measured window, not a wait for readiness
-  const b = { proc: takeSnapshot(kit.pid!, 'proc')!, ps: takeSnapshot(kit.pid!, 'ps')! };
-  const fromProc = otherCpu(a.proc, b.proc, { reaped: false }).otherCores;
-  const fromPs = otherCpu(a.ps, b.ps).otherCores;
-  assert.ok(fromProc > 0.8, `/proc saw ${fromProc} cores of other programs; the busy child alone is 1`);
-  assert.ok(Math.abs(fromPs - fromProc) <= TOLERANCE_CORES, `os.cpus() and ps: ${fromPs} cores; /proc: ${fromProc}`);
-  assert.equal(otherCpu(a.ps, b.ps).stealCores, 0, 'no steal without /proc');
-  const [top] = busiestPrograms(a.ps, b.ps);
-  assert.equal(top?.name, 'node', JSON.stringify(busiestPrograms(a.ps, b.ps)));
-  // procps prints whole seconds: over 3 s the busy child reads 2 to 4 s.
-  assert.ok(top!.cores >= 0.6 && top!.cores <= 1.4, `ps: node ${top!.cores} cores`);
-});
+test(
+  "a busy child: os.cpus() and ps agree with /proc on other programs' CPU, and ps names it",
+  { skip: onLinux },
+  async (t) => {
+    // The "kit" is a sleeping child; the busy one (this test's too) counts as another program.
+    const kit = spawnOwned(t, process.execPath, ['-e', 'setInterval(() => {}, 1000); console.log("ready")'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    const busy = spawnOwned(t, process.execPath, ['-e', 'console.log("ready"); for (;;) {}'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    await Promise.all([once(kit.stdout!, 'data'), once(busy.stdout!, 'data')]);
+    const a = { proc: takeSnapshot(kit.pid!, 'proc')!, ps: takeSnapshot(kit.pid!, 'ps')! };
+    await new Promise((r) => setTimeout(r, WINDOW_MS)); // the measured window, not a wait for readiness
+    const b = { proc: takeSnapshot(kit.pid!, 'proc')!, ps: takeSnapshot(kit.pid!, 'ps')! };
+    const fromProc = otherCpu(a.proc, b.proc, { reaped: false }).otherCores;
+    const fromPs = otherCpu(a.ps, b.ps).otherCores;
+    assert.ok(fromProc > 0.8, `/proc saw ${fromProc} cores of other programs; the busy child alone is 1`);
+    assert.ok(Math.abs(fromPs - fromProc) <= TOLERANCE_CORES, `os.cpus() and ps: ${fromPs} cores; /proc: ${fromProc}`);
+    assert.equal(otherCpu(a.ps, b.ps).stealCores, 0, 'no steal without /proc');
+    const [top] = busiestPrograms(a.ps, b.ps);
+    assert.equal(top?.name, 'node', JSON.stringify(busiestPrograms(a.ps, b.ps)));
+    // procps prints whole seconds: over 3 s the busy child reads 2 to 4 s.
+    assert.ok(top!.cores >= 0.6 && top!.cores <= 1.4, `ps: node ${top!.cores} cores`);
+  },
+);
 
-test('a run\'s monitor says which source it read', { skip: onLinux }, async () => {
+test("a run's monitor says which source it read", { skip: onLinux }, async () => {
   const saved = process.env.NSL_CPU_SOURCE;
   process.env.NSL_CPU_SOURCE = 'ps';
   try {

@@ -12,7 +12,11 @@ import { assertShapeOutput, failOnWarnings, LESSONS_RUN_WHOLE, ROOT, runScript }
 failOnWarnings();
 
 /** The experiments of `lessons` that none of `tests` (their texts) names and no lesson in `whole` holds. */
-export function unrunExperiments(lessons: readonly { id: number; experiments: string[] }[], tests: readonly string[], whole: readonly number[]): string[] {
+export function unrunExperiments(
+  lessons: readonly { id: number; experiments: string[] }[],
+  tests: readonly string[],
+  whole: readonly number[],
+): string[] {
   const named = (name: string) => tests.some((t) => t.includes(`measure/${name}.ts`) || t.includes(`'${name}'`));
   return lessons.filter((l) => !whole.includes(l.id)).flatMap((l) => l.experiments.filter((name) => !named(name)));
 }

@@ -26,13 +26,25 @@ test('two runs of cluster: both held, both JSON files kept, the table and summar
 });
 
 test('Ctrl-C mid-run: the experiment and every server it started are gone, exit 130', async (t) => {
-  const child = spawnScript(t, 'measure/fidelity.ts', ['--runs', '3', '--only', 'degraded', '--out', path.join(dir, 'int')]);
+  const child = spawnScript(t, 'measure/fidelity.ts', [
+    '--runs',
+    '3',
+    '--only',
+    'degraded',
+    '--out',
+    path.join(dir, 'int'),
+  ]);
   const tree = (pid: number): number[] => [pid, ...childrenOf(pid).flatMap(tree)];
   // The experiment's replicas and balancer are its children: wait until there are five of them.
-  const all = await pollUntil('the degraded run to start its servers', () => {
-    const t = tree(child.pid!).slice(1);
-    return t.length >= 5 ? t : undefined;
-  }, 30_000, 50);
+  const all = await pollUntil(
+    'the degraded run to start its servers',
+    () => {
+      const t = tree(child.pid!).slice(1);
+      return t.length >= 5 ? t : undefined;
+    },
+    30_000,
+    50,
+  );
   child.kill('SIGINT');
   const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
   assert.equal(code, 130);

@@ -27,12 +27,19 @@ function statusOf(url: string): Promise<number> {
   });
 }
 
-test('sparse traffic over upstream keep-alive (a request every 6 s, past the replica\'s 5 s idle timeout, for 12 s) gives no 502 and no retry', { timeout: 60_000 }, async () => {
-  const replicas = await startReplicas(lab, 2);
-  const balancers = await Promise.all(BALANCERS.filter((b) => !b.skip).map((b) => startBalancer(lab, b.kind, 'round-robin', replicas)));
-  for (let i = 0; i < 3; i++) {
-    if (i > 0) await new Promise((r) => setTimeout(r, 6000)); // the spacing under test, not a readiness wait
-    for (const lb of balancers) assert.equal(await statusOf(`${lb.url}/fast`), 200, `request ${i}`);
-  }
-  for (const lb of balancers) assert.equal((await retriesOf(lb)).total, 0, 'no request met a connection the replica had closed');
-});
+test(
+  "sparse traffic over upstream keep-alive (a request every 6 s, past the replica's 5 s idle timeout, for 12 s) gives no 502 and no retry",
+  { timeout: 60_000 },
+  async () => {
+    const replicas = await startReplicas(lab, 2);
+    const balancers = await Promise.all(
+      BALANCERS.filter((b) => !b.skip).map((b) => startBalancer(lab, b.kind, 'round-robin', replicas)),
+    );
+    for (let i = 0; i < 3; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 6000)); // the spacing under test, not a readiness wait
+      for (const lb of balancers) assert.equal(await statusOf(`${lb.url}/fast`), 200, `request ${i}`);
+    }
+    for (const lb of balancers)
+      assert.equal((await retriesOf(lb)).total, 0, 'no request met a connection the replica had closed');
+  },
+);

@@ -7,7 +7,17 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { assertPredicted, classSave, assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, predictFor, runScript, spawnScript } from '../helpers.ts';
+import {
+  assertPredicted,
+  classSave,
+  assertShapeOutput,
+  assertAllGone,
+  childrenOf,
+  failOnWarnings,
+  predictFor,
+  runScript,
+  spawnScript,
+} from '../helpers.ts';
 
 failOnWarnings();
 const CGROUP_PARENTS = ['/sys/fs/cgroup', '/sys/fs/cgroup/cpu'].filter((d) => existsSync(d));
@@ -16,21 +26,39 @@ const kitCgroups = () => CGROUP_PARENTS.flatMap((d) => readdirSync(d).filter((f)
 test('autoscale --quick --shape --predict prints exactly expected-output/autoscale.txt, and every prediction beside a measure', async (t) => {
   const before = kitCgroups();
   const predict = await predictFor(t, 'autoscale');
-  const r = await runScript('measure/autoscale.ts', ['--quick', '--shape', ...predict.args, ...classSave('lb-builtin')], {}, 300_000);
+  const r = await runScript(
+    'measure/autoscale.ts',
+    ['--quick', '--shape', ...predict.args, ...classSave('lb-builtin')],
+    {},
+    300_000,
+  );
   assertShapeOutput(r.stdout, 'autoscale', r.stderr);
   assert.equal(r.code, 0);
   assertPredicted(r.stderr, predict.questions);
   // 40 users think at once, each sleep listening on one stop signal: no leak warning for that.
   assert.doesNotMatch(r.stderr, /MaxListenersExceededWarning/);
-  assert.deepEqual(kitCgroups().filter((d) => !before.includes(d)), [], 'no cgroup left behind');
+  assert.deepEqual(
+    kitCgroups().filter((d) => !before.includes(d)),
+    [],
+    'no cgroup left behind',
+  );
 });
 
 test('shared-compute --quick --shape prints exactly expected-output/shared-compute.txt', async () => {
   const before = kitCgroups();
-  const r = await runScript('measure/shared-compute.ts', ['--quick', '--shape', ...classSave('lb-builtin')], {}, 180_000);
+  const r = await runScript(
+    'measure/shared-compute.ts',
+    ['--quick', '--shape', ...classSave('lb-builtin')],
+    {},
+    180_000,
+  );
   assertShapeOutput(r.stdout, 'shared-compute', r.stderr);
   assert.equal(r.code, 0);
-  assert.deepEqual(kitCgroups().filter((d) => !before.includes(d)), [], 'no cgroup left behind');
+  assert.deepEqual(
+    kitCgroups().filter((d) => !before.includes(d)),
+    [],
+    'no cgroup left behind',
+  );
 });
 
 for (const [script, when, what] of [

@@ -15,7 +15,7 @@ test('the lesson runner runs lesson 9 with its full workload, and its shape hold
   assert.match(r.stderr, /stages +shape holds/);
 });
 
-test('Ctrl-C while scryptSync blocks the server\'s event loop: exit 130, the server gone, its port free', async (t) => {
+test("Ctrl-C while scryptSync blocks the server's event loop: exit 130, the server gone, its port free", async (t) => {
   const child = spawnScript(t, 'measure/stages.ts', ['--part', 'blocked']);
   const lines: string[] = [];
   let port = 0;
@@ -33,7 +33,10 @@ test('Ctrl-C while scryptSync blocks the server\'s event loop: exit 130, the ser
   child.kill('SIGINT');
   const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
   assert.equal(code, 130);
-  assert.deepEqual(lines.filter((l) => /\berror\b/i.test(l)), []);
+  assert.deepEqual(
+    lines.filter((l) => /\berror\b/i.test(l)),
+    [],
+  );
   await assertAllGone(all, 10_000);
   assert.equal(await portFree(port), true);
 });

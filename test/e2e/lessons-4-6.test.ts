@@ -14,7 +14,21 @@ import { balancedExperiments } from '../../measure/lib/harness/experiments.ts';
 import { readStat } from '../../lib/proc.ts';
 import { createInterface } from 'node:readline';
 import { pollUntil } from '../../lib/wait.ts';
-import { LESSONS_RUN_WHOLE, assertPredicted, classSave, assertShapeOutput, assertAllGone, childrenOf, failOnWarnings, predictFor, skipUnless, holdPort, runInProcess, runScript, spawnScript } from '../helpers.ts';
+import {
+  LESSONS_RUN_WHOLE,
+  assertPredicted,
+  classSave,
+  assertShapeOutput,
+  assertAllGone,
+  childrenOf,
+  failOnWarnings,
+  predictFor,
+  skipUnless,
+  holdPort,
+  runInProcess,
+  runScript,
+  spawnScript,
+} from '../helpers.ts';
 
 failOnWarnings();
 const EXPERIMENTS = LESSONS.filter((l) => LESSONS_RUN_WHOLE.includes(l.id)).flatMap((l) => l.experiments);
@@ -25,19 +39,35 @@ const nginxSkip = skipUnless('nginx');
 const prefixes = () => readdirSync(os.tmpdir()).filter((f) => f.startsWith('nsl-nginx-'));
 
 for (const lb of ['builtin', 'nginx'] as const) {
-  for (const name of EXPERIMENTS.filter((e) => (lb === 'builtin' && !IN_FAST_TIER.includes(e)) || (lb === 'nginx' && BALANCED_EXPERIMENTS.has(e)))) {
+  for (const name of EXPERIMENTS.filter(
+    (e) => (lb === 'builtin' && !IN_FAST_TIER.includes(e)) || (lb === 'nginx' && BALANCED_EXPERIMENTS.has(e)),
+  )) {
     const lbArgs = BALANCED_EXPERIMENTS.has(name) ? ['--lb', lb] : [];
     // The kit's balancer's runs also answer --predict where the experiment has questions.
-    test(`${name} ${['--quick', ...lbArgs].join(' ')} prints exactly expected-output/${name}.txt`, { skip: lb === 'nginx' ? nginxSkip : false }, async (t) => {
-      const before = prefixes();
-      const predict = lb === 'builtin' ? await predictFor(t, name) : { args: [], questions: 0 };
-      const r = await runScript(`measure/${name}.ts`, ['--quick', '--shape', ...lbArgs, ...predict.args, ...classSave(`lb-${lb}`)]);
-      assertShapeOutput(r.stdout, name, r.stderr);
-      assert.equal(r.code, 0);
-      assertPredicted(r.stderr, predict.questions);
-      assert.doesNotMatch(r.stderr, /Warning:/);
-      assert.deepEqual(prefixes().filter((p) => !before.includes(p)), [], 'nginx prefixes removed');
-    });
+    test(
+      `${name} ${['--quick', ...lbArgs].join(' ')} prints exactly expected-output/${name}.txt`,
+      { skip: lb === 'nginx' ? nginxSkip : false },
+      async (t) => {
+        const before = prefixes();
+        const predict = lb === 'builtin' ? await predictFor(t, name) : { args: [], questions: 0 };
+        const r = await runScript(`measure/${name}.ts`, [
+          '--quick',
+          '--shape',
+          ...lbArgs,
+          ...predict.args,
+          ...classSave(`lb-${lb}`),
+        ]);
+        assertShapeOutput(r.stdout, name, r.stderr);
+        assert.equal(r.code, 0);
+        assertPredicted(r.stderr, predict.questions);
+        assert.doesNotMatch(r.stderr, /Warning:/);
+        assert.deepEqual(
+          prefixes().filter((p) => !before.includes(p)),
+          [],
+          'nginx prefixes removed',
+        );
+      },
+    );
   }
 }
 
@@ -50,26 +80,33 @@ test('LB=nginx in the environment picks nginx; a bad --lb is a usage error', { s
   assert.match(bad.stderr, /--lb is builtin or nginx/);
 });
 
-test('Ctrl-C during a run through nginx: nginx, the replicas and the temporary prefix are all gone', { skip: nginxSkip }, async (t) => {
-  const before = prefixes();
-  const child = spawnScript(t, 'measure/degraded.ts', ['--quick', '--lb', 'nginx']);
-  const lines: string[] = [];
-  await new Promise<void>((resolve, reject) => {
-    createInterface({ input: child.stderr! }).on('line', (l) => {
-      lines.push(l);
-      if (/started nginx pid=/.test(l)) resolve();
+test(
+  'Ctrl-C during a run through nginx: nginx, the replicas and the temporary prefix are all gone',
+  { skip: nginxSkip },
+  async (t) => {
+    const before = prefixes();
+    const child = spawnScript(t, 'measure/degraded.ts', ['--quick', '--lb', 'nginx']);
+    const lines: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      createInterface({ input: child.stderr! }).on('line', (l) => {
+        lines.push(l);
+        if (/started nginx pid=/.test(l)) resolve();
+      });
+      child.once('exit', () => reject(new Error(`ended before nginx started: ${lines.join(' | ')}`)));
     });
-    child.once('exit', () => reject(new Error(`ended before nginx started: ${lines.join(' | ')}`)));
-  });
-  const tree = (pid: number): number[] => [pid, ...childrenOf(pid).flatMap(tree)];
-  const all = tree(child.pid!).slice(1);
-  assert.ok(all.length >= 5, `replicas, nginx wrapper, nginx master and worker: ${all.length}`);
-  child.kill('SIGINT');
-  const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
-  assert.equal(code, 130);
-  await assertAllGone(all, 10_000);
-  assert.deepEqual(prefixes().filter((p) => !before.includes(p)), []);
-});
+    const tree = (pid: number): number[] => [pid, ...childrenOf(pid).flatMap(tree)];
+    const all = tree(child.pid!).slice(1);
+    assert.ok(all.length >= 5, `replicas, nginx wrapper, nginx master and worker: ${all.length}`);
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+    assert.equal(code, 130);
+    await assertAllGone(all, 10_000);
+    assert.deepEqual(
+      prefixes().filter((p) => !before.includes(p)),
+      [],
+    );
+  },
+);
 
 /** The process state letter of `pid` (R, S, T for stopped, Z...), or undefined when gone (Linux /proc). */
 const procState = (pid: number): string | undefined => readStat(pid)?.state;
@@ -98,7 +135,7 @@ test('Ctrl-C while failover has a replica frozen (SIGSTOP): every process is gon
   await assertAllGone(all, 10_000);
 });
 
-test('--port is the balancer\'s port: a taken one is a one-line port-in-use error (exit 3)', async () => {
+test("--port is the balancer's port: a taken one is a one-line port-in-use error (exit 3)", async () => {
   const held = await holdPort();
   try {
     const r = await runInProcess('distribution', ['--port', String(held.port)]);

@@ -24,18 +24,29 @@ const file = (name: string, content: string) => {
 };
 
 test('blocking --predict <file>: a real run, then each prediction beside its measured value', async () => {
-  const answers = file('good.json', JSON.stringify({ 'blocking-light-wait': 3, 'pooled-light-wait': 'almost none of it (under 0.1×)', 'heavy-duration': 2 }));
+  const answers = file(
+    'good.json',
+    JSON.stringify({
+      'blocking-light-wait': 3,
+      'pooled-light-wait': 'almost none of it (under 0.1×)',
+      'heavy-duration': 2,
+    }),
+  );
   const r = await runScript('measure/blocking.ts', ['--quick', '--predict', answers], {}, 120_000);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /Your predictions: 3 of 3 right/);
-  for (const question of blockingQuestions) assert.ok(r.stdout.includes(question.ask), `${question.id} is answered by a measure the run reports`);
+  for (const question of blockingQuestions)
+    assert.ok(r.stdout.includes(question.ask), `${question.id} is answered by a measure the run reports`);
   assert.doesNotMatch(r.stdout, /not in this run/);
   assert.match(r.stdout, /measured: \d[\d.]*× \(about all of it/);
 });
 
 test('a bad answers file, or an experiment without questions, stops before any server starts (exit 2)', async () => {
   for (const [args, message] of [
-    [['--predict', file('bad.json', '{"blocking-light-wait": 4}')], /'blocking-light-wait' needs a choice number from 1 to 3/],
+    [
+      ['--predict', file('bad.json', '{"blocking-light-wait": 4}')],
+      /'blocking-light-wait' needs a choice number from 1 to 3/,
+    ],
     [['--predict', file('cut.json', '{"blocking-li')], /is not JSON/],
     [['--predict', path.join(dir, 'none.json')], /cannot read the answers file .*ENOENT/],
   ] as const) {
@@ -47,7 +58,11 @@ test('a bad answers file, or an experiment without questions, stops before any s
   // Every experiment has questions now; one added later without them gets this answer.
   const blocking = await loadExperiment('blocking');
   const { out, io } = collector();
-  const code = await runExperiment({ ...blocking, report: { ...blocking.report, predictions: [] } }, ['--quick', '--predict', file('any.json', '{}')], io);
+  const code = await runExperiment(
+    { ...blocking, report: { ...blocking.report, predictions: [] } },
+    ['--quick', '--predict', file('any.json', '{}')],
+    io,
+  );
   assert.equal(code, 2, out.stderr);
   assert.match(out.stderr, /blocking has no --predict questions yet/);
   assert.doesNotMatch(out.stderr, /started /);
@@ -56,7 +71,10 @@ test('a bad answers file, or an experiment without questions, stops before any s
 /** Runs blocking --quick --predict with `typed` on its stdin. */
 function typed(input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'measure/blocking.ts', '--quick', '--predict'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'measure/blocking.ts', '--quick', '--predict'], {
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -79,7 +97,10 @@ test('typed answers: a wrong one is asked again; input that ends early starts no
 });
 
 test('pool and cluster --predict <file>: every question is settled by a measure of a real run', async () => {
-  for (const [script, questions] of [['pool', poolQuestions], ['cluster', clusterQuestions]] as const) {
+  for (const [script, questions] of [
+    ['pool', poolQuestions],
+    ['cluster', clusterQuestions],
+  ] as const) {
     const answers = file(`${script}.json`, JSON.stringify(Object.fromEntries(questions.map((x) => [x.id, 1]))));
     const r = await runScript(`measure/${script}.ts`, ['--quick', '--predict', answers], {}, 120_000);
     assert.equal(r.code, 0, r.stderr);

@@ -31,10 +31,29 @@ const TICK_MS = 10; // USER_HZ is 100 on Linux: /proc/<pid>/stat counts 10 ms ti
  * 4 s, and returns the cores its worker used over the last 2.5 s: as the worker measured it
  * (process.cpuUsage(), reported to the primary) and as /proc counted it.
  */
-async function coresUsed(quota: number, mode: 'throttle' | 'cgroup', extra: string[] = []): Promise<{ reported: number; proc: number; line: string; throttle?: WorkerThrottle }> {
+async function coresUsed(
+  quota: number,
+  mode: 'throttle' | 'cgroup',
+  extra: string[] = [],
+): Promise<{ reported: number; proc: number; line: string; throttle?: WorkerThrottle }> {
   const s = await lab.start({
     server: 'managed-cluster',
-    args: ['--port', '0', '--workers', '1', '--autoscale', '--min', '1', '--max', '1', '--cpu-quota', String(quota), '--quota-mode', mode, ...extra],
+    args: [
+      '--port',
+      '0',
+      '--workers',
+      '1',
+      '--autoscale',
+      '--min',
+      '1',
+      '--max',
+      '1',
+      '--cpu-quota',
+      String(quota),
+      '--quota-mode',
+      mode,
+      ...extra,
+    ],
     ipc: true,
   });
   // The worker's pid as the primary reports it (the primary may have other children: tsx can
@@ -55,7 +74,12 @@ async function coresUsed(quota: number, mode: 'throttle' | 'cgroup', extra: stri
   const line = s.lines.find((l) => l.startsWith('cpu quota:')) ?? '';
   const throttle = syncs.at(-1)?.workers[0]?.throttle;
   await lab.stop(s);
-  return { reported: (utils.reduce((a, b) => a + b, 0) / utils.length) * quota, proc, line, ...(throttle ? { throttle } : {}) };
+  return {
+    reported: (utils.reduce((a, b) => a + b, 0) / utils.length) * quota,
+    proc,
+    line,
+    ...(throttle ? { throttle } : {}),
+  };
 }
 
 const within = (x: number, target: number, share = 0.2) => x >= target * (1 - share) && x <= target * (1 + share);
@@ -74,8 +98,10 @@ test('a cgroup holds a worker to its quota ± 20 %', { skip: cgroupSkip }, async
   assert.match(r.line, /cgroup v[12]/);
   assert.ok(within(r.reported, 0.25), `the worker measured ${r.reported.toFixed(3)} cores`);
   assert.ok(within(r.proc, 0.25), `/proc counted ${r.proc.toFixed(3)} cores`);
-  const left = readdirSync(cgroupSupport.ok ? cgroupSupport.base.replace(/\/[^/]+$/, '') : '/').filter((d) => d.startsWith('nsl-'));
-  assert.deepEqual(left, [], 'the run\'s cgroups are removed when it stops');
+  const left = readdirSync(cgroupSupport.ok ? cgroupSupport.base.replace(/\/[^/]+$/, '') : '/').filter((d) =>
+    d.startsWith('nsl-'),
+  );
+  assert.deepEqual(left, [], "the run's cgroups are removed when it stops");
 });
 
 test('with a 100 ms period the throttle keeps periods: still the quota ± 20 %, and each sync counts its pauses', async () => {
@@ -91,7 +117,10 @@ test('a cgroup with a 100 ms period: its cpu.stat counts reach every sync', { sk
   const r = await coresUsed(0.25, 'cgroup', ['--quota-period-ms', '100']);
   assert.match(r.line, /period 100 ms, enforced by a cgroup v[12]/);
   assert.ok(within(r.proc, 0.25), `/proc counted ${r.proc.toFixed(3)} cores`);
-  assert.ok(r.throttle && r.throttle.periods! >= 20 && r.throttle.throttled >= 10 && r.throttle.throttledMs > 500, JSON.stringify(r.throttle));
+  assert.ok(
+    r.throttle && r.throttle.periods! >= 20 && r.throttle.throttled >= 10 && r.throttle.throttledMs > 500,
+    JSON.stringify(r.throttle),
+  );
 });
 
 test('the check can fail: a worker with a whole core uses far more than 0.25 × 1.2', async () => {

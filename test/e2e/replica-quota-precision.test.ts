@@ -20,7 +20,9 @@ const lab = new Lab();
 after(() => lab.close());
 
 /** Cores' worth of CPU `replica` used under 4 connections of /work?ms=5 for 2 s, and its stats after. */
-async function coresUnderLoad(replica: ServerProcess & { url: string }): Promise<{ cores: number; stats: ReplicaStats }> {
+async function coresUnderLoad(
+  replica: ServerProcess & { url: string },
+): Promise<{ cores: number; stats: ReplicaStats }> {
   const before = (await probeOk<ReplicaStats>(`${replica.url}/__replica/stats`)).body;
   const started = performance.now();
   await runLoad({ url: `${replica.url}/work?ms=5`, connections: 4, durationS: 2 });
@@ -36,19 +38,30 @@ test('without a quota the CPU-bound load takes far more than 0.2 core (so the ch
 });
 
 for (const mode of ['cgroup', 'throttle'] as const) {
-  test(`--cpu-quota ${QUOTA} --quota-mode ${mode}: the replica uses its quota and no more, and says how`, { skip: mode === 'cgroup' ? noCgroup : false }, async () => {
-    const replica = await start(['--cpu-quota', String(QUOTA), '--quota-mode', mode]);
-    assert.ok(replica.lines.some((l) => l.startsWith(`cpu quota: ${QUOTA} core, period 20 ms, enforced by ${mode === 'cgroup' ? 'a cgroup' : 'the in-process throttle'}`)), replica.lines.join(' | '));
-    const { cores, stats } = await coresUnderLoad(replica);
-    assert.ok(cores >= 0.75 * QUOTA && cores <= 1.2 * QUOTA, `${cores.toFixed(3)} cores under a ${QUOTA} quota`);
-    const quota = stats.quota!;
-    assert.equal(quota.mode, mode);
-    assert.equal(quota.cores, QUOTA);
-    assert.ok(quota.throttle!.throttled! > 0 && quota.throttle!.throttledMs! > 0, JSON.stringify(quota));
-    if (mode === 'cgroup') {
-      assert.ok(existsSync(cgroupDir(replica.pid)));
-      await lab.stop(replica);
-      assert.equal(existsSync(cgroupDir(replica.pid)), false, 'its cgroup is removed when it exits');
-    }
-  });
+  test(
+    `--cpu-quota ${QUOTA} --quota-mode ${mode}: the replica uses its quota and no more, and says how`,
+    { skip: mode === 'cgroup' ? noCgroup : false },
+    async () => {
+      const replica = await start(['--cpu-quota', String(QUOTA), '--quota-mode', mode]);
+      assert.ok(
+        replica.lines.some((l) =>
+          l.startsWith(
+            `cpu quota: ${QUOTA} core, period 20 ms, enforced by ${mode === 'cgroup' ? 'a cgroup' : 'the in-process throttle'}`,
+          ),
+        ),
+        replica.lines.join(' | '),
+      );
+      const { cores, stats } = await coresUnderLoad(replica);
+      assert.ok(cores >= 0.75 * QUOTA && cores <= 1.2 * QUOTA, `${cores.toFixed(3)} cores under a ${QUOTA} quota`);
+      const quota = stats.quota!;
+      assert.equal(quota.mode, mode);
+      assert.equal(quota.cores, QUOTA);
+      assert.ok(quota.throttle!.throttled! > 0 && quota.throttle!.throttledMs! > 0, JSON.stringify(quota));
+      if (mode === 'cgroup') {
+        assert.ok(existsSync(cgroupDir(replica.pid)));
+        await lab.stop(replica);
+        assert.equal(existsSync(cgroupDir(replica.pid)), false, 'its cgroup is removed when it exits');
+      }
+    },
+  );
 }

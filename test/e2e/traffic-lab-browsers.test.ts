@@ -65,11 +65,25 @@ async function theLab(open: (url: string) => Promise<PageDriver>, slug: string):
     assert.deepEqual(await page.errors(), [], page.name);
   } finally {
     // A run left going would answer the next engine's Start with 409.
-    await lab.send('/live/stop', { method: 'POST', headers: { 'content-type': 'application/json', [TOKEN_HEADER]: lab.token }, body: '{}' }).catch(() => undefined);
+    await lab
+      .send('/live/stop', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [TOKEN_HEADER]: lab.token },
+        body: '{}',
+      })
+      .catch(() => undefined);
     await page.close();
   }
 }
 
-test('Firefox: the page loads, simulation shows the degraded replica, live mode kills a real replica and leaves nothing', { skip: noFirefox, timeout: 120_000 }, () => theLab(openFirefox, 'firefox'));
+test(
+  'Firefox: the page loads, simulation shows the degraded replica, live mode kills a real replica and leaves nothing',
+  { skip: noFirefox, timeout: 120_000 },
+  () => theLab(openFirefox, 'firefox'),
+);
 
-test('WebKit (Safari\'s engine): the page loads, simulation shows the degraded replica, live mode kills a real replica and leaves nothing', { skip: noWebKit, timeout: 120_000 }, () => theLab(openWebKit, 'webkit'));
+test(
+  "WebKit (Safari's engine): the page loads, simulation shows the degraded replica, live mode kills a real replica and leaves nothing",
+  { skip: noWebKit, timeout: 120_000 },
+  () => theLab(openWebKit, 'webkit'),
+);

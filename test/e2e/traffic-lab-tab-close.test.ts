@@ -12,17 +12,23 @@ failOnWarnings();
 let lab: TrafficLab;
 trafficLabForFile((l) => (lab = l));
 
-test('live: closing the tab ends the run within a few seconds, and its processes', { skip: noBrowser, timeout: 60_000 }, async () => {
-  const before = lab.startedPids().length;
-  const { browser, page } = await openPage(lab.url);
-  await page.selectOption('select[name=mode]', 'live');
-  await page.click('#start');
-  await page.waitForFunction(() => Number(document.getElementById('run-answers')!.textContent) > 0, undefined, { timeout: 30_000 });
-  const closedAt = Date.now();
-  await browser.close();
-  await lab.waitForLine(/^live run ending: no page is watching/, 10_000);
-  // The run is over (and a new one may start) once the server says so, after its processes.
-  await lab.waitForLine(/^live run ended: no page is watching/, 10_000);
-  await assertAllGone(lab.startedPids().slice(before));
-  assert.ok(Date.now() - closedAt < 10_000);
-});
+test(
+  'live: closing the tab ends the run within a few seconds, and its processes',
+  { skip: noBrowser, timeout: 60_000 },
+  async () => {
+    const before = lab.startedPids().length;
+    const { browser, page } = await openPage(lab.url);
+    await page.selectOption('select[name=mode]', 'live');
+    await page.click('#start');
+    await page.waitForFunction(() => Number(document.getElementById('run-answers')!.textContent) > 0, undefined, {
+      timeout: 30_000,
+    });
+    const closedAt = Date.now();
+    await browser.close();
+    await lab.waitForLine(/^live run ending: no page is watching/, 10_000);
+    // The run is over (and a new one may start) once the server says so, after its processes.
+    await lab.waitForLine(/^live run ended: no page is watching/, 10_000);
+    await assertAllGone(lab.startedPids().slice(before));
+    assert.ok(Date.now() - closedAt < 10_000);
+  },
+);

@@ -22,7 +22,21 @@ const isSync = isEvent('autoscale');
 test('scale-down retires workers gracefully while load runs: no failed request', async () => {
   const s: ServerProcess = await lab.start({
     server: 'managed-cluster',
-    args: ['--port', '0', '--workers', '3', '--autoscale', '--min', '1', '--max', '3', '--window-s', '1', '--quota-mode', 'throttle'],
+    args: [
+      '--port',
+      '0',
+      '--workers',
+      '3',
+      '--autoscale',
+      '--min',
+      '1',
+      '--max',
+      '3',
+      '--window-s',
+      '1',
+      '--quota-mode',
+      'throttle',
+    ],
     ipc: true,
   });
   const from = s.messageCount;
@@ -41,13 +55,20 @@ test('scale-down retires workers gracefully while load runs: no failed request',
   assert.ok(result.counts.completed > 500, `load ran: ${result.counts.completed}`);
   assert.equal(s.lines.filter((l) => /^worker \d+ retired \(exit code 0\)$/.test(l)).length, 2, s.lines.join('\n'));
   // 3 -> 1 at once, or 3 -> 2 -> 1, depending on the load's utilization.
-  assert.ok(s.lines.some((l) => /^autoscale: [23] -> 1 workers .*: scale-down$/.test(l)), s.lines.join('\n'));
+  assert.ok(
+    s.lines.some((l) => /^autoscale: [23] -> 1 workers .*: scale-down$/.test(l)),
+    s.lines.join('\n'),
+  );
   assert.equal((await probe(`${s.url}/status`)).status, 200);
   await lab.stop(s);
 });
 
 test('lesson 8 routes: sign-up gives a token, refresh and search need one', async () => {
-  const s = await lab.start({ server: 'managed-cluster', args: ['--port', '0', '--workers', '2', '--signup-cost', 'N=2^10,r=8,p=1'], ipc: true });
+  const s = await lab.start({
+    server: 'managed-cluster',
+    args: ['--port', '0', '--workers', '2', '--signup-cost', 'N=2^10,r=8,p=1'],
+    ipc: true,
+  });
   const signup = await probe<TokenAnswer>(`${s.url}/signup`, { method: 'POST', json: { name: 'ada' } });
   assert.equal(signup.status, 201);
   const token = signup.body.token as string;
@@ -57,7 +78,11 @@ test('lesson 8 routes: sign-up gives a token, refresh and search need one', asyn
   assert.equal(books.status, 200);
   assert.ok((books.body.matches as number) > 0);
   assert.equal((await probe(`${s.url}/books?q=river`)).status, 401);
-  assert.equal((await probe(`${s.url}/token/refresh`, { method: 'POST', headers: { authorization: 'Bearer forged.token' } })).status, 401);
+  assert.equal(
+    (await probe(`${s.url}/token/refresh`, { method: 'POST', headers: { authorization: 'Bearer forged.token' } }))
+      .status,
+    401,
+  );
   assert.equal((await probe(`${s.url}/signup`, { method: 'POST', json: {} })).status, 400);
   assert.equal((await probe(`${s.url}/work?ms=abc`)).status, 400);
   await lab.stop(s);
@@ -77,7 +102,9 @@ test('autoscaling flags are checked: usage errors exit 2 and say what is wrong',
     [['--cpu-quota', '0.25', '--quota-period-ms', '1001'], /--quota-period-ms must be from 1 to 1000/],
   ];
   // Usage errors start nothing, so the scripts are started side by side.
-  const runs = await Promise.all(cases.map(([args]) => runScript('servers/managed-cluster.ts', ['--port', '0', ...args])));
+  const runs = await Promise.all(
+    cases.map(([args]) => runScript('servers/managed-cluster.ts', ['--port', '0', ...args])),
+  );
   for (const [i, [args, message]] of cases.entries()) {
     const r = runs[i]!;
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);

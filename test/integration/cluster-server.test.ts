@@ -47,8 +47,13 @@ test('ready only when every worker listens; fresh connections spread 4/4/4; coun
   await lab.stop(s);
 });
 
-test('round robin even where the platform\'s default is SCHED_NONE (native Windows; played by NODE_CLUSTER_SCHED_POLICY=none)', async () => {
-  const s = await lab.start({ server: 'cluster', args: ['--port', '0', '--workers', '3'], ipc: true, env: { NODE_CLUSTER_SCHED_POLICY: 'none' } });
+test("round robin even where the platform's default is SCHED_NONE (native Windows; played by NODE_CLUSTER_SCHED_POLICY=none)", async () => {
+  const s = await lab.start({
+    server: 'cluster',
+    args: ['--port', '0', '--workers', '3'],
+    ipc: true,
+    env: { NODE_CLUSTER_SCHED_POLICY: 'none' },
+  });
   const counts = new Map<number, number>();
   for (let i = 0; i < 12; i++) {
     const r = await probe<WorkerStatus>(`${s.url}/loan`, { method: 'POST' });
@@ -78,14 +83,25 @@ test('a worker killed over IPC is replaced once, by a new pid; SIGUSR2 kills one
 });
 
 test('workers that crash at start-up do not fork-loop: the primary gives up within its budget', async () => {
-  const r = await runScript('servers/cluster.ts', ['--port', '0', '--workers', '2', '--restart-budget', '3', '--crash-at-start']);
+  const r = await runScript('servers/cluster.ts', [
+    '--port',
+    '0',
+    '--workers',
+    '2',
+    '--restart-budget',
+    '3',
+    '--crash-at-start',
+  ]);
   assert.equal(r.code, 3);
   assert.match(r.stderr, /error KIT_ERR_RESTART_BUDGET: 4 worker deaths/);
   assert.doesNotMatch(r.stdout, /^ready: /m);
   const replacements = r.stdout.split('\n').filter((l) => /starting a replacement in \d+ ms/.test(l));
   assert.equal(replacements.length, 3, r.stdout);
   // The backoff grows: 100, 200, 400 ms.
-  assert.deepEqual(replacements.map((l) => Number(/in (\d+) ms/.exec(l)![1])), [100, 200, 400]);
+  assert.deepEqual(
+    replacements.map((l) => Number(/in (\d+) ms/.exec(l)![1])),
+    [100, 200, 400],
+  );
 });
 
 test('SIGKILL of the primary leaves no worker alive', async () => {

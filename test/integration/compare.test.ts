@@ -31,7 +31,11 @@ const file = (name: string, text: string) => {
 /** A rate-limit run on a machine without redis-server, as the experiment reports it. */
 const noRedis = (): RateLimitResult => {
   const r = rateLimitResult();
-  return { ...r, runs: r.runs.filter((x) => x.store !== 'redis'), notRun: { redis: 'redis-server was not found (looked on PATH and in /usr/bin)' } };
+  return {
+    ...r,
+    runs: r.runs.filter((x) => x.store !== 'redis'),
+    notRun: { redis: 'redis-server was not found (looked on PATH and in /usr/bin)' },
+  };
 };
 
 /**
@@ -48,7 +52,13 @@ async function shapeOutput(result: RateLimitResult, busyAtStart?: number): Promi
     return { ...result, machine: ctx.machine };
   };
   const code = await runExperiment(
-    { name: 'rate-limit', command: defineCommand({ usage: 'x', summary: 'x', flags: { ...COMMON_FLAGS } }), options: () => ({}), run, report: { render, shape, hints, notShown } },
+    {
+      name: 'rate-limit',
+      command: defineCommand({ usage: 'x', summary: 'x', flags: { ...COMMON_FLAGS } }),
+      options: () => ({}),
+      run,
+      report: { render, shape, hints, notShown },
+    },
     ['--shape'],
     { stdout: sink, stderr: { write: () => true } },
   );
@@ -79,7 +89,10 @@ test('a line that did not hold: exit 1, and the line named with what the file ha
   const r = await compare([f]);
   assert.equal(r.code, 1, r.stdout + r.stderr);
   assert.match(r.stdout, /bob\.txt: the shape does not hold/);
-  assert.match(r.stdout, /✗ memory {2}allowed-vs-limit {2}one-limit-per-worker {3}\(the file has: memory {2}allowed-vs-limit {2}no-limit\)/);
+  assert.match(
+    r.stdout,
+    /✗ memory {2}allowed-vs-limit {2}one-limit-per-worker {3}\(the file has: memory {2}allowed-vs-limit {2}no-limit\)/,
+  );
 });
 
 test('a run on a busy machine says so in its --shape file, and the comparison passes it on', async () => {
@@ -101,14 +114,21 @@ test('a whole lesson in one file is split by experiment; a missing line does not
 
 test('several files: exit 1 if any did not hold; not a shape file, or no file: exit 2', async () => {
   const good = file('good.txt', expectedShape('cluster').join('\n') + '\n');
-  const bad = file('bad.txt', expectedShape('cluster').map((l) => l.replace('all-answered', 'some-failed')).join('\n') + '\n');
+  const bad = file(
+    'bad.txt',
+    expectedShape('cluster')
+      .map((l) => l.replace('all-answered', 'some-failed'))
+      .join('\n') + '\n',
+  );
   const both = await compare([good, bad]);
   assert.equal(both.code, 1);
   assert.match(both.stdout, /good\.txt: the shape holds[\s\S]*bad\.txt: the shape does not hold/);
   const foreign = await compare([file('notes.txt', 'remember to bring snacks\n')]);
   assert.equal(foreign.code, 2);
   assert.match(foreign.stderr, /holds no shape line of the kit/);
-  const mixed = await compare([file('mixed.txt', `${expectedShape('cluster').join('\n')}\nsomething  else  entirely\n`)]);
+  const mixed = await compare([
+    file('mixed.txt', `${expectedShape('cluster').join('\n')}\nsomething  else  entirely\n`),
+  ]);
   assert.equal(mixed.code, 1);
   assert.match(mixed.stdout, /not a line of any experiment: something {2}else {2}entirely/);
   assert.equal((await compare([])).code, 2);

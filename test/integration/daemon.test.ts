@@ -34,7 +34,9 @@ test('ready once the program answers; SIGTERM stops it with its own signal, or w
 
 // The three runs start nothing that outlives them, so they are started side by side.
 test('a taken port is KIT_ERR_PORT_IN_USE; another exit quotes the program; a start that never answers stops the program; exit code 3', async () => {
-  const [taken, crash, silent] = await Promise.all(['taken', 'crash', 'silent'].map((MODE) => runScript(FIXTURE, [], { MODE })));
+  const [taken, crash, silent] = await Promise.all(
+    ['taken', 'crash', 'silent'].map((MODE) => runScript(FIXTURE, [], { MODE })),
+  );
   assert.equal(taken!.code, 3);
   assert.match(taken!.stderr, /KIT_ERR_PORT_IN_USE/);
   assert.equal(crash!.code, 3);

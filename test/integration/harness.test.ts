@@ -58,8 +58,15 @@ test('a real server stops gracefully and frees its port', async () => {
 });
 
 test('when the launcher is SIGKILLed, its server notices and exits by itself', async (t) => {
-  const harness = spawnOwned(t, process.execPath, ['--import', 'tsx', path.join(ROOT, 'test', 'fixtures', 'launch-then-hang.ts')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const line = await new Promise<string>((resolve) => createInterface({ input: harness.stdout! }).once('line', resolve));
+  const harness = spawnOwned(
+    t,
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, 'test', 'fixtures', 'launch-then-hang.ts')],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const line = await new Promise<string>((resolve) =>
+    createInterface({ input: harness.stdout! }).once('line', resolve),
+  );
   const [, pid, port] = /server pid=(\d+) port=(\d+)/.exec(line)!.map(Number);
   assert.ok(pidAlive(pid!));
   harness.kill('SIGKILL');
@@ -77,7 +84,10 @@ test('probes only go to loopback', async () => {
 test('a refused connection is a coded request error that says what failed', async () => {
   const s = await lab.start({ server: 'loan', args: ['--port', '0'] });
   await s.stop();
-  await assert.rejects(probe(`${s.url}/books`), (e: any) => e.code === 'KIT_ERR_REQUEST' && /ECONNREFUSED/.test(e.message));
+  await assert.rejects(
+    probe(`${s.url}/books`),
+    (e: any) => e.code === 'KIT_ERR_REQUEST' && /ECONNREFUSED/.test(e.message),
+  );
 });
 
 test('load: bounded in time, counts add up, percentiles in µs precision and ordered', async () => {
@@ -86,7 +96,10 @@ test('load: bounded in time, counts add up, percentiles in µs precision and ord
   assert.ok(r.durationS >= 0.9 && r.durationS < 3, `ran ${r.durationS} s`);
   assert.equal(r.counts.completed, r.counts.ok2xx + r.counts.non2xx);
   assert.equal(r.counts.non2xx + r.counts.errors, 0);
-  assert.ok(r.counts.sent >= r.counts.completed && r.counts.sent - r.counts.completed <= 2, 'at most one in flight per connection at the end');
+  assert.ok(
+    r.counts.sent >= r.counts.completed && r.counts.sent - r.counts.completed <= 2,
+    'at most one in flight per connection at the end',
+  );
   assert.equal(r.latency.count, r.counts.completed, 'every response recorded');
   const { p50, p95, p99, max } = r.latency;
   assert.ok(p50 > 0 && p50 <= p95 && p95 <= p99 && p99 <= max, JSON.stringify(r.latency));
@@ -108,10 +121,18 @@ test('load with settledS: counting starts once every connection is answered (new
   await stall;
   const settled = r.settled!;
   assert.ok(settled.durationS >= 0.45 && settled.durationS < 1.2, `counted for ${settled.durationS} s`);
-  assert.ok(r.latency.max > 3 * settled.latency.p50, `first answers up to ${r.latency.max} ms, steady p50 ${settled.latency.p50} ms`);
+  assert.ok(
+    r.latency.max > 3 * settled.latency.p50,
+    `first answers up to ${r.latency.max} ms, steady p50 ${settled.latency.p50} ms`,
+  );
   const little = (n / settled.throughput) * 1000;
-  assert.ok(Math.abs(settled.latency.mean / little - 1) < 0.15, `mean ${settled.latency.mean} ms against N / throughput ${little.toFixed(1)} ms`);
-  await assert.rejects(runLoad({ url: `${s.url}/fast`, connections: 1, durationS: 1, settledS: 1 }), { code: 'KIT_ERR_USAGE' });
+  assert.ok(
+    Math.abs(settled.latency.mean / little - 1) < 0.15,
+    `mean ${settled.latency.mean} ms against N / throughput ${little.toFixed(1)} ms`,
+  );
+  await assert.rejects(runLoad({ url: `${s.url}/fast`, connections: 1, durationS: 1, settledS: 1 }), {
+    code: 'KIT_ERR_USAGE',
+  });
   await lab.stop(s);
 });
 

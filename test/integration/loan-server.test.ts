@@ -16,14 +16,21 @@ const lab = new Lab();
 let server: ServerProcess;
 
 before(async () => {
-  server = await lab.start({ server: 'loan', args: ['--port', '0', '--cost', SMALL], env: { UV_THREADPOOL_SIZE: '6' } });
+  server = await lab.start({
+    server: 'loan',
+    args: ['--port', '0', '--cost', SMALL],
+    env: { UV_THREADPOOL_SIZE: '6' },
+  });
 });
 after(() => lab.close());
 
 test('prints one ready line with its port and pid', () => {
   assert.ok(server.port > 0);
   assert.equal(server.lines.filter((l) => l.startsWith('ready: ')).length, 1);
-  assert.match(server.lines[0]!, new RegExp(`^ready: loan-service listening on http://127\\.0\\.0\\.1:${server.port} pid=${server.pid}$`));
+  assert.match(
+    server.lines[0]!,
+    new RegExp(`^ready: loan-service listening on http://127\\.0\\.0\\.1:${server.port} pid=${server.pid}$`),
+  );
 });
 
 test('GET /books answers one catalog entry', async () => {
@@ -98,12 +105,15 @@ test('port in use: exit code 3 and one line naming the port and what to do', asy
   }
 });
 
-test('the harness passes a server\'s coded start-up error on as it is', async () => {
+test("the harness passes a server's coded start-up error on as it is", async () => {
   const held = await holdPort();
   try {
     await assert.rejects(lab.start({ server: 'loan', args: ['--port', String(held.port)] }), (e: any) => {
       assert.equal(e.code, 'KIT_ERR_PORT_IN_USE');
-      assert.match(e.message, new RegExp(`^loan could not start: port ${held.port} on 127\\.0\\.0\\.1 is already in use`));
+      assert.match(
+        e.message,
+        new RegExp(`^loan could not start: port ${held.port} on 127\\.0\\.0\\.1 is already in use`),
+      );
       return true;
     });
   } finally {

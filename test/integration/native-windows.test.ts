@@ -16,7 +16,11 @@ trafficLabForFile((l) => (lab = l), { NSL_PLATFORM: 'win32' });
 const SETTINGS = { replicas: 2, policy: 'round-robin', connections: 2, rate: 100, serviceMs: 1, durationS: 5 };
 
 test('native Windows: a live run is refused (501, use WSL2) and nothing starts', async () => {
-  const r = await lab.send('/live/start', { method: 'POST', headers: { 'content-type': 'application/json', [TOKEN_HEADER]: lab.token }, body: JSON.stringify(SETTINGS) });
+  const r = await lab.send('/live/start', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', [TOKEN_HEADER]: lab.token },
+    body: JSON.stringify(SETTINGS),
+  });
   assert.equal(r.status, 501, r.body);
   assert.match(JSON.parse(r.body).error, /native Windows.*WSL2/);
   assert.equal(lab.startedPids().length, 0);

@@ -15,7 +15,14 @@ import { NGINX_METHOD, renderNginxConfig } from '../../servers/lib/balancer/ngin
 import { FAILOVER_DEFAULTS } from '../../servers/lib/balancer/upstreams.ts';
 import { POLICIES } from '../../core/policies.ts';
 import { failOnWarnings, holdPort, ROOT, runScript } from '../helpers.ts';
-import type { BalancerStats, ErrorBody, ReplicaStats, UpstreamAdded, UserRow, Whoami } from '../../servers/contracts.ts';
+import type {
+  BalancerStats,
+  ErrorBody,
+  ReplicaStats,
+  UpstreamAdded,
+  UserRow,
+  Whoami,
+} from '../../servers/contracts.ts';
 
 failOnWarnings();
 const lab = new Lab();
@@ -29,13 +36,22 @@ before(async () => {
 after(() => lab.close());
 
 /** One request with a raw body (malformed JSON included); `T` is the body the route answers. */
-function send<T = unknown>(url: string, method: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: T; headers: http.IncomingHttpHeaders }> {
+function send<T = unknown>(
+  url: string,
+  method: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: T; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, agent: false, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) as T, headers: res.headers }));
-    });
+    const req = http.request(
+      url,
+      { method, agent: false, headers: { 'content-type': 'application/json', ...headers } },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) as T, headers: res.headers }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -95,7 +111,10 @@ test('the balancer forwards, names the upstream, keeps POST bodies, and counts p
 });
 
 test('--two-choices with-replacement: the balancer says so in its stats, and it stays in force after a policy switch', async () => {
-  const sampled = await startBalancer(lab, 'builtin', 'power-of-two-choices', replicas, 0, true, ['--two-choices', 'with-replacement']);
+  const sampled = await startBalancer(lab, 'builtin', 'power-of-two-choices', replicas, 0, true, [
+    '--two-choices',
+    'with-replacement',
+  ]);
   try {
     assert.equal((await probe<BalancerStats>(`${sampled.url}/__lb/stats`)).body.twoChoices, 'with-replacement');
     assert.equal((await send(`${sampled.url}/__lb/policy?name=round-robin`, 'POST', '')).status, 200);
@@ -118,7 +137,8 @@ test('a dead upstream is a 502 JSON; no upstream available at all is a 503 at on
   await lab.stop(dead);
 
   // Every replica out of rotation: 503 at once, and back in: served again.
-  for (const r of replicas) assert.equal((await probe(`${lb.url}/__lb/down?upstream=${r.name}`, { method: 'POST' })).status, 200);
+  for (const r of replicas)
+    assert.equal((await probe(`${lb.url}/__lb/down?upstream=${r.name}`, { method: 'POST' })).status, 200);
   const t1 = performance.now();
   const none = await probe<ErrorBody>(`${lb.url}/fast`, { timeoutMs: 5000 });
   assert.equal(none.status, 503);
@@ -130,9 +150,15 @@ test('a dead upstream is a 502 JSON; no upstream available at all is a 503 at on
 });
 
 test('POST /__lb/add puts one more replica into rotation; a name in use or a non-loopback address is a 400', async () => {
-  const own = await lab.start({ server: 'balancer', args: ['--upstream', `${replicas[0]!.name}=${replicas[0]!.addr}`, '--port', '0'] });
+  const own = await lab.start({
+    server: 'balancer',
+    args: ['--upstream', `${replicas[0]!.name}=${replicas[0]!.addr}`, '--port', '0'],
+  });
   try {
-    const add = (item: string) => probe<Partial<UpstreamAdded & ErrorBody>>(`${own.url}/__lb/add?upstream=${encodeURIComponent(item)}`, { method: 'POST' });
+    const add = (item: string) =>
+      probe<Partial<UpstreamAdded & ErrorBody>>(`${own.url}/__lb/add?upstream=${encodeURIComponent(item)}`, {
+        method: 'POST',
+      });
     const added = await add(`${replicas[1]!.name}=${replicas[1]!.addr}`);
     assert.equal(added.status, 200);
     assert.deepEqual(added.body.upstreams, ['app1', 'app2']);
@@ -150,22 +176,33 @@ test('POST /__lb/add puts one more replica into rotation; a name in use or a non
   }
 });
 
-test('a replica\'s stats show its event loop delay: a 300 ms block within a second, and near 0 idle', { timeout: 20_000 }, async () => {
-  const [blocked, idle] = replicas as [Replica, Replica];
-  await probe(`${blocked.url}/slow-sync?ms=300`);
-  let max = 0;
-  // The figures are of the last whole second: they change once a second.
-  for (const until = performance.now() + 3000; performance.now() < until && max < 250; ) {
-    max = (await probe<ReplicaStats>(`${blocked.url}/__replica/stats`)).body.loopDelayMs.max;
-    if (max < 250) await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.ok(max >= 250 && max < 1000, `blocked 300 ms: max ${max} ms`);
-  const calm = (await probe<ReplicaStats>(`${idle.url}/__replica/stats`)).body.loopDelayMs;
-  assert.ok(calm.p99 < 100, `idle: p99 ${calm.p99} ms`);
-});
+test(
+  "a replica's stats show its event loop delay: a 300 ms block within a second, and near 0 idle",
+  { timeout: 20_000 },
+  async () => {
+    const [blocked, idle] = replicas as [Replica, Replica];
+    await probe(`${blocked.url}/slow-sync?ms=300`);
+    let max = 0;
+    // The figures are of the last whole second: they change once a second.
+    for (const until = performance.now() + 3000; performance.now() < until && max < 250; ) {
+      max = (await probe<ReplicaStats>(`${blocked.url}/__replica/stats`)).body.loopDelayMs.max;
+      if (max < 250) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(max >= 250 && max < 1000, `blocked 300 ms: max ${max} ms`);
+    const calm = (await probe<ReplicaStats>(`${idle.url}/__replica/stats`)).body.loopDelayMs;
+    assert.ok(calm.p99 < 100, `idle: p99 ${calm.p99} ms`);
+  },
+);
 
 test('balancer flags: bad policy, non-loopback upstream, missing upstream → exit 2', async () => {
-  const cases = [['--policy', 'fastest', '--upstream', '127.0.0.1:1'], ['--upstream', '10.0.0.1:80'], [], ['--upstream', '127.0.0.1:99999'], ['--upstream', '127.0.0.1:1', '--keepalive', 'maybe'], ['--upstream', '127.0.0.1:1', '--two-choices', 'twice']];
+  const cases = [
+    ['--policy', 'fastest', '--upstream', '127.0.0.1:1'],
+    ['--upstream', '10.0.0.1:80'],
+    [],
+    ['--upstream', '127.0.0.1:99999'],
+    ['--upstream', '127.0.0.1:1', '--keepalive', 'maybe'],
+    ['--upstream', '127.0.0.1:1', '--two-choices', 'twice'],
+  ];
   // Usage errors start nothing, so the scripts are started side by side.
   const runs = await Promise.all(cases.map((args) => runScript('servers/balancer.ts', args)));
   for (const [i, args] of cases.entries()) {
@@ -177,11 +214,26 @@ test('balancer flags: bad policy, non-loopback upstream, missing upstream → ex
 test('nginx config: each policy maps to its method, keepalive comes after it, no placeholder left', () => {
   const template = readFileSync(path.join(ROOT, 'servers', 'nginx', 'nginx.conf.template'), 'utf8');
   for (const policy of POLICIES) {
-    const text = renderNginxConfig(template, { prefix: '/tmp/p', port: 4000, policy, upstreams: [{ name: 'a1', addr: '127.0.0.1:1' }, { name: 'a2', addr: '127.0.0.1:2' }], keepAlive: true, token: 't0k', failover: FAILOVER_DEFAULTS });
+    const text = renderNginxConfig(template, {
+      prefix: '/tmp/p',
+      port: 4000,
+      policy,
+      upstreams: [
+        { name: 'a1', addr: '127.0.0.1:1' },
+        { name: 'a2', addr: '127.0.0.1:2' },
+      ],
+      keepAlive: true,
+      token: 't0k',
+      failover: FAILOVER_DEFAULTS,
+    });
     assert.doesNotMatch(text, /\{\{/);
     const upstream = /upstream replicas \{([\s\S]*?)\n {4}\}/.exec(text)![1]!;
-    if (NGINX_METHOD[policy]) assert.ok(upstream.indexOf(NGINX_METHOD[policy]) < upstream.indexOf('keepalive 64;'), policy);
-    assert.match(upstream, /server 127\.0\.0\.1:1 max_fails=2 fail_timeout=5s;\n\s+server 127\.0\.0\.1:2 max_fails=2 fail_timeout=5s;/);
+    if (NGINX_METHOD[policy])
+      assert.ok(upstream.indexOf(NGINX_METHOD[policy]) < upstream.indexOf('keepalive 64;'), policy);
+    assert.match(
+      upstream,
+      /server 127\.0\.0\.1:1 max_fails=2 fail_timeout=5s;\n\s+server 127\.0\.0\.1:2 max_fails=2 fail_timeout=5s;/,
+    );
     assert.match(text, /proxy_next_upstream error timeout;\s+proxy_next_upstream_tries 3;/);
     assert.match(text, /proxy_connect_timeout 2000ms;/);
     assert.match(text, /proxy_read_timeout 10000ms;/);
@@ -190,15 +242,51 @@ test('nginx config: each policy maps to its method, keepalive comes after it, no
     assert.match(text, /listen 127\.0\.0\.1:4000;/);
     assert.match(text, /t0k/);
   }
-  const off = renderNginxConfig(template, { prefix: '/p', port: 1, policy: 'random', upstreams: [{ name: 'a1', addr: '127.0.0.1:1' }], keepAlive: false, token: 'x', failover: { ...FAILOVER_DEFAULTS, retries: 0 } });
+  const off = renderNginxConfig(template, {
+    prefix: '/p',
+    port: 1,
+    policy: 'random',
+    upstreams: [{ name: 'a1', addr: '127.0.0.1:1' }],
+    keepAlive: false,
+    token: 'x',
+    failover: { ...FAILOVER_DEFAULTS, retries: 0 },
+  });
   assert.doesNotMatch(off, /keepalive 64;/);
-  assert.match(off, /proxy_set_header Connection close;/, 'keep-alive off asks the replica to close (newer nginx keeps upstreams alive by default)');
+  assert.match(
+    off,
+    /proxy_set_header Connection close;/,
+    'keep-alive off asks the replica to close (newer nginx keeps upstreams alive by default)',
+  );
   assert.match(off, /proxy_next_upstream off;/);
   assert.doesNotMatch(off, /access_log "/, 'no access log unless asked');
-  const logged = renderNginxConfig(template, { prefix: '/p', port: 1, policy: 'random', upstreams: [{ name: 'a1', addr: '127.0.0.1:1' }], keepAlive: true, token: 'x', failover: FAILOVER_DEFAULTS, accessLog: '/tmp/nsl/access.log' });
+  const logged = renderNginxConfig(template, {
+    prefix: '/p',
+    port: 1,
+    policy: 'random',
+    upstreams: [{ name: 'a1', addr: '127.0.0.1:1' }],
+    keepAlive: true,
+    token: 'x',
+    failover: FAILOVER_DEFAULTS,
+    accessLog: '/tmp/nsl/access.log',
+  });
   assert.match(logged, /access_log "\/tmp\/nsl\/access\.log" nsl_upstreams;/);
-  assert.match(logged, /log_format nsl_upstreams '\$msec \$request_method \$request_uri status=\$status rt=\$request_time ua="\$upstream_addr"/);
-  assert.throws(() => renderNginxConfig('{{nope}}', { prefix: '/p', port: 1, policy: 'random', upstreams: [], keepAlive: false, token: 'x', failover: FAILOVER_DEFAULTS }), /no value/);
+  assert.match(
+    logged,
+    /log_format nsl_upstreams '\$msec \$request_method \$request_uri status=\$status rt=\$request_time ua="\$upstream_addr"/,
+  );
+  assert.throws(
+    () =>
+      renderNginxConfig('{{nope}}', {
+        prefix: '/p',
+        port: 1,
+        policy: 'random',
+        upstreams: [],
+        keepAlive: false,
+        token: 'x',
+        failover: FAILOVER_DEFAULTS,
+      }),
+    /no value/,
+  );
 });
 
 test('the balancer relays large and unsized answers intact (streamed), and small ones (buffered)', async () => {
@@ -217,11 +305,13 @@ test('the balancer relays large and unsized answers intact (streamed), and small
     const relay = await lab.start({ server: 'balancer', args: ['--upstream', `127.0.0.1:${port}`, '--port', '0'] });
     for (const route of ['/sized', '/chunked', '/small']) {
       const body = await new Promise<Buffer>((resolve, reject) => {
-        http.get(`${relay.url}${route}`, { agent: false }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c) => chunks.push(c));
-          res.on('end', () => resolve(Buffer.concat(chunks)));
-        }).on('error', reject);
+        http
+          .get(`${relay.url}${route}`, { agent: false }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c) => chunks.push(c));
+            res.on('end', () => resolve(Buffer.concat(chunks)));
+          })
+          .on('error', reject);
       });
       assert.equal(body.length, route === '/small' ? 2 : big.length, route);
     }

@@ -21,14 +21,21 @@ test('a name ending in .json is the file; anything else is a folder, made if mis
   mkdirSync(path.join(dir, 'bob'));
   assert.equal(savePath(path.join(dir, 'bob'), 'cluster'), path.join(dir, 'bob', 'cluster.json'));
   assert.equal(savePath(path.join(dir, 'deep', 'er', 'x.json'), 'pool'), path.join(dir, 'deep', 'er', 'x.json'));
-  assert.equal(savePath(path.join(dir, 'new'), 'pool'), path.join(dir, 'new', 'pool.json'), 'a name without .json is a folder, made if missing');
+  assert.equal(
+    savePath(path.join(dir, 'new'), 'pool'),
+    path.join(dir, 'new', 'pool.json'),
+    'a name without .json is a folder, made if missing',
+  );
   assert.equal(writeSaved(path.join(dir, 'ann', 'pool.json'), '{}'), undefined);
 });
 
 test('paths it cannot use are usage errors, named', () => {
   writeFileSync(path.join(dir, 'a-file'), 'x');
   const usage = (value: string, message: RegExp) =>
-    assert.throws(() => savePath(value, 'pool'), (err: unknown) => err instanceof KitError && err.code === 'KIT_ERR_USAGE' && message.test(err.message));
+    assert.throws(
+      () => savePath(value, 'pool'),
+      (err: unknown) => err instanceof KitError && err.code === 'KIT_ERR_USAGE' && message.test(err.message),
+    );
   usage(path.join(dir, 'a-file', 'sub') + '/', /cannot make the folder .*a-file/);
   usage(' ', /--save needs a file or a folder/);
   mkdirSync(path.join(dir, 'taken', 'pool.json'), { recursive: true });
@@ -38,7 +45,10 @@ test('paths it cannot use are usage errors, named', () => {
 
 test('an experiment and a lesson refuse an unusable --save before any server starts', async () => {
   const bad = path.join(dir, 'a-file', 'runs') + '/';
-  for (const r of [await runInProcess('pool', ['--quick', '--save', bad]), await runMainInProcess(lessonMain, ['3', '--quick', '--save', bad])]) {
+  for (const r of [
+    await runInProcess('pool', ['--quick', '--save', bad]),
+    await runMainInProcess(lessonMain, ['3', '--quick', '--save', bad]),
+  ]) {
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /--save: cannot make the folder/);
     assert.doesNotMatch(r.stdout + r.stderr, /started |\[1\/3\]/);
@@ -51,7 +61,7 @@ test('an experiment and a lesson refuse an unusable --save before any server sta
   assert.match(empty.stderr, /--save needs a file or a folder/);
 });
 
-test('the machine record names nginx\'s and Redis\'s versions, or null where one is missing', async () => {
+test("the machine record names nginx's and Redis's versions, or null where one is missing", async () => {
   const tools = await toolVersions();
   assert.equal(tools.nginx === null, skipUnless('nginx') !== false, `nginx: ${tools.nginx}`);
   assert.equal(tools.redis === null, skipUnless('redis-server') !== false, `redis: ${tools.redis}`);

@@ -26,7 +26,8 @@ test('--help exits 0 and lists every scenario and flag', async () => {
   assert.equal(r.code, 0, r.stderr);
   assert.ok(SCENARIOS.length >= 6, `scenarios: ${SCENARIOS.map((s) => s.name).join(', ')}`);
   for (const s of SCENARIOS) assert.ok(r.stdout.includes(s.name), `--help names '${s.name}'`);
-  for (const flag of ['--scenario', '--seed', '--loop', '--json', '--requests']) assert.ok(r.stdout.includes(flag), `--help names ${flag}`);
+  for (const flag of ['--scenario', '--seed', '--loop', '--json', '--requests'])
+    assert.ok(r.stdout.includes(flag), `--help names ${flag}`);
   noWarnings(r);
 });
 
@@ -73,7 +74,12 @@ const TITLE: Record<string, RegExp> = {
 };
 
 test('the table titles above cover every scenario but stale', () => {
-  assert.deepEqual(Object.keys(TITLE).sort(), SCENARIOS.map((s) => s.name).filter((n) => n !== 'stale').sort());
+  assert.deepEqual(
+    Object.keys(TITLE).sort(),
+    SCENARIOS.map((s) => s.name)
+      .filter((n) => n !== 'stale')
+      .sort(),
+  );
 });
 
 /** The wall time sim/run.ts reports for its simulations, s. */
@@ -128,7 +134,10 @@ test('--window-s and --tolerance set the simulated controller (lesson 8, exercis
   const both = await sim(['--scenario', 'autoscale', '--window-s', '0', '--tolerance', '0', '--json']);
   assert.deepEqual([JSON.parse(both.stdout).result.hpa.windowMs, JSON.parse(both.stdout).result.hpa.tolerance], [0, 0]);
   assert.deepEqual(await flaps([]), [0, 0]);
-  assert.ok((await flaps(['--window-s', '0', '--tolerance', '0'])).some((n) => n > 0), 'with neither, the count follows the noise back up');
+  assert.ok(
+    (await flaps(['--window-s', '0', '--tolerance', '0'])).some((n) => n > 0),
+    'with neither, the count follows the noise back up',
+  );
 });
 
 test('upAfterDown counts rises after a fall, during the load only', () => {
@@ -159,7 +168,12 @@ let seed1: Promise<DegradedJson> | undefined;
 const degradedSeed1 = () => (seed1 ??= degradedJson());
 
 test('--json: the same seed gives the same result exactly, another seed or loop another', async () => {
-  const [a, b, c, fifo] = await Promise.all([degradedSeed1(), degradedJson('--seed', '1'), degradedJson('--seed', '2'), degradedJson('--loop', 'fifo')]);
+  const [a, b, c, fifo] = await Promise.all([
+    degradedSeed1(),
+    degradedJson('--seed', '1'),
+    degradedJson('--seed', '2'),
+    degradedJson('--loop', 'fifo'),
+  ]);
   assert.equal(a.scenario, 'degraded');
   assert.equal(a.mirrors, 'degraded');
   assert.equal(a.seed, 1);
@@ -181,7 +195,10 @@ test('--json, degraded: round robin p95 is at least 10× least connections p95',
     assert.ok(row, `no ${policy} row`);
     return row.p95;
   };
-  assert.ok(p95('round-robin') >= 10 * p95('least-connections'), `round robin ${p95('round-robin')}, least connections ${p95('least-connections')}`);
+  assert.ok(
+    p95('round-robin') >= 10 * p95('least-connections'),
+    `round robin ${p95('round-robin')}, least connections ${p95('least-connections')}`,
+  );
 });
 
 // --- the engine runs in a browser ------------------------------------------------------------
@@ -192,12 +209,15 @@ const NODE_BUILTINS = new Set(builtinModules);
 
 /** `import type` and `export type` are erased at run time: nothing is loaded. */
 const TYPE_ONLY = /^\s*(?:import|export)\s+type\s/;
-const SPECIFIER = /(?:\b(?:import|export)\s[^;]*?\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)(['"])([^'"]+)\1/g;
+const SPECIFIER =
+  /(?:\b(?:import|export)\s[^;]*?\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)(['"])([^'"]+)\1/g;
 const NODE_GLOBAL = /\b(process|Buffer|require|__dirname|__filename|global|setImmediate)\b/;
 
 const withoutComments = (code: string) => code.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"\\])\/\/.*$/gm, '$1');
-const withoutStrings = (code: string) => code.replace(/'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|`(?:\\.|[^`\\])*`/g, "''");
-const packageName = (spec: string) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+const withoutStrings = (code: string) =>
+  code.replace(/'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|`(?:\\.|[^`\\])*`/g, "''");
+const packageName = (spec: string) =>
+  spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!;
 
 /**
  * Follows the relative imports from `entry` (paths relative to the project) and returns what
@@ -214,9 +234,12 @@ function nodeOnlyUses(entry: string, read: (file: string) => string): { files: s
       if (TYPE_ONLY.test(statement)) continue;
       for (const m of statement.matchAll(SPECIFIER)) {
         const spec = m[2]!;
-        if (spec.startsWith('./') || spec.startsWith('../')) visit(path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)));
-        else if (spec.startsWith('node:') || NODE_BUILTINS.has(spec) || NODE_BUILTINS.has(packageName(spec))) problems.push(`${file} imports ${spec}`);
-        else if (!BROWSER_PACKAGES.has(packageName(spec))) problems.push(`${file} imports the package ${spec}, not known to run in a browser`);
+        if (spec.startsWith('./') || spec.startsWith('../'))
+          visit(path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)));
+        else if (spec.startsWith('node:') || NODE_BUILTINS.has(spec) || NODE_BUILTINS.has(packageName(spec)))
+          problems.push(`${file} imports ${spec}`);
+        else if (!BROWSER_PACKAGES.has(packageName(spec)))
+          problems.push(`${file} imports the package ${spec}, not known to run in a browser`);
       }
     }
     const global = NODE_GLOBAL.exec(withoutStrings(code));
@@ -239,7 +262,8 @@ test('the scanner below finds a Node module, a Node global and an unknown packag
       "const s = 'the process and its Buffer';",
     ].join('\n'),
     'sim/a.ts': "import { readFileSync } from 'node:fs';\nexport const a = 1;",
-    'lib/c.ts': "import path from 'path';\nimport express from 'express';\nexport const c = process.env.X ?? Buffer.from('');",
+    'lib/c.ts':
+      "import path from 'path';\nimport express from 'express';\nexport const c = process.env.X ?? Buffer.from('');",
   };
   const found = nodeOnlyUses('sim/engine.ts', (f) => {
     assert.ok(f in fake, `reads only the imported files: ${f}`);
@@ -253,13 +277,27 @@ test('the scanner below finds a Node module, a Node global and an unknown packag
     'sim/a.ts imports node:fs',
   ]);
   // A clean file passes.
-  assert.deepEqual(nodeOnlyUses('x.ts', () => "import TinyQueue from 'tinyqueue';\nexport const q = new TinyQueue();").problems, []);
+  assert.deepEqual(
+    nodeOnlyUses('x.ts', () => "import TinyQueue from 'tinyqueue';\nexport const q = new TinyQueue();").problems,
+    [],
+  );
 });
 
 test("the engine's import graph (sim/engine.ts and every file it imports) uses no Node-only API", () => {
   const found = nodeOnlyUses('sim/engine.ts', (file) => readFileSync(path.join(ROOT, file), 'utf8'));
   // The graph as it is: the balancer's and the autoscaler's own code, the latency histogram.
-  for (const file of ['sim/dist.ts', 'sim/rng.ts', 'core/choose.ts', 'core/failover.ts', 'core/hpa.ts', 'core/policies.ts', 'results/report/latency.ts', 'sim/replica.ts', 'sim/balancer.ts', 'sim/world.ts']) {
+  for (const file of [
+    'sim/dist.ts',
+    'sim/rng.ts',
+    'core/choose.ts',
+    'core/failover.ts',
+    'core/hpa.ts',
+    'core/policies.ts',
+    'results/report/latency.ts',
+    'sim/replica.ts',
+    'sim/balancer.ts',
+    'sim/world.ts',
+  ]) {
     assert.ok(found.files.includes(file), `${file} is in the graph: ${found.files.join(', ')}`);
   }
   assert.deepEqual(found.problems, []);
@@ -280,5 +318,8 @@ test('SIGINT to the simulator during the stale scenario ends it between runs: ex
   assert.equal(code, 130);
   assert.equal(stdout, '', 'no table after an interrupt');
   // One run of 400,000 requests on 100 replicas takes about a second here.
-  assert.ok(performance.now() - sent < 15_000, `stopped ${((performance.now() - sent) / 1000).toFixed(1)} s after the signal`);
+  assert.ok(
+    performance.now() - sent < 15_000,
+    `stopped ${((performance.now() - sent) / 1000).toFixed(1)} s after the signal`,
+  );
 });

@@ -22,20 +22,34 @@ let server: ServerProcess;
 const LOAN = { book: 7, member: 'ann' };
 
 before(async () => {
-  server = await lab.start({ server: 'stages', args: ['--port', '0', '--cost', 'N=2^12,r=8,p=1', '--body-limit', '65536'] });
+  server = await lab.start({
+    server: 'stages',
+    args: ['--port', '0', '--cost', 'N=2^12,r=8,p=1', '--body-limit', '65536'],
+  });
 });
 after(() => lab.close());
 
 const record = async (sid: string) => (await probe<ServerRecord>(`${server.url}/stages/${sid}`)).body;
 
 test('a loan on its own connection: every server stage once, in the lifecycle order, from accept to close', async () => {
-  const r = await probe(`${server.url}/loans?sid=fresh-1`, { method: 'POST', json: LOAN, headers: { connection: 'close' } });
+  const r = await probe(`${server.url}/loans?sid=fresh-1`, {
+    method: 'POST',
+    json: LOAN,
+    headers: { connection: 'close' },
+  });
   assert.equal(r.status, 201);
   assert.deepEqual(r.body, { loan: { book: 7, title: 'Book 7', member: 'ann' } });
   const rec = await record('fresh-1');
-  assert.deepEqual(rec.events.map((e) => e.stage), [...SERVER_STAGES]);
+  assert.deepEqual(
+    rec.events.map((e) => e.stage),
+    [...SERVER_STAGES],
+  );
   const at = rec.events.map((e) => e.atUs);
-  assert.deepEqual(at, [...at].sort((a, b) => a - b), 'one clock: the stamps never go back');
+  assert.deepEqual(
+    at,
+    [...at].sort((a, b) => a - b),
+    'one clock: the stamps never go back',
+  );
   assert.equal(rec.connectionAfter, 'closed');
   assert.equal(rec.requestOnConnection, 1);
 });
@@ -59,11 +73,17 @@ test('on a kept-alive connection the second request has no accept and no first-b
 
 test('Server-Timing holds the stages before the headers, each as the ms since the one before', async () => {
   const r = await probe(`${server.url}/loans?sid=timing-1`, { method: 'POST', json: LOAN });
-  const metrics = String(r.headers['server-timing']).split(', ').map((m) => /^([\w-]+);dur=(\d+\.\d{3})$/.exec(m));
+  const metrics = String(r.headers['server-timing'])
+    .split(', ')
+    .map((m) => /^([\w-]+);dur=(\d+\.\d{3})$/.exec(m));
   assert.ok(metrics.every(Boolean), String(r.headers['server-timing']));
-  assert.deepEqual(metrics.map((m) => m![1]), ['first-bytes-read', 'headers-parsed', 'handler-start', 'body-read', 'sqlite-read', 'scrypt', 'handler-end']);
+  assert.deepEqual(
+    metrics.map((m) => m![1]),
+    ['first-bytes-read', 'headers-parsed', 'handler-start', 'body-read', 'sqlite-read', 'scrypt', 'handler-end'],
+  );
   const rec = await record('timing-1');
-  const scrypt = rec.events.find((e) => e.stage === 'scrypt')!.atUs - rec.events.find((e) => e.stage === 'sqlite-read')!.atUs;
+  const scrypt =
+    rec.events.find((e) => e.stage === 'scrypt')!.atUs - rec.events.find((e) => e.stage === 'sqlite-read')!.atUs;
   assert.equal(Number(metrics[5]![2]), Number((scrypt / 1000).toFixed(3)));
 });
 
@@ -103,8 +123,15 @@ test('an early body limit answers Expect: 100-continue with 413 before any body 
   assert.equal(early.bodyBytesSent, 0);
   const earlyRec = await record('up-early');
   assert.equal(earlyRec.extra.bodyBytesRead, 0);
-  assert.ok(earlyRec.extra.socketBytesRead! < 1024, `the connection read the head only: ${earlyRec.extra.socketBytesRead}`);
-  assert.deepEqual(earlyRec.events.map((e) => (e as { offsetUs?: number }).offsetUs! >= 0), earlyRec.events.map(() => true), 'each stage also as µs since the first');
+  assert.ok(
+    earlyRec.extra.socketBytesRead! < 1024,
+    `the connection read the head only: ${earlyRec.extra.socketBytesRead}`,
+  );
+  assert.deepEqual(
+    earlyRec.events.map((e) => (e as { offsetUs?: number }).offsetUs! >= 0),
+    earlyRec.events.map(() => true),
+    'each stage also as µs since the first',
+  );
   const late = await upload(server.port, '/upload?check=late&sid=up-late', bytes);
   assert.equal(late.status, 413);
   assert.equal(late.bodyBytesSent, bytes);
@@ -116,12 +143,17 @@ test('an early body limit answers Expect: 100-continue with 413 before any body 
 });
 
 test('the export queues a chunk or two with backpressure, and most of the body without it', async () => {
-  for (const [sid, ignore] of [['ex-honour', ''], ['ex-ignore', '&ignore-backpressure=1']] as const) {
+  for (const [sid, ignore] of [
+    ['ex-honour', ''],
+    ['ex-ignore', '&ignore-backpressure=1'],
+  ] as const) {
     await new Promise<void>((resolve, reject) => {
-      http.get(`${server.url}/catalog/export?mb=16&sid=${sid}${ignore}`, (res) => {
-        res.pause(); // a reader that waits 300 ms before reading anything
-        setTimeout(() => res.resume().on('end', resolve), 300);
-      }).on('error', reject);
+      http
+        .get(`${server.url}/catalog/export?mb=16&sid=${sid}${ignore}`, (res) => {
+          res.pause(); // a reader that waits 300 ms before reading anything
+          setTimeout(() => res.resume().on('end', resolve), 300);
+        })
+        .on('error', reject);
     });
   }
   const honoured = (await record('ex-honour')).extra;
@@ -132,19 +164,31 @@ test('the export queues a chunk or two with backpressure, and most of the body w
   assert.equal(ignored.drainWaitUs, 0);
 });
 
-test('a real browser reads the stages from Server-Timing (PerformanceResourceTiming.serverTiming)', { skip: noBrowser }, async () => {
-  assert.ok(CHROMIUM);
-  const browser = await launchChromium();
-  try {
-    const page = await browser.newPage();
-    await page.goto(`${server.url}/books/7`);
-    const timing = await page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).serverTiming.map((t) => ({ name: t.name, duration: t.duration })));
-    assert.deepEqual(timing.map((t) => t.name), ['first-bytes-read', 'headers-parsed', 'handler-start', 'sqlite-read', 'handler-end']);
-    assert.ok(timing.every((t) => t.duration >= 0 && t.duration < 1000));
-  } finally {
-    await browser.close();
-  }
-});
+test(
+  'a real browser reads the stages from Server-Timing (PerformanceResourceTiming.serverTiming)',
+  { skip: noBrowser },
+  async () => {
+    assert.ok(CHROMIUM);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${server.url}/books/7`);
+      const timing = await page.evaluate(() =>
+        (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).serverTiming.map((t) => ({
+          name: t.name,
+          duration: t.duration,
+        })),
+      );
+      assert.deepEqual(
+        timing.map((t) => t.name),
+        ['first-bytes-read', 'headers-parsed', 'handler-start', 'sqlite-read', 'handler-end'],
+      );
+      assert.ok(timing.every((t) => t.duration >= 0 && t.duration < 1000));
+    } finally {
+      await browser.close();
+    }
+  },
+);
 
 /** Sends `raw` on a new socket and resolves with everything the server answered, once it closes the connection or `ms` pass. */
 function rawExchange(port: number, raw: string | Buffer[], ms = 3000): Promise<string> {
@@ -160,23 +204,40 @@ function rawExchange(port: number, raw: string | Buffer[], ms = 3000): Promise<s
   });
 }
 
-test('a target the checkContinue listener cannot parse gets 100 Continue and the router\'s 400; the server goes on serving', async () => {
-  const answer = await rawExchange(server.port, 'POST // HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}', 2000);
+test("a target the checkContinue listener cannot parse gets 100 Continue and the router's 400; the server goes on serving", async () => {
+  const answer = await rawExchange(
+    server.port,
+    'POST // HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}',
+    2000,
+  );
   assert.match(answer, /HTTP\/1\.1 400 /);
   assert.equal((await probe(`${server.url}/books/1`)).status, 200);
 });
 
-test('a chunked JSON body over its limit gets its 413 too (the shared readJsonBody, every lesson server\'s JSON routes)', async () => {
+test("a chunked JSON body over its limit gets its 413 too (the shared readJsonBody, every lesson server's JSON routes)", async () => {
   const head = 'POST /loans HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n';
   const chunk = Buffer.alloc(40_000, 0x20);
-  const chunks = [Buffer.from(head), ...Array.from({ length: 3 }, () => Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])), Buffer.from('0\r\n\r\n')];
+  const chunks = [
+    Buffer.from(head),
+    ...Array.from({ length: 3 }, () =>
+      Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]),
+    ),
+    Buffer.from('0\r\n\r\n'),
+  ];
   assert.match(await rawExchange(server.port, chunks, 2000), /^HTTP\/1\.1 413 /);
 });
 
 test('a chunked upload over an early limit still gets its 413 (the socket is not destroyed under it)', async () => {
-  const head = 'POST /upload?check=early HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n';
+  const head =
+    'POST /upload?check=early HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n';
   const chunk = Buffer.alloc(40_000, 0x61);
-  const chunks = [Buffer.from(head), ...Array.from({ length: 3 }, () => Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])), Buffer.from('0\r\n\r\n')];
+  const chunks = [
+    Buffer.from(head),
+    ...Array.from({ length: 3 }, () =>
+      Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]),
+    ),
+    Buffer.from('0\r\n\r\n'),
+  ];
   const answer = await rawExchange(server.port, chunks, 2000);
   assert.match(answer, /^HTTP\/1\.1 413 /);
 });
@@ -190,11 +251,22 @@ test("the kit's balancer with --stages stamps its own stages of a request, in or
     const r = await probe<ProxyStages>(`${lb.url}/__lb/stages/lb-1`);
     assert.equal(r.status, 200);
     const stages = r.body.events.map((e) => e.stage);
-    assert.deepEqual(stages, ['accept', 'headers-parsed', 'upstream-connect', 'upstream-request-written', 'upstream-headers-parsed', 'finish']);
+    assert.deepEqual(stages, [
+      'accept',
+      'headers-parsed',
+      'upstream-connect',
+      'upstream-request-written',
+      'upstream-headers-parsed',
+      'finish',
+    ]);
     const server_ = await record('lb-1');
     const at = (stage: string) => r.body.events.find((e) => e.stage === stage)!.atUs;
     const srv = (stage: string) => server_.events.find((e) => e.stage === stage)!.atUs;
-    assert.ok(at('upstream-request-written') <= srv('headers-parsed') && srv('response-headers-written') <= at('upstream-headers-parsed'), 'one clock: the balancer forwards before the server parses, and parses the answer after the server wrote it');
+    assert.ok(
+      at('upstream-request-written') <= srv('headers-parsed') &&
+        srv('response-headers-written') <= at('upstream-headers-parsed'),
+      'one clock: the balancer forwards before the server parses, and parses the answer after the server wrote it',
+    );
     assert.match((await probe<ErrorBody>(`${lb.url}/__lb/stages/a.b`)).body.error, /^id: /);
     const off = await probe<ErrorBody>(`${plain.url}/__lb/stages/lb-1`);
     assert.equal(off.status, 404);

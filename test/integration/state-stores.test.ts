@@ -10,7 +10,13 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Lab } from '../../measure/lib/process/lab.ts';
 import { pollUntil } from '../../lib/wait.ts';
-import { memoryStore, openStore, sqliteStore, type StateStore, type StoreKind } from '../../servers/lib/state/stores.ts';
+import {
+  memoryStore,
+  openStore,
+  sqliteStore,
+  type StateStore,
+  type StoreKind,
+} from '../../servers/lib/state/stores.ts';
 import { createToken, verifyToken } from '../../servers/lib/state/session-token.ts';
 import { failOnWarnings, skipUnless, ROOT } from '../helpers.ts';
 
@@ -44,7 +50,12 @@ for (const kind of ['memory', 'sqlite', 'redis'] as const) {
       assert.equal(await store.sessionMember('no-such-session'), undefined);
       const short = await store.createSession('bob', 150);
       assert.equal(await store.sessionMember(short), 'bob');
-      await pollUntil('the session to expire', async () => ((await store.sessionMember(short)) === undefined ? true : undefined), 5000, 20);
+      await pollUntil(
+        'the session to expire',
+        async () => ((await store.sessionMember(short)) === undefined ? true : undefined),
+        5000,
+        20,
+      );
     });
 
     test('counters start at 0 and increment atomically by any amount', async () => {
@@ -61,8 +72,14 @@ for (const kind of ['memory', 'sqlite', 'redis'] as const) {
       const key = `r-${Date.now()}`;
       const got = [];
       for (let i = 0; i < 4; i++) got.push(await store.hit(key, 3, 60_000));
-      assert.deepEqual(got.map((g) => g.allowed), [true, true, true, false]);
-      assert.deepEqual(got.map((g) => g.count), [1, 2, 3, 4]);
+      assert.deepEqual(
+        got.map((g) => g.allowed),
+        [true, true, true, false],
+      );
+      assert.deepEqual(
+        got.map((g) => g.count),
+        [1, 2, 3, 4],
+      );
       const other = await store.hit(`${key}-other`, 3, 60_000);
       assert.equal(other.allowed, true, 'a limit is per key');
     });
@@ -81,7 +98,11 @@ test('memory and SQLite stores: expiry follows the injected clock', async () => 
     assert.deepEqual((await store.hit('k', 1, 1000)).allowed, true);
     assert.deepEqual((await store.hit('k', 1, 1000)).allowed, false);
     now += 999;
-    assert.deepEqual((await store.hit('k', 1, 1000)).allowed, false, `${store.kind}: the window opened at the first hit`);
+    assert.deepEqual(
+      (await store.hit('k', 1, 1000)).allowed,
+      false,
+      `${store.kind}: the window opened at the first hit`,
+    );
     now += 2;
     assert.deepEqual((await store.hit('k', 1, 1000)).allowed, true, `${store.kind}: a new window`);
     await store.close();
@@ -89,17 +110,27 @@ test('memory and SQLite stores: expiry follows the injected clock', async () => 
 });
 
 for (const kind of ['sqlite', 'redis'] as const) {
-  test(`${kind}: four processes incrementing one counter 300 times each end at exactly 1200`, { skip: kind === 'redis' ? redisSkip : false }, async () => {
-    const location = kind === 'sqlite' ? where('sqlite') : redisUrl;
-    const store = await openStore({ kind, file: location, redisUrl: location });
-    const before = await store.counter('shared');
-    const outs = await Promise.all(
-      Array.from({ length: 4 }, () => run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/fixtures/increment.ts'), kind, location, '300'], { cwd: ROOT })),
-    );
-    for (const o of outs) assert.match(o.stdout, /^done \d+$/m, o.stderr);
-    assert.equal((await store.counter('shared')) - before, 1200, 'no increment lost, no "database is locked"');
-    await store.close();
-  });
+  test(
+    `${kind}: four processes incrementing one counter 300 times each end at exactly 1200`,
+    { skip: kind === 'redis' ? redisSkip : false },
+    async () => {
+      const location = kind === 'sqlite' ? where('sqlite') : redisUrl;
+      const store = await openStore({ kind, file: location, redisUrl: location });
+      const before = await store.counter('shared');
+      const outs = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          run(
+            process.execPath,
+            ['--import', 'tsx', path.join(ROOT, 'test/fixtures/increment.ts'), kind, location, '300'],
+            { cwd: ROOT },
+          ),
+        ),
+      );
+      for (const o of outs) assert.match(o.stdout, /^done \d+$/m, o.stderr);
+      assert.equal((await store.counter('shared')) - before, 1200, 'no increment lost, no "database is locked"');
+      await store.close();
+    },
+  );
 }
 
 test('session token: a good token names its member; tampered, expired, malformed ones are no session', () => {
@@ -113,7 +144,12 @@ test('session token: a good token names its member; tampered, expired, malformed
   const forged = Buffer.from(JSON.stringify({ m: 'admin', exp: now + 60_000 })).toString('base64url');
   assert.equal(verifyToken(`${forged}.${sig}`, secret, now), undefined, 'a changed payload');
   assert.equal(verifyToken(`${payload}.${sig!.slice(0, -2)}xx`, secret, now), undefined, 'a changed signature');
-  for (const bad of ['', '.', 'abc', 'a.b.c', `${payload}.`, `.${sig}`, 'x'.repeat(5000), '%%%.%%%']) assert.equal(verifyToken(bad, secret, now), undefined, JSON.stringify(bad.slice(0, 20)));
+  for (const bad of ['', '.', 'abc', 'a.b.c', `${payload}.`, `.${sig}`, 'x'.repeat(5000), '%%%.%%%'])
+    assert.equal(verifyToken(bad, secret, now), undefined, JSON.stringify(bad.slice(0, 20)));
   const notJson = Buffer.from('not json').toString('base64url');
-  assert.equal(verifyToken(`${notJson}.${createHmac('sha256', secret).update(notJson).digest('base64url')}`, secret, now), undefined, 'signed garbage');
+  assert.equal(
+    verifyToken(`${notJson}.${createHmac('sha256', secret).update(notJson).digest('base64url')}`, secret, now),
+    undefined,
+    'signed garbage',
+  );
 });

@@ -20,13 +20,21 @@ trafficLabForFile((l) => (lab = l));
 const SETTINGS = { replicas: 3, policy: 'round-robin', connections: 6, rate: 600, serviceMs: 1, durationS: 30 };
 
 const post = (route: string, body: unknown, headers: Record<string, string> = {}) =>
-  lab.send(`/live/${route}`, { method: 'POST', headers: { 'content-type': 'application/json', [TOKEN_HEADER]: lab.token, ...headers }, body: JSON.stringify(body) });
+  lab.send(`/live/${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', [TOKEN_HEADER]: lab.token, ...headers },
+    body: JSON.stringify(body),
+  });
 
 test('live routes: 403 without the token or from another origin, 415 unless JSON, 400 naming the field, 409 with no run', async () => {
   assert.equal((await post('start', SETTINGS, { [TOKEN_HEADER]: 'x' })).status, 403);
   assert.equal((await post('start', SETTINGS, { origin: 'http://evil.example' })).status, 403);
   assert.equal((await lab.send(`/live/stream`)).status, 403);
-  const form = await lab.send('/live/start', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', [TOKEN_HEADER]: lab.token }, body: 'replicas=3' });
+  const form = await lab.send('/live/start', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', [TOKEN_HEADER]: lab.token },
+    body: 'replicas=3',
+  });
   assert.equal(form.status, 415);
   const bad: [unknown, string, RegExp][] = [
     [{ ...SETTINGS, policy: 'fastest' }, 'policy', /one of round-robin, .*ip-hash/],
@@ -47,83 +55,111 @@ test('live routes: 403 without the token or from another origin, 415 unless JSON
   assert.equal(lab.startedPids().length, 0, 'nothing started');
 });
 
-test('live: the page runs the real lab and the model alongside; "kill" shows the replica dead and retries above 0; a second start gets 409; stop leaves nothing', { skip: noBrowser, timeout: 90_000 }, async () => {
-  const { browser, page, errors } = await openPage(lab.url);
-  try {
-    // A simulated run first: its boxes and totals must be gone as soon as the live run starts.
-    await page.selectOption('select[name=speed]', 'fast');
-    await page.fill('input[name=durationS]', '2');
-    await page.click('#start');
-    await page.waitForSelector('#status[data-state="finished"]', { timeout: 30_000 });
-    assert.notEqual(await page.textContent('#run-answers'), '–');
-    await page.selectOption('select[name=mode]', 'live');
-    await page.fill('input[name=replicas]', String(SETTINGS.replicas));
-    await page.fill('input[name=connections]', String(SETTINGS.connections));
-    await page.selectOption('select[name=clients]', 'open');
-    await page.fill('input[name=rate]', String(SETTINGS.rate));
-    await page.fill('input[name=durationS]', String(SETTINGS.durationS));
-    await page.click('#start');
-    assert.equal(await page.textContent('#run-answers'), '–', 'the simulated run\'s totals are cleared');
-    assert.equal(await page.locator('.replica').count(), 0, 'the simulated run\'s replicas (and their buttons) are gone');
-    await page.waitForFunction(() => Number(document.getElementById('run-answers')!.textContent) > 0, undefined, { timeout: 30_000 });
-    // The simulator runs alongside with the same settings: its row fills too.
-    await page.waitForFunction(() => Number(document.getElementById('model-answers')!.textContent) > 0, undefined, { timeout: 10_000 });
-    const again = await post('start', SETTINGS);
-    assert.equal(again.status, 409);
-    assert.match(JSON.parse(again.body).error, /a live run is already going/);
-    await page.click('.replica[data-replica="1"] button[data-action="kill"]');
-    await page.waitForSelector('.replica[data-replica="1"][data-state="dead"]', { timeout: 5000 });
-    await page.waitForFunction(() => Number(document.getElementById('run-retried')!.textContent) > 0, undefined, { timeout: 5000 });
-    await page.screenshot({ path: screenshotPath('traffic-lab-live.png'), fullPage: true });
-    const pids = lab.startedPids();
-    assert.equal(pids.length, SETTINGS.replicas + 1, lab.lines.join('\n'));
-    await page.click('#stop');
-    await page.waitForSelector('#status[data-state="finished"]', { timeout: 10_000 });
-    await assertAllGone(pids);
-    assert.deepEqual(errors, []);
-  } finally {
-    await browser.close();
-  }
-});
+test(
+  'live: the page runs the real lab and the model alongside; "kill" shows the replica dead and retries above 0; a second start gets 409; stop leaves nothing',
+  { skip: noBrowser, timeout: 90_000 },
+  async () => {
+    const { browser, page, errors } = await openPage(lab.url);
+    try {
+      // A simulated run first: its boxes and totals must be gone as soon as the live run starts.
+      await page.selectOption('select[name=speed]', 'fast');
+      await page.fill('input[name=durationS]', '2');
+      await page.click('#start');
+      await page.waitForSelector('#status[data-state="finished"]', { timeout: 30_000 });
+      assert.notEqual(await page.textContent('#run-answers'), '–');
+      await page.selectOption('select[name=mode]', 'live');
+      await page.fill('input[name=replicas]', String(SETTINGS.replicas));
+      await page.fill('input[name=connections]', String(SETTINGS.connections));
+      await page.selectOption('select[name=clients]', 'open');
+      await page.fill('input[name=rate]', String(SETTINGS.rate));
+      await page.fill('input[name=durationS]', String(SETTINGS.durationS));
+      await page.click('#start');
+      assert.equal(await page.textContent('#run-answers'), '–', "the simulated run's totals are cleared");
+      assert.equal(
+        await page.locator('.replica').count(),
+        0,
+        "the simulated run's replicas (and their buttons) are gone",
+      );
+      await page.waitForFunction(() => Number(document.getElementById('run-answers')!.textContent) > 0, undefined, {
+        timeout: 30_000,
+      });
+      // The simulator runs alongside with the same settings: its row fills too.
+      await page.waitForFunction(() => Number(document.getElementById('model-answers')!.textContent) > 0, undefined, {
+        timeout: 10_000,
+      });
+      const again = await post('start', SETTINGS);
+      assert.equal(again.status, 409);
+      assert.match(JSON.parse(again.body).error, /a live run is already going/);
+      await page.click('.replica[data-replica="1"] button[data-action="kill"]');
+      await page.waitForSelector('.replica[data-replica="1"][data-state="dead"]', { timeout: 5000 });
+      await page.waitForFunction(() => Number(document.getElementById('run-retried')!.textContent) > 0, undefined, {
+        timeout: 5000,
+      });
+      await page.screenshot({ path: screenshotPath('traffic-lab-live.png'), fullPage: true });
+      const pids = lab.startedPids();
+      assert.equal(pids.length, SETTINGS.replicas + 1, lab.lines.join('\n'));
+      await page.click('#stop');
+      await page.waitForSelector('#status[data-state="finished"]', { timeout: 10_000 });
+      await assertAllGone(pids);
+      assert.deepEqual(errors, []);
+    } finally {
+      await browser.close();
+    }
+  },
+);
 
-test('live actions run one at a time: adds at once keep the cap of 8 and distinct names; Stop while starting stops it', { timeout: 60_000 }, async () => {
-  const stream = await fetch(`http://127.0.0.1:${lab.port}/live/stream?token=${lab.token}`);
-  try {
-    assert.equal((await post('start', { ...SETTINGS, rate: 0.5 })).status, 400, 'autocannon refuses a rate under 1');
-    assert.equal((await post('start', { ...SETTINGS, replicas: 6, rate: 200 })).status, 200);
-    const adds = await Promise.all(Array.from({ length: 4 }, () => post('act', { action: 'add' })));
-    assert.deepEqual(adds.map((r) => r.status).sort(), [200, 200, 409, 409]);
-    assert.deepEqual(adds.filter((r) => r.status === 200).map((r) => JSON.parse(r.body).replica).sort(), ['app7', 'app8']);
-    const stopFrom = lab.lines.length;
-    assert.deepEqual(JSON.parse((await post('stop', {})).body), { stopped: true });
-    await lab.waitForLine(/^live run ended: stopped from the page/, 10_000, stopFrom);
-    // Stop while the lab is still starting: the start answers that it was stopped, and nothing stays.
+test(
+  'live actions run one at a time: adds at once keep the cap of 8 and distinct names; Stop while starting stops it',
+  { timeout: 60_000 },
+  async () => {
+    const stream = await fetch(`http://127.0.0.1:${lab.port}/live/stream?token=${lab.token}`);
+    try {
+      assert.equal((await post('start', { ...SETTINGS, rate: 0.5 })).status, 400, 'autocannon refuses a rate under 1');
+      assert.equal((await post('start', { ...SETTINGS, replicas: 6, rate: 200 })).status, 200);
+      const adds = await Promise.all(Array.from({ length: 4 }, () => post('act', { action: 'add' })));
+      assert.deepEqual(adds.map((r) => r.status).sort(), [200, 200, 409, 409]);
+      assert.deepEqual(
+        adds
+          .filter((r) => r.status === 200)
+          .map((r) => JSON.parse(r.body).replica)
+          .sort(),
+        ['app7', 'app8'],
+      );
+      const stopFrom = lab.lines.length;
+      assert.deepEqual(JSON.parse((await post('stop', {})).body), { stopped: true });
+      await lab.waitForLine(/^live run ended: stopped from the page/, 10_000, stopFrom);
+      // Stop while the lab is still starting: the start answers that it was stopped, and nothing stays.
+      const before = lab.startedPids().length;
+      const from = lab.lines.length;
+      const starting = post('start', { ...SETTINGS, replicas: 2 });
+      await lab.waitForLine(/^started replica /, 10_000, from);
+      assert.equal((await post('stop', {})).status, 200);
+      const started = await starting;
+      assert.equal(started.status, 409);
+      assert.match(JSON.parse(started.body).error, /stopped before it began/);
+      await assertAllGone(lab.startedPids().slice(before));
+    } finally {
+      await stream.body?.cancel().catch(() => undefined);
+    }
+  },
+);
+
+test(
+  'Ctrl-C during a live run ends the server and every process the run started, and says so',
+  { timeout: 60_000 },
+  async () => {
     const before = lab.startedPids().length;
-    const from = lab.lines.length;
-    const starting = post('start', { ...SETTINGS, replicas: 2 });
-    await lab.waitForLine(/^started replica /, 10_000, from);
-    assert.equal((await post('stop', {})).status, 200);
-    const started = await starting;
-    assert.equal(started.status, 409);
-    assert.match(JSON.parse(started.body).error, /stopped before it began/);
-    await assertAllGone(lab.startedPids().slice(before));
-  } finally {
+    const stream = await fetch(`http://127.0.0.1:${lab.port}/live/stream?token=${lab.token}`);
+    const started = await post('start', { ...SETTINGS, replicas: 2 });
+    assert.equal(started.status, 200, started.body);
+    const pids = lab.startedPids().slice(before);
+    assert.equal(pids.length, 3);
+    const exited = new Promise<number | null>((resolve) => lab.child.once('exit', (c) => resolve(c)));
+    const said = lab.waitForLine(/^stopped: /, 10_000);
+    lab.child.kill('SIGINT');
+    assert.equal(await exited, 0);
+    assert.match(await said, /^stopped: the live run and its processes, then the Traffic Lab server on port \d+$/);
+    await assertAllGone([lab.child.pid!, ...pids]);
     await stream.body?.cancel().catch(() => undefined);
-  }
-});
-
-test('Ctrl-C during a live run ends the server and every process the run started, and says so', { timeout: 60_000 }, async () => {
-  const before = lab.startedPids().length;
-  const stream = await fetch(`http://127.0.0.1:${lab.port}/live/stream?token=${lab.token}`);
-  const started = await post('start', { ...SETTINGS, replicas: 2 });
-  assert.equal(started.status, 200, started.body);
-  const pids = lab.startedPids().slice(before);
-  assert.equal(pids.length, 3);
-  const exited = new Promise<number | null>((resolve) => lab.child.once('exit', (c) => resolve(c)));
-  const said = lab.waitForLine(/^stopped: /, 10_000);
-  lab.child.kill('SIGINT');
-  assert.equal(await exited, 0);
-  assert.match(await said, /^stopped: the live run and its processes, then the Traffic Lab server on port \d+$/);
-  await assertAllGone([lab.child.pid!, ...pids]);
-  await stream.body?.cancel().catch(() => undefined);
-});
+  },
+);

@@ -35,21 +35,29 @@ function attempt(port: number, ms: number): Promise<'connected' | 'refused' | 'n
   });
 }
 
-test('SIGUSR2: the replica\'s port answers no connection attempt until SIGCONT, then it serves again', { timeout: 20_000 }, async () => {
-  const [r] = await startReplicas(lab, 1, ['--backlog', '1']);
-  const port = r!.proc.port;
-  assert.equal(await attempt(port, 500), 'connected');
-  await vanish(r!);
-  assert.equal(await attempt(port, 700), 'no-answer');
-  assert.equal(await attempt(port, 700), 'no-answer');
-  r!.proc.signal('SIGCONT');
-  assert.equal((await probe(`${r!.url}/fast`)).status, 200);
-  await lab.stop(r!.proc);
-});
+test(
+  "SIGUSR2: the replica's port answers no connection attempt until SIGCONT, then it serves again",
+  { timeout: 20_000 },
+  async () => {
+    const [r] = await startReplicas(lab, 1, ['--backlog', '1']);
+    const port = r!.proc.port;
+    assert.equal(await attempt(port, 500), 'connected');
+    await vanish(r!);
+    assert.equal(await attempt(port, 700), 'no-answer');
+    assert.equal(await attempt(port, 700), 'no-answer');
+    r!.proc.signal('SIGCONT');
+    assert.equal((await probe(`${r!.url}/fast`)).status, 200);
+    await lab.stop(r!.proc);
+  },
+);
 
-test('a vanished replica is ended like any other: the lab thaws it, stops it, and it is gone', { timeout: 20_000 }, async () => {
-  const [r] = await startReplicas(lab, 1, ['--backlog', '1']);
-  await vanish(r!);
-  await lab.stop(r!.proc);
-  await assertAllGone([r!.proc.pid]);
-});
+test(
+  'a vanished replica is ended like any other: the lab thaws it, stops it, and it is gone',
+  { timeout: 20_000 },
+  async () => {
+    const [r] = await startReplicas(lab, 1, ['--backlog', '1']);
+    await vanish(r!);
+    await lab.stop(r!.proc);
+    await assertAllGone([r!.proc.pid]);
+  },
+);

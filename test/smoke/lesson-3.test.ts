@@ -8,7 +8,18 @@ import assert from 'node:assert/strict';
 import { createInterface } from 'node:readline';
 import { LESSONS } from '../../measure/lib/harness/lessons.ts';
 import { pollUntil } from '../../lib/wait.ts';
-import { assertShapeOutput, classSave, assertAllGone, childrenOf, failOnWarnings, holdPort, portFree, runInProcess, runScript, spawnScript } from '../helpers.ts';
+import {
+  assertShapeOutput,
+  classSave,
+  assertAllGone,
+  childrenOf,
+  failOnWarnings,
+  holdPort,
+  portFree,
+  runInProcess,
+  runScript,
+  spawnScript,
+} from '../helpers.ts';
 
 failOnWarnings();
 const EXPERIMENTS = LESSONS.find((l) => l.id === 3)!.experiments;
@@ -75,7 +86,13 @@ test(`the lesson runner runs ${EXPERIMENTS.join(', ')}: each --quick --shape pri
 });
 
 /** Starts an experiment, waits for a progress line naming a started server, then sends `signal`. */
-async function interrupt(t: TestContext, script: string, waitFor: RegExp, signal: NodeJS.Signals, args: string[] = ['--quick']) {
+async function interrupt(
+  t: TestContext,
+  script: string,
+  waitFor: RegExp,
+  signal: NodeJS.Signals,
+  args: string[] = ['--quick'],
+) {
   const child = spawnScript(t, script, args);
   const rl = createInterface({ input: child.stderr! });
   const stderr: string[] = [];
@@ -93,7 +110,10 @@ async function interrupt(t: TestContext, script: string, waitFor: RegExp, signal
   child.kill(signal);
   const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
   // An interruption is not an error: nothing after it may say "error".
-  assert.deepEqual(stderr.filter((l) => /\berror\b/i.test(l)), []);
+  assert.deepEqual(
+    stderr.filter((l) => /\berror\b/i.test(l)),
+    [],
+  );
   return { code, serverPid, port, descendants };
 }
 
@@ -129,13 +149,23 @@ test('Ctrl-C while a server is still starting: exit 130, no error printed, nothi
   const child = spawnScript(t, 'measure/blocking.ts', ['--quick']);
   const lines: string[] = [];
   const rl = createInterface({ input: child.stderr! });
-  await new Promise<void>((resolve) => rl.on('line', (l) => (lines.push(l), /starting the loan service/.test(l) && resolve())));
+  await new Promise<void>((resolve) =>
+    rl.on('line', (l) => (lines.push(l), /starting the loan service/.test(l) && resolve())),
+  );
   // The server is spawned right after this line; wait until it exists, then interrupt.
-  const spawned = await pollUntil('the server process', () => (childrenOf(child.pid!).length ? childrenOf(child.pid!) : undefined), 10_000, 2);
+  const spawned = await pollUntil(
+    'the server process',
+    () => (childrenOf(child.pid!).length ? childrenOf(child.pid!) : undefined),
+    10_000,
+    2,
+  );
   const tree = [...spawned, ...spawned.flatMap(childrenOf)];
   child.kill('SIGINT');
   const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
   assert.equal(code, 130);
-  assert.deepEqual(lines.filter((l) => /\berror\b/i.test(l)), []);
+  assert.deepEqual(
+    lines.filter((l) => /\berror\b/i.test(l)),
+    [],
+  );
   await assertAllGone(tree);
 });

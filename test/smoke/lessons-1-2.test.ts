@@ -4,7 +4,17 @@
 // test/unit/experiment-flags.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertPredicted, classSave, assertShapeOutput, expectedShape, failedLines, failOnWarnings, predictFor, runScript, skipUnless } from '../helpers.ts';
+import {
+  assertPredicted,
+  classSave,
+  assertShapeOutput,
+  expectedShape,
+  failedLines,
+  failOnWarnings,
+  predictFor,
+  runScript,
+  skipUnless,
+} from '../helpers.ts';
 
 failOnWarnings();
 
@@ -18,7 +28,12 @@ test('ceiling --quick --shape --predict prints exactly expected-output/ceiling.t
 
 test('proxy-overhead --quick --shape --predict holds (exactly the expected file where nginx is installed)', async (t) => {
   const predict = await predictFor(t, 'proxy-overhead');
-  const r = await runScript('measure/proxy-overhead.ts', ['--quick', '--shape', ...predict.args, ...classSave('lb-builtin')]);
+  const r = await runScript('measure/proxy-overhead.ts', [
+    '--quick',
+    '--shape',
+    ...predict.args,
+    ...classSave('lb-builtin'),
+  ]);
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assertPredicted(r.stderr, predict.questions);
   if (skipUnless('nginx')) {

@@ -5,16 +5,33 @@
 // exceeds max. Also the CPU quota's pure parts (the throttle's bucket, utilization from reports).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decide, DEFAULT_HPA, initialHpaState, validateHpaConfig, type HpaConfig, type WorkerSample } from '../../core/hpa.ts';
+import {
+  decide,
+  DEFAULT_HPA,
+  initialHpaState,
+  validateHpaConfig,
+  type HpaConfig,
+  type WorkerSample,
+} from '../../core/hpa.ts';
 import { parseCpuStat, utilizationFrom, type CpuSample } from '../../servers/lib/cpu/quota.ts';
 import { periodStep, throttleStep } from '../../servers/lib/cpu/throttle.ts';
 import { failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();
 
-const config: HpaConfig = { ...DEFAULT_HPA, min: 1, max: 8, target: 0.5, tolerance: 0.1, windowMs: 10_000, initializationMs: 2000, scaleUp: { workers: 2, percent: 100, periodMs: 3000 } };
+const config: HpaConfig = {
+  ...DEFAULT_HPA,
+  min: 1,
+  max: 8,
+  target: 0.5,
+  tolerance: 0.1,
+  windowMs: 10_000,
+  initializationMs: 2000,
+  scaleUp: { workers: 2, percent: 100, periodMs: 3000 },
+};
 /** n workers ready long ago, each at `u`. */
-const ready = (n: number, u: number): WorkerSample[] => Array.from({ length: n }, (_, i) => ({ pid: 100 + i, readyAt: -60_000, utilization: u }));
+const ready = (n: number, u: number): WorkerSample[] =>
+  Array.from({ length: n }, (_, i) => ({ pid: 100 + i, readyAt: -60_000, utilization: u }));
 
 test('the HPA formula: desired = ceil(current × utilization / target)', () => {
   assert.equal(decide(config, initialHpaState(), 0, ready(2, 0.9)).desired, 4); // 2 × 0.9 / 0.5 = 3.6
@@ -92,9 +109,17 @@ test('rejects a config that makes no sense', () => {
  * of `burst` for their first `burstMs`. Runs the controller every second for `seconds` and
  * returns the worker count after each sync.
  */
-function simulate(c: HpaConfig, demand: (t: number) => number, seconds: number, opts: { start?: number; startMs?: number; burst?: number; burstMs?: number } = {}): number[] {
+function simulate(
+  c: HpaConfig,
+  demand: (t: number) => number,
+  seconds: number,
+  opts: { start?: number; startMs?: number; burst?: number; burstMs?: number } = {},
+): number[] {
   const startMs = opts.startMs ?? 500;
-  let workers: { pid: number; forkedAt: number }[] = Array.from({ length: opts.start ?? 1 }, (_, i) => ({ pid: i, forkedAt: -60_000 }));
+  let workers: { pid: number; forkedAt: number }[] = Array.from({ length: opts.start ?? 1 }, (_, i) => ({
+    pid: i,
+    forkedAt: -60_000,
+  }));
   let next = workers.length;
   let state = initialHpaState();
   const counts: number[] = [workers.length];
@@ -110,7 +135,8 @@ function simulate(c: HpaConfig, demand: (t: number) => number, seconds: number, 
     const d = decide(c, state, t, samples);
     state = d.state;
     assert.ok(d.desired <= c.max && d.desired >= c.min, `desired ${d.desired} outside [${c.min}, ${c.max}]`);
-    if (d.desired > workers.length) for (let i = workers.length; i < d.desired; i++) workers.push({ pid: next++, forkedAt: t });
+    if (d.desired > workers.length)
+      for (let i = workers.length; i < d.desired; i++) workers.push({ pid: next++, forkedAt: t });
     else workers = workers.slice(0, d.desired);
     counts.push(workers.length);
   }
@@ -172,12 +198,19 @@ test('never exceeds max, even with demand far beyond it; returns to min after th
   const counts = simulate(config, (t) => (t < 30_000 ? 50 : 0), 60);
   assert.equal(Math.max(...counts), config.max);
   const end = counts.findIndex((n, i) => i >= 30 && n === config.min);
-  assert.ok(end >= 30 + config.windowMs / 1000 - 1 && end <= 30 + config.windowMs / 1000 + 1, `back to min at ${end} s: ${counts.join(' ')}`);
+  assert.ok(
+    end >= 30 + config.windowMs / 1000 - 1 && end <= 30 + config.windowMs / 1000 + 1,
+    `back to min at ${end} s: ${counts.join(' ')}`,
+  );
 });
 
 test('the throttle bucket: credit refills at the quota, holds one period, and debt becomes a pause', () => {
   // 0.25 core, a 100 ms period: at most 25 ms of credit.
-  assert.deepEqual(throttleStep(25, 0, 1000, 0.25, 100), { creditMs: 25, pauseMs: 0 }, 'unused credit does not pile up');
+  assert.deepEqual(
+    throttleStep(25, 0, 1000, 0.25, 100),
+    { creditMs: 25, pauseMs: 0 },
+    'unused credit does not pile up',
+  );
   const over = throttleStep(25, 45, 10, 0.25, 100); // min(25, 25 + 2.5) − 45 = −20 → pause 80 ms
   assert.equal(over.creditMs, -20);
   assert.equal(over.pauseMs, 80);
@@ -187,7 +220,7 @@ test('the throttle bucket: credit refills at the quota, holds one period, and de
   assert.equal(throttleStep(0, 0, 1000, 0.25).creditMs, 25);
 });
 
-test('the throttle\'s periods: quota × period granted at each boundary, spent CPU waits for the next one', () => {
+test("the throttle's periods: quota × period granted at each boundary, spent CPU waits for the next one", () => {
   // 0.25 core, a 100 ms period: 25 ms per period.
   const fresh = { creditMs: 25, period: 0 };
   assert.deepEqual(periodStep(fresh, 20, 30, 0.25, 100), { state: { creditMs: 5, period: 0 }, pauseMs: 0 });
@@ -207,7 +240,7 @@ test('the throttle\'s periods: quota × period granted at each boundary, spent C
   assert.equal(throttleStep(0, 1, 0, 0.25, 100).pauseMs, 4);
 });
 
-test('the throttle\'s periods, charged first (a lone replica): CPU booked to the period it began in', () => {
+test("the throttle's periods, charged first (a lone replica): CPU booked to the period it began in", () => {
   // 0.2 core, 20 ms periods: 4 ms per period. A request used 4.4 ms, then slept 16 ms in a
   // synchronous flush; the next request arrives 20.4 ms in, in period 1.
   const fresh = { creditMs: 4, period: 0 };
@@ -223,8 +256,17 @@ test('the throttle\'s periods, charged first (a lone replica): CPU booked to the
 });
 
 test('cpu.stat: cgroup v1 counts throttled time in ns, v2 in µs', () => {
-  assert.deepEqual(parseCpuStat('nr_periods 120\nnr_throttled 37\nthrottled_time 2150000000\n'), { periods: 120, throttled: 37, throttledMs: 2150 });
-  assert.deepEqual(parseCpuStat('usage_usec 3000000\nuser_usec 2000000\nsystem_usec 1000000\nnr_periods 120\nnr_throttled 37\nthrottled_usec 2150000\n'), { periods: 120, throttled: 37, throttledMs: 2150 });
+  assert.deepEqual(parseCpuStat('nr_periods 120\nnr_throttled 37\nthrottled_time 2150000000\n'), {
+    periods: 120,
+    throttled: 37,
+    throttledMs: 2150,
+  });
+  assert.deepEqual(
+    parseCpuStat(
+      'usage_usec 3000000\nuser_usec 2000000\nsystem_usec 1000000\nnr_periods 120\nnr_throttled 37\nthrottled_usec 2150000\n',
+    ),
+    { periods: 120, throttled: 37, throttledMs: 2150 },
+  );
   assert.equal(parseCpuStat('usage_usec 3000000\n'), undefined, 'no quota, no counters');
 });
 

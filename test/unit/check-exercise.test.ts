@@ -27,14 +27,19 @@ failOnWarnings();
 const CASES = [...LESSON_1, ...LESSON_2, ...LESSON_3, ...LESSON_4, ...LESSON_5, ...LESSON_6, ...LESSON_7, ...LESSON_8];
 
 test('each check holds on results with the finding and fails on each without it', () => {
-  assert.deepEqual(CASES.map((c) => c.id).sort(), EXERCISES.map((e) => `${e.lesson}.${e.n}`).sort(), 'every check has its cases');
+  assert.deepEqual(
+    CASES.map((c) => c.id).sort(),
+    EXERCISES.map((e) => `${e.lesson}.${e.n}`).sort(),
+    'every check has its cases',
+  );
   for (const { id, shows, lacks } of CASES) {
     const [lesson, n] = id.split('.').map(Number) as [number, number];
     const e = findExercise(lesson, n)!;
     assert.equal(shows.length, e.runs.length, `${id}: one result per run`);
     assert.equal(e.check(shows).held, true, `${id} holds: ${e.check(shows).saw.join('; ')}`);
     assert.ok(lacks.length > 0, `${id} has a case that lacks its finding`);
-    for (const { why, results } of lacks) assert.equal(e.check(results).held, false, `${id} fails (${why}): ${e.check(results).saw.join('; ')}`);
+    for (const { why, results } of lacks)
+      assert.equal(e.check(results).held, false, `${id} fails (${why}): ${e.check(results).saw.join('; ')}`);
   }
 });
 
@@ -58,7 +63,8 @@ test('each check runs the command its exercise text gives', () => {
     const [first, ...rest] = e.runs;
     assert.ok(text.includes(commandLine(first!)), `exercise ${e.lesson}.${e.n} gives: ${commandLine(first!)}`);
     // Later runs vary the first one's flags: each of their flags and values is in the text.
-    for (const run of rest) for (const word of run.args) assert.ok(text.includes(word), `exercise ${e.lesson}.${e.n} names ${word}`);
+    for (const run of rest)
+      for (const word of run.args) assert.ok(text.includes(word), `exercise ${e.lesson}.${e.n} names ${word}`);
   }
 });
 
@@ -81,8 +87,16 @@ test('without --exercise: every exercise listed with how it is checked (a run, a
   const all = await runMainInProcess(main, []);
   assert.equal(all.code, 0, all.stderr);
   const listed = [...all.stdout.matchAll(/^ +\d+\. /gm)].length;
-  assert.equal(listed, [1, 2, 3, 4, 5, 6, 7, 8, 9].reduce((sum, l) => sum + lessonExercises(l).size, 0), 'every exercise of every lesson');
-  for (const e of EXERCISES) assert.ok(all.stdout.includes(`make check-exercise LESSON=${e.lesson} N=${e.n}`), `${e.lesson}.${e.n} listed as a run`);
+  assert.equal(
+    listed,
+    [1, 2, 3, 4, 5, 6, 7, 8, 9].reduce((sum, l) => sum + lessonExercises(l).size, 0),
+    'every exercise of every lesson',
+  );
+  for (const e of EXERCISES)
+    assert.ok(
+      all.stdout.includes(`make check-exercise LESSON=${e.lesson} N=${e.n}`),
+      `${e.lesson}.${e.n} listed as a run`,
+    );
   assert.match(all.stdout, /Exactly once\?\n +answered in words: instructors\/lesson-7\.md/);
   const one = await runMainInProcess(main, ['--lesson', '4']);
   assert.match(one.stdout, /^Lesson 4: /);
@@ -91,7 +105,11 @@ test('without --exercise: every exercise listed with how it is checked (a run, a
 
 test('exercises done by hand check a number: inside the range exit 0, outside 1, no number or the wrong exercise 2', async () => {
   for (const a of NUMBER_ANSWERS) {
-    assert.equal(lessonExercises(a.lesson).get(a.n)?.title, a.title, `lesson ${a.lesson} has exercise ${a.n}, "${a.title}"`);
+    assert.equal(
+      lessonExercises(a.lesson).get(a.n)?.title,
+      a.title,
+      `lesson ${a.lesson} has exercise ${a.n}, "${a.title}"`,
+    );
     assert.equal(findExercise(a.lesson, a.n), undefined, `${a.lesson}.${a.n} has a run-check or a number, not both`);
     assert.ok(a.low <= a.high, `${a.lesson}.${a.n}: a range (one value for a count)`);
   }
@@ -101,8 +119,16 @@ test('exercises done by hand check a number: inside the range exit 0, outside 1,
   const outside = await runMainInProcess(main, ['--lesson', '1', '--exercise', '2', '--answer', '10.5']);
   assert.equal(outside.code, 1);
   assert.match(outside.stdout, /✗ outside the range/);
-  assert.equal((await runMainInProcess(main, ['--lesson', '4', '--exercise', '8', '--answer', '3,000'])).code, 0, 'a thousands separator is read');
-  assert.equal((await runMainInProcess(main, ['--lesson', '3', '--exercise', '1', '--answer', '1,9'])).code, 0, 'a decimal comma is read');
+  assert.equal(
+    (await runMainInProcess(main, ['--lesson', '4', '--exercise', '8', '--answer', '3,000'])).code,
+    0,
+    'a thousands separator is read',
+  );
+  assert.equal(
+    (await runMainInProcess(main, ['--lesson', '3', '--exercise', '1', '--answer', '1,9'])).code,
+    0,
+    'a decimal comma is read',
+  );
   for (const [args, message] of [
     [['--lesson', '1', '--exercise', '2', '--answer', 'about 300'], /--answer is a number \(ms\); got 'about 300'/],
     [['--lesson', '7', '--exercise', '4', '--answer', '3'], /exercise 7\.4 has no number to check/],
@@ -127,13 +153,23 @@ test('a real run: lesson 3, exercise 2 (cluster --workers 4) shows its finding',
 test('--grade gives away nothing: no range, worked answer, expected finding or numbers behind it, for every exercise', async () => {
   for (const a of NUMBER_ANSWERS) {
     const span = Math.max(1, a.high - a.low);
-    for (const [value, verdict] of [[a.low - 2 * span, /✗ not right: too low/], [(a.low + a.high) / 2, /✓ right/], [a.high + 2 * span, /✗ not right: too high/]] as const) {
+    for (const [value, verdict] of [
+      [a.low - 2 * span, /✗ not right: too low/],
+      [(a.low + a.high) / 2, /✓ right/],
+      [a.high + 2 * span, /✗ not right: too high/],
+    ] as const) {
       const text = numberReport(a, value, true);
       assert.match(text, verdict, `${a.lesson}.${a.n} at ${value}`);
-      for (const secret of [a.why, `${a.low}–${a.high}`, 'falls in', 'instructors/']) assert.ok(!text.includes(secret), `${a.lesson}.${a.n} at ${value} gives away "${secret}"`);
+      for (const secret of [a.why, `${a.low}–${a.high}`, 'falls in', 'instructors/'])
+        assert.ok(!text.includes(secret), `${a.lesson}.${a.n} at ${value} gives away "${secret}"`);
       // The question and the student's own number may hold any digits; the rest may not name a bound.
       const others = text.replace(`asked: ${a.ask}`, '').replace(`your answer: ${value} ${a.unit}`, '');
-      for (const bound of new Set([a.low, a.high])) assert.doesNotMatch(others, new RegExp(`(^|[^\\d.])${String(bound).replace('.', '\\.')}([^\\d.]|$)`), `${a.lesson}.${a.n} at ${value} shows ${bound}`);
+      for (const bound of new Set([a.low, a.high]))
+        assert.doesNotMatch(
+          others,
+          new RegExp(`(^|[^\\d.])${String(bound).replace('.', '\\.')}([^\\d.]|$)`),
+          `${a.lesson}.${a.n} at ${value} shows ${bound}`,
+        );
     }
     // And the self-study output does show them, so the checks above could fail.
     assert.ok(numberReport(a, a.low - 2 * span, false).includes(a.why));
@@ -144,9 +180,17 @@ test('--grade gives away nothing: no range, worked answer, expected finding or n
     for (const results of [shows, ...lacks.map((l) => l.results)]) {
       const outcome = e.check(results);
       const text = runReport(lesson, outcome, true);
-      assert.match(text, outcome.cannotShow ? /cannot show this exercise/ : outcome.held ? /✓ right/ : /✗ not right/, id);
-      for (const secret of [e.expect, ...outcome.saw, 'instructors/']) assert.ok(!text.includes(secret), `${id} gives away "${secret}"`);
-      assert.ok(outcome.saw.every((x) => runReport(lesson, outcome, false).includes(x)), `${id}: self-study shows what it saw`);
+      assert.match(
+        text,
+        outcome.cannotShow ? /cannot show this exercise/ : outcome.held ? /✓ right/ : /✗ not right/,
+        id,
+      );
+      for (const secret of [e.expect, ...outcome.saw, 'instructors/'])
+        assert.ok(!text.includes(secret), `${id} gives away "${secret}"`);
+      assert.ok(
+        outcome.saw.every((x) => runReport(lesson, outcome, false).includes(x)),
+        `${id}: self-study shows what it saw`,
+      );
     }
   }
   const graded = await runMainInProcess(main, ['--lesson', '1', '--exercise', '2', '--answer', '160', '--grade']);
@@ -157,20 +201,61 @@ test('--grade gives away nothing: no range, worked answer, expected finding or n
 test('--save writes the verdict alone, for the roll-up; it needs an exercise, and it is made only for one that can be checked', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'nsl-graded-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const r = await runMainInProcess(main, ['--lesson', '1', '--exercise', '2', '--answer', '160', '--grade', '--save', path.join(dir, 'ann')]);
+  const r = await runMainInProcess(main, [
+    '--lesson',
+    '1',
+    '--exercise',
+    '2',
+    '--answer',
+    '160',
+    '--grade',
+    '--save',
+    path.join(dir, 'ann'),
+  ]);
   assert.equal(r.code, 1, r.stderr);
   const file = path.join(dir, 'ann', 'exercise-1.2.json');
   assert.match(r.stderr, new RegExp(`saved: ${file.replace(/[.\\/]/g, '\\$&')}`));
   const text = readFileSync(file, 'utf8');
   const saved = JSON.parse(text);
-  assert.deepEqual(Object.keys(saved).sort(), ['at', 'attempt', 'exercise', 'kind', 'lesson', 'node', 'off', 'platform', 'title', 'verdict']);
-  assert.deepEqual([saved.kind, saved.lesson, saved.exercise, saved.verdict, saved.off], ['graded-exercise', 1, 2, 'wrong', 'too low']);
-  assert.doesNotMatch(text.replace(saved.at, '').replace(saved.node, ''), /300|350|335|160/, 'neither the range, the worked answer nor the answer');
+  assert.deepEqual(Object.keys(saved).sort(), [
+    'at',
+    'attempt',
+    'exercise',
+    'kind',
+    'lesson',
+    'node',
+    'off',
+    'platform',
+    'title',
+    'verdict',
+  ]);
+  assert.deepEqual(
+    [saved.kind, saved.lesson, saved.exercise, saved.verdict, saved.off],
+    ['graded-exercise', 1, 2, 'wrong', 'too low'],
+  );
+  assert.doesNotMatch(
+    text.replace(saved.at, '').replace(saved.node, ''),
+    /300|350|335|160/,
+    'neither the range, the worked answer nor the answer',
+  );
   assert.deepEqual(readGraded(saved), saved, 'the roll-up reads it back as written');
-  const again = await runMainInProcess(main, ['--lesson', '1', '--exercise', '2', '--answer', '330', '--save', path.join(dir, 'ann')]);
+  const again = await runMainInProcess(main, [
+    '--lesson',
+    '1',
+    '--exercise',
+    '2',
+    '--answer',
+    '330',
+    '--save',
+    path.join(dir, 'ann'),
+  ]);
   assert.equal(again.code, 0);
   assert.match(again.stderr, /Note: without --grade this output shows the range and the answer/);
-  assert.deepEqual(readdirSync(path.join(dir, 'ann')).sort(), ['exercise-1.2-2.json', 'exercise-1.2.json'], 'a second attempt beside the first');
+  assert.deepEqual(
+    readdirSync(path.join(dir, 'ann')).sort(),
+    ['exercise-1.2-2.json', 'exercise-1.2.json'],
+    'a second attempt beside the first',
+  );
   for (const [args, message] of [
     [['--lesson', '1', '--save', path.join(dir, 'bo')], /--save needs --lesson and --exercise/],
     [['--lesson', '7', '--exercise', '4', '--save', path.join(dir, 'cy')], /exercise 7\.4 has no run to check/],
@@ -183,14 +268,40 @@ test('--save writes the verdict alone, for the roll-up; it needs an exercise, an
 });
 
 test('readGraded names the first bad field of a graded file', () => {
-  const good = { kind: 'graded-exercise', lesson: 1, exercise: 2, title: 'Predict', verdict: 'right', at: '2026-12-06T10:00:00Z', attempt: 1, node: '20.20.2', platform: 'linux-x64' };
+  const good = {
+    kind: 'graded-exercise',
+    lesson: 1,
+    exercise: 2,
+    title: 'Predict',
+    verdict: 'right',
+    at: '2026-12-06T10:00:00Z',
+    attempt: 1,
+    node: '20.20.2',
+    platform: 'linux-x64',
+  };
   assert.deepEqual(readGraded(good), good);
   const { attempt: _none, ...older } = good;
-  assert.equal((readGraded(older) as { attempt: number }).attempt, 1, 'a file without an attempt number is a first attempt');
-  for (const [field, value] of [['lesson', 0], ['exercise', '2'], ['title', 3], ['verdict', 'maybe'], ['off', 'sideways'], ['at', 'yesterday'], ['attempt', 0]] as const) {
+  assert.equal(
+    (readGraded(older) as { attempt: number }).attempt,
+    1,
+    'a file without an attempt number is a first attempt',
+  );
+  for (const [field, value] of [
+    ['lesson', 0],
+    ['exercise', '2'],
+    ['title', 3],
+    ['verdict', 'maybe'],
+    ['off', 'sideways'],
+    ['at', 'yesterday'],
+    ['attempt', 0],
+  ] as const) {
     assert.deepEqual(readGraded({ ...good, [field]: value }), { badField: field });
   }
-  assert.equal((readGraded({ ...good, title: 'a\u001b[31mred' }) as { title: string }).title, 'a[31mred', 'control characters dropped');
+  assert.equal(
+    (readGraded({ ...good, title: 'a\u001b[31mred' }) as { title: string }).title,
+    'a[31mred',
+    'control characters dropped',
+  );
   // Two attempts within one millisecond: the second file (listed first, as '-' sorts before '.') still comes second.
   const second = { ...good, verdict: 'wrong', off: 'too low', attempt: 2 } as const;
   assert.equal(gradedCell([second, good].map((g) => readGraded(g) as GradedExercise)), '✓, ✗ too low');

@@ -29,7 +29,11 @@ test('parseFlags: values, defaults and --help', () => {
 
 test('parseFlags: unknown flags, missing values and stray arguments are KIT_ERR_USAGE', () => {
   for (const argv of [['--bogus'], ['--port'], ['junk']]) {
-    assert.throws(() => parseFlags(spec, argv), (e: unknown) => e instanceof KitError && e.code === 'KIT_ERR_USAGE', argv.join(' '));
+    assert.throws(
+      () => parseFlags(spec, argv),
+      (e: unknown) => e instanceof KitError && e.code === 'KIT_ERR_USAGE',
+      argv.join(' '),
+    );
   }
 });
 
@@ -81,7 +85,13 @@ test('helpText lists every flag with its default', () => {
   assert.match(text, /--help/);
   assert.match(text, /--port <n> +the port \(default: 0\)/);
   assert.match(text, /--quick +be quick/);
-  const optional = helpText(defineCommand({ usage: 'x', summary: 'x', flags: { predict: { type: 'string', valueName: 'answers.json', valueOptional: true, description: 'p' } } }));
+  const optional = helpText(
+    defineCommand({
+      usage: 'x',
+      summary: 'x',
+      flags: { predict: { type: 'string', valueName: 'answers.json', valueOptional: true, description: 'p' } },
+    }),
+  );
   assert.match(optional, /--predict \[answers\.json\] +p/, 'a value that may be left out is in brackets');
 });
 
@@ -94,12 +104,30 @@ test('parseCost: accepted forms', () => {
 });
 
 test('parseCost: every invalid cost is KIT_ERR_BAD_COST (exit code 2), never a crash', () => {
-  for (const bad of ['', 'N=3', 'N=0', 'N=2^21', 'r=0', 'r=33', 'p=0', 'p=65', 'x=1', 'N=abc', 'N=2^20,r=16', 'garbage', 'N=2^16;r=8']) {
-    assert.throws(() => parseCost(bad), (e: unknown) => e instanceof KitError && e.code === 'KIT_ERR_BAD_COST' && exitCodeFor(e) === 2, `'${bad}'`);
+  for (const bad of [
+    '',
+    'N=3',
+    'N=0',
+    'N=2^21',
+    'r=0',
+    'r=33',
+    'p=0',
+    'p=65',
+    'x=1',
+    'N=abc',
+    'N=2^20,r=16',
+    'garbage',
+    'N=2^16;r=8',
+  ]) {
+    assert.throws(
+      () => parseCost(bad),
+      (e: unknown) => e instanceof KitError && e.code === 'KIT_ERR_BAD_COST' && exitCodeFor(e) === 2,
+      `'${bad}'`,
+    );
   }
 });
 
-test('scrypt memory: 128·N·r bytes, and maxmem above Node\'s 32 MiB default for the heavy cost', () => {
+test("scrypt memory: 128·N·r bytes, and maxmem above Node's 32 MiB default for the heavy cost", () => {
   assert.equal(memoryFor({ N: 2 ** 16, r: 8, p: 1 }), 128 * 2 ** 16 * 8 + 128 * 8);
   assert.ok(maxmemFor(HEAVY_COST) > 64 * 1024 * 1024);
   assert.equal(maxmemFor({ N: 2, r: 1, p: 1 }), 32 * 1024 * 1024);

@@ -17,16 +17,31 @@ test('a worker that has exited but not yet disconnected is not living', (t) => {
     delete workers['901'];
     delete workers['902'];
   });
-  const sup = new Supervisor({ port: 0, initial: 1, budget: 5, workerEnv: {}, autoscaled: false, quota: new QuotaDelivery(undefined, 'auto', 1000) });
-  const standIn = (id: number, dead: boolean) => ({ id, isDead: () => dead, isConnected: () => true, process: { pid: 10_000 + id } }) as unknown as Worker;
+  const sup = new Supervisor({
+    port: 0,
+    initial: 1,
+    budget: 5,
+    workerEnv: {},
+    autoscaled: false,
+    quota: new QuotaDelivery(undefined, 'auto', 1000),
+  });
+  const standIn = (id: number, dead: boolean) =>
+    ({ id, isDead: () => dead, isConnected: () => true, process: { pid: 10_000 + id } }) as unknown as Worker;
   workers['901'] = standIn(901, false);
   workers['902'] = standIn(902, true);
-  assert.deepEqual(sup.living().map((w) => w.id), [901]);
+  assert.deepEqual(
+    sup.living().map((w) => w.id),
+    [901],
+  );
 });
 
 test('a message to a worker that is gone fails quietly with either code Node gives it; any other error is printed', () => {
   assert.equal(saysWorkerIsGone('ERR_IPC_CHANNEL_CLOSED'), true);
-  assert.equal(saysWorkerIsGone('EPIPE'), true, "the worker's end closed first: seen in make test-all's port-in-use test");
+  assert.equal(
+    saysWorkerIsGone('EPIPE'),
+    true,
+    "the worker's end closed first: seen in make test-all's port-in-use test",
+  );
   assert.equal(saysWorkerIsGone('EACCES'), false);
   assert.equal(saysWorkerIsGone(undefined), false);
 });

@@ -29,7 +29,20 @@ const LAYERS: Record<string, readonly string[]> = {
   web: ['lib', 'core', 'servers', 'results', 'sim', 'measure'],
 };
 /** Globals that tie code to Node or to a clock: core/ takes time and randomness as arguments. */
-const IMPURE_GLOBALS = new Set(['process', 'Buffer', 'require', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask', 'fetch', 'globalThis', 'performance', 'Date', 'Math.random']);
+const IMPURE_GLOBALS = new Set([
+  'process',
+  'Buffer',
+  'require',
+  'setTimeout',
+  'setInterval',
+  'setImmediate',
+  'queueMicrotask',
+  'fetch',
+  'globalThis',
+  'performance',
+  'Date',
+  'Math.random',
+]);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir)).flatMap((e) => {
@@ -69,7 +82,8 @@ export function layerProblems(file: string, text: string): string[] {
     const spec = (st.moduleSpecifier as ts.StringLiteral).text;
     if (!spec.startsWith('.')) continue;
     const target = path.normalize(path.join(path.dirname(file), spec)).split(path.sep)[0]!;
-    if (target in LAYERS && !allowed.has(target)) problems.push(`${file} imports ${spec} (${own} may use ${[...allowed].join(', ')})`);
+    if (target in LAYERS && !allowed.has(target))
+      problems.push(`${file} imports ${spec} (${own} may use ${[...allowed].join(', ')})`);
   }
   return problems;
 }
@@ -84,13 +98,25 @@ export function coreProblems(file: string, text: string): string[] {
   const visit = (n: ts.Node) => {
     if ((ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) && n.moduleSpecifier) {
       const spec = (n.moduleSpecifier as ts.StringLiteral).text;
-      const target = spec.startsWith('.') ? path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)) : spec;
+      const target = spec.startsWith('.')
+        ? path.posix.normalize(path.posix.join(path.posix.dirname(file), spec))
+        : spec;
       if (!target.startsWith('core/')) problems.push(`${file} imports ${spec}: core/ imports only core/`);
     } else if (ts.isPropertyAccessExpression(n) && n.getText(sf) === 'Math.random') {
       problems.push(`${file} uses Math.random: core/ takes an rng argument`);
-    } else if (ts.isIdentifier(n) && IMPURE_GLOBALS.has(n.text) && !ts.isPropertyAccessExpression(n.parent) && !ts.isPropertyAssignment(n.parent)) {
+    } else if (
+      ts.isIdentifier(n) &&
+      IMPURE_GLOBALS.has(n.text) &&
+      !ts.isPropertyAccessExpression(n.parent) &&
+      !ts.isPropertyAssignment(n.parent)
+    ) {
       problems.push(`${file} uses ${n.text}: core/ takes time and I/O as arguments`);
-    } else if (ts.isIdentifier(n) && IMPURE_GLOBALS.has(n.text) && ts.isPropertyAccessExpression(n.parent) && n.parent.expression === n) {
+    } else if (
+      ts.isIdentifier(n) &&
+      IMPURE_GLOBALS.has(n.text) &&
+      ts.isPropertyAccessExpression(n.parent) &&
+      n.parent.expression === n
+    ) {
       problems.push(`${file} uses ${n.text}: core/ takes time and I/O as arguments`);
     }
     ts.forEachChild(n, visit);
@@ -149,11 +175,13 @@ const LOADED_BY_NAME: readonly [RegExp, string][] = [[/^measure\/[^/]+\.ts$/, 'e
 function exportedNames(st: ts.Statement, sf: ts.SourceFile): string[] {
   const mods = ts.canHaveModifiers(st) ? ts.getModifiers(st) : undefined;
   if (!mods?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) {
-    if (ts.isExportDeclaration(st) && st.exportClause && ts.isNamedExports(st.exportClause)) return st.exportClause.elements.map((e) => e.name.text);
+    if (ts.isExportDeclaration(st) && st.exportClause && ts.isNamedExports(st.exportClause))
+      return st.exportClause.elements.map((e) => e.name.text);
     return [];
   }
   if (mods.some((m) => m.kind === ts.SyntaxKind.DefaultKeyword)) return ['default'];
-  const bound = (n: ts.BindingName): string[] => (ts.isIdentifier(n) ? [n.text] : n.elements.flatMap((e) => (ts.isOmittedExpression(e) ? [] : bound(e.name))));
+  const bound = (n: ts.BindingName): string[] =>
+    ts.isIdentifier(n) ? [n.text] : n.elements.flatMap((e) => (ts.isOmittedExpression(e) ? [] : bound(e.name)));
   if (ts.isVariableStatement(st)) return st.declarationList.declarations.flatMap((d) => bound(d.name));
   const name = (st as ts.DeclarationStatement).name;
   return name && ts.isIdentifier(name) ? [name.text] : [];
@@ -172,7 +200,10 @@ export function unusedExports(files: Record<string, string>): string[] {
   for (const [file, text] of Object.entries(files)) {
     const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
     const target = (spec: string) => path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
-    exported.set(file, sf.statements.flatMap((st) => exportedNames(st, sf)));
+    exported.set(
+      file,
+      sf.statements.flatMap((st) => exportedNames(st, sf)),
+    );
     for (const st of sf.statements) {
       if (!(ts.isImportDeclaration(st) || ts.isExportDeclaration(st)) || !st.moduleSpecifier) continue;
       const spec = (st.moduleSpecifier as ts.StringLiteral).text;
@@ -186,7 +217,14 @@ export function unusedExports(files: Record<string, string>): string[] {
       else for (const e of bindings.elements) uses(t).add((e.propertyName ?? e.name).text);
     }
     const visit = (n: ts.Node) => {
-      if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword && n.arguments[0] && ts.isStringLiteral(n.arguments[0]) && n.arguments[0].text.startsWith('.')) whole.add(target(n.arguments[0].text));
+      if (
+        ts.isCallExpression(n) &&
+        n.expression.kind === ts.SyntaxKind.ImportKeyword &&
+        n.arguments[0] &&
+        ts.isStringLiteral(n.arguments[0]) &&
+        n.arguments[0].text.startsWith('.')
+      )
+        whole.add(target(n.arguments[0].text));
       ts.forEachChild(n, visit);
     };
     visit(sf);
@@ -228,15 +266,21 @@ const TOPICS: Record<string, readonly string[]> = {
  * MAX_FOLDER_ENTRIES, a file loose in a topic-only folder, or a subfolder that is not one of its
  * topics (`<experiment>`: any name in `experiments`).
  */
-export function folderProblems(entries: Record<string, { files: string[]; folders: string[] }>, experiments: readonly string[]): string[] {
+export function folderProblems(
+  entries: Record<string, { files: string[]; folders: string[] }>,
+  experiments: readonly string[],
+): string[] {
   const problems: string[] = [];
   for (const [dir, { files, folders }] of Object.entries(entries)) {
     const n = files.length + folders.length;
-    if (n > MAX_FOLDER_ENTRIES && !FLAT_BY_DESIGN.has(dir)) problems.push(`${dir} holds ${n} entries, over ${MAX_FOLDER_ENTRIES}: split it by topic`);
+    if (n > MAX_FOLDER_ENTRIES && !FLAT_BY_DESIGN.has(dir))
+      problems.push(`${dir} holds ${n} entries, over ${MAX_FOLDER_ENTRIES}: split it by topic`);
     const topics = TOPICS[dir];
     if (!topics) continue;
     for (const f of files) problems.push(`${dir}/${f} is loose: put it in one of the topics (${topics.join(', ')})`);
-    for (const f of folders) if (!topics.includes(f) && !(topics.includes('<experiment>') && experiments.includes(f))) problems.push(`${dir}/${f} is not a topic of ${dir} (${topics.join(', ')})`);
+    for (const f of folders)
+      if (!topics.includes(f) && !(topics.includes('<experiment>') && experiments.includes(f)))
+        problems.push(`${dir}/${f} is not a topic of ${dir} (${topics.join(', ')})`);
   }
   return problems;
 }
@@ -257,7 +301,18 @@ function sourceFolders(): Record<string, { files: string[]; folders: string[] }>
 /** The folders of test/ whose *.test.ts files the Makefile runs, each in its tier. */
 const TEST_TIERS = ['unit', 'integration', 'smoke', 'e2e'];
 /** Modules a unit test may not import: each starts processes, servers or browsers. */
-const STARTS_PROCESSES = ['node:child_process', 'measure/lib/process/lab.ts', 'measure/lib/process/launch.ts', 'measure/lib/process/topology.ts', 'test/traffic-lab-helpers.ts', 'test/other-browsers.ts', 'web/browser.ts', 'playwright-core', 'puppeteer-core', 'selenium-webdriver'];
+const STARTS_PROCESSES = [
+  'node:child_process',
+  'measure/lib/process/lab.ts',
+  'measure/lib/process/launch.ts',
+  'measure/lib/process/topology.ts',
+  'test/traffic-lab-helpers.ts',
+  'test/other-browsers.ts',
+  'web/browser.ts',
+  'playwright-core',
+  'puppeteer-core',
+  'selenium-webdriver',
+];
 /** test/helpers.ts's functions that start a process or run an experiment. */
 const STARTING_HELPERS = ['runScript', 'runInProcess', 'spawnOwned', 'spawnScript'];
 
@@ -266,7 +321,11 @@ const FILE_HOOKS = ['before', 'after', 'beforeEach', 'afterEach'];
 
 /** Test files (paths from the project root) that are in no tier's folder. */
 export function untieredTests(files: string[]): string[] {
-  return files.filter((f) => f.endsWith('.test.ts') && !TEST_TIERS.some((tier) => f.startsWith(`test/${tier}/`) && !f.slice(`test/${tier}/`.length).includes('/')));
+  return files.filter(
+    (f) =>
+      f.endsWith('.test.ts') &&
+      !TEST_TIERS.some((tier) => f.startsWith(`test/${tier}/`) && !f.slice(`test/${tier}/`.length).includes('/')),
+  );
 }
 
 /**
@@ -283,10 +342,16 @@ export function unitProblems(file: string, text: string): string[] {
     if (STARTS_PROCESSES.includes(target)) problems.push(`${file} imports ${spec}, which starts processes`);
     const named = st.importClause?.namedBindings;
     if (target === 'node:test' && named && ts.isNamedImports(named)) {
-      for (const el of named.elements) if (FILE_HOOKS.includes(el.name.text)) problems.push(`${file} imports ${el.name.text} from node:test, a file-level hook that would reach every unit test in the shared process`);
+      for (const el of named.elements)
+        if (FILE_HOOKS.includes(el.name.text))
+          problems.push(
+            `${file} imports ${el.name.text} from node:test, a file-level hook that would reach every unit test in the shared process`,
+          );
     }
     if (target === 'test/helpers.ts' && named && ts.isNamedImports(named)) {
-      for (const el of named.elements) if (STARTING_HELPERS.includes(el.name.text)) problems.push(`${file} imports ${el.name.text}, which starts a process or runs an experiment`);
+      for (const el of named.elements)
+        if (STARTING_HELPERS.includes(el.name.text))
+          problems.push(`${file} imports ${el.name.text}, which starts a process or runs an experiment`);
     }
   }
   return problems;
@@ -300,23 +365,42 @@ function testFiles(dir = 'test'): string[] {
   });
 }
 
-test('every test file is in a tier\'s folder; no unit test starts a process or has a file-level hook', () => {
+test("every test file is in a tier's folder; no unit test starts a process or has a file-level hook", () => {
   const files = testFiles();
   assert.deepEqual(untieredTests(files), []);
-  for (const tier of TEST_TIERS) assert.ok(files.some((f) => f.startsWith(`test/${tier}/`) && f.endsWith('.test.ts')), `test/${tier}/ has tests`);
-  const problems = files.filter((f) => f.startsWith('test/unit/') && f.endsWith('.ts')).flatMap((f) => unitProblems(f, readFileSync(path.join(ROOT, f), 'utf8')));
+  for (const tier of TEST_TIERS)
+    assert.ok(
+      files.some((f) => f.startsWith(`test/${tier}/`) && f.endsWith('.test.ts')),
+      `test/${tier}/ has tests`,
+    );
+  const problems = files
+    .filter((f) => f.startsWith('test/unit/') && f.endsWith('.ts'))
+    .flatMap((f) => unitProblems(f, readFileSync(path.join(ROOT, f), 'utf8')));
   assert.deepEqual(problems, []);
 });
 
 test('the tier checks find a test outside the tiers, and a unit test that starts a process or imports a file-level hook', () => {
-  assert.deepEqual(untieredTests(['test/a.test.ts', 'test/unit/b.test.ts', 'test/unit/deep/c.test.ts', 'test/slow/d.test.ts', 'test/helpers.ts']), ['test/a.test.ts', 'test/unit/deep/c.test.ts', 'test/slow/d.test.ts']);
-  const text = "import { spawn } from 'node:child_process';\nimport { Lab } from '../../measure/lib/process/lab.ts';\nimport { failOnWarnings, runScript } from '../helpers.ts';\nimport { LESSONS } from '../../measure/lib/harness/lessons.ts';\n";
+  assert.deepEqual(
+    untieredTests([
+      'test/a.test.ts',
+      'test/unit/b.test.ts',
+      'test/unit/deep/c.test.ts',
+      'test/slow/d.test.ts',
+      'test/helpers.ts',
+    ]),
+    ['test/a.test.ts', 'test/unit/deep/c.test.ts', 'test/slow/d.test.ts'],
+  );
+  const text =
+    "import { spawn } from 'node:child_process';\nimport { Lab } from '../../measure/lib/process/lab.ts';\nimport { failOnWarnings, runScript } from '../helpers.ts';\nimport { LESSONS } from '../../measure/lib/harness/lessons.ts';\n";
   assert.deepEqual(unitProblems('test/unit/x.test.ts', text), [
     'test/unit/x.test.ts imports node:child_process, which starts processes',
     'test/unit/x.test.ts imports ../../measure/lib/process/lab.ts, which starts processes',
     'test/unit/x.test.ts imports runScript, which starts a process or runs an experiment',
   ]);
-  assert.deepEqual(unitProblems('test/unit/x.test.ts', "import { failOnWarnings, usageInProcess } from '../helpers.ts';\n"), []);
+  assert.deepEqual(
+    unitProblems('test/unit/x.test.ts', "import { failOnWarnings, usageInProcess } from '../helpers.ts';\n"),
+    [],
+  );
   assert.deepEqual(unitProblems('test/unit/x.test.ts', "import { before, test } from 'node:test';\n"), [
     'test/unit/x.test.ts imports before from node:test, a file-level hook that would reach every unit test in the shared process',
   ]);
@@ -324,23 +408,33 @@ test('the tier checks find a test outside the tiers, and a unit test that starts
 });
 
 test(`no source file over ${MAX_FILE_LINES} lines, no function over ${MAX_FUNCTION_LINES}`, () => {
-  const problems = Object.keys(LAYERS).flatMap(sourceFiles).flatMap((f) => sizeProblems(f, readFileSync(path.join(ROOT, f), 'utf8')));
+  const problems = Object.keys(LAYERS)
+    .flatMap(sourceFiles)
+    .flatMap((f) => sizeProblems(f, readFileSync(path.join(ROOT, f), 'utf8')));
   assert.deepEqual(problems, []);
 });
 
 test('each layer imports only the layers below it', () => {
-  const problems = Object.keys(LAYERS).flatMap(sourceFiles).flatMap((f) => layerProblems(f, readFileSync(path.join(ROOT, f), 'utf8')));
+  const problems = Object.keys(LAYERS)
+    .flatMap(sourceFiles)
+    .flatMap((f) => layerProblems(f, readFileSync(path.join(ROOT, f), 'utf8')));
   assert.deepEqual(problems, []);
 });
 
 test('core/ imports only core/ and uses no Node global, clock or random number', () => {
-  const problems = sourceFiles('core').flatMap((f) => coreProblems(f.split(path.sep).join('/'), readFileSync(path.join(ROOT, f), 'utf8')));
+  const problems = sourceFiles('core').flatMap((f) =>
+    coreProblems(f.split(path.sep).join('/'), readFileSync(path.join(ROOT, f), 'utf8')),
+  );
   assert.ok(sourceFiles('core').length >= 4, 'core/ holds the shared rules');
   assert.deepEqual(problems, []);
 });
 
 test('no source file imports itself back through others (value imports)', () => {
-  const files = Object.fromEntries(Object.keys(LAYERS).flatMap(sourceFiles).map((f) => [f.split(path.sep).join('/'), readFileSync(path.join(ROOT, f), 'utf8')]));
+  const files = Object.fromEntries(
+    Object.keys(LAYERS)
+      .flatMap(sourceFiles)
+      .map((f) => [f.split(path.sep).join('/'), readFileSync(path.join(ROOT, f), 'utf8')]),
+  );
   assert.deepEqual(importCycles(valueImports(files)), []);
 });
 
@@ -356,22 +450,35 @@ test('the cycle check finds a cycle of three and ignores type-only imports', () 
 });
 
 test('every export has an importer: none dead, none used only in its own file', () => {
-  const all = [...Object.keys(LAYERS).flatMap(sourceFiles).map((f) => f.split(path.sep).join('/')), ...testFiles().filter((f) => f.endsWith('.ts'))];
+  const all = [
+    ...Object.keys(LAYERS)
+      .flatMap(sourceFiles)
+      .map((f) => f.split(path.sep).join('/')),
+    ...testFiles().filter((f) => f.endsWith('.ts')),
+  ];
   const files = Object.fromEntries(all.map((f) => [f, readFileSync(path.join(ROOT, f), 'utf8')]));
   assert.deepEqual(unusedExports(files), []);
 });
 
 test('the export check finds a dead export and a file-local one, and counts every kind of import', () => {
   const files = {
-    'lib/a.ts': 'export const used = 1;\nexport const dead = 2;\nexport function local() {}\nlocal();\nexport const { x: X, y: Y } = { x: 1, y: 2 };\nexport type T = 1;',
-    'lib/b.ts': "import { used, type T } from './a.ts';\nimport * as c from './c.ts';\nexport { X } from './a.ts';\nconst d = await import('./d.ts');",
+    'lib/a.ts':
+      'export const used = 1;\nexport const dead = 2;\nexport function local() {}\nlocal();\nexport const { x: X, y: Y } = { x: 1, y: 2 };\nexport type T = 1;',
+    'lib/b.ts':
+      "import { used, type T } from './a.ts';\nimport * as c from './c.ts';\nexport { X } from './a.ts';\nconst d = await import('./d.ts');",
     'lib/c.ts': 'export const anything = 1;',
     'lib/d.ts': 'export const loaded = 1;',
     'measure/e.ts': 'export const experiment = 1;\nexport const other = 1;',
     'test/unit/f.test.ts': "import { X } from '../../lib/b.ts';\nexport const fine = 1;",
   };
   assert.deepEqual(unusedExports(files), ['lib/a.ts dead', 'lib/a.ts local', 'lib/a.ts Y', 'measure/e.ts other']);
-  assert.deepEqual(unusedExports({ ...files, 'test/unit/f.test.ts': '' }), ['lib/a.ts dead', 'lib/a.ts local', 'lib/a.ts Y', 'lib/b.ts X', 'measure/e.ts other']);
+  assert.deepEqual(unusedExports({ ...files, 'test/unit/f.test.ts': '' }), [
+    'lib/a.ts dead',
+    'lib/a.ts local',
+    'lib/a.ts Y',
+    'lib/b.ts X',
+    'measure/e.ts other',
+  ]);
 });
 
 test(`no source folder over ${MAX_FOLDER_ENTRIES} entries; measure/lib, servers/lib and results/ hold only their topics`, () => {
@@ -424,9 +531,17 @@ test('the checks find a long file, a long function, an arrow function and a forb
   assert.match(found[1]!, /servers\/a\.ts:1 big has 84 lines/);
   assert.match(found[2]!, /a function has 83 lines/);
   assert.deepEqual(sizeProblems('servers/a.ts', 'function small() {\n  return 1;\n}\n'), []);
-  assert.deepEqual(layerProblems(path.join('sim', 'x', 'a.ts'), "import { Lab } from '../../measure/lib/process/lab.ts';\nimport { c } from '../../results/report/format.ts';\n"), [
-    `${path.join('sim', 'x', 'a.ts')} imports ../../measure/lib/process/lab.ts (sim may use sim, lib, core, servers, results)`,
+  assert.deepEqual(
+    layerProblems(
+      path.join('sim', 'x', 'a.ts'),
+      "import { Lab } from '../../measure/lib/process/lab.ts';\nimport { c } from '../../results/report/format.ts';\n",
+    ),
+    [
+      `${path.join('sim', 'x', 'a.ts')} imports ../../measure/lib/process/lab.ts (sim may use sim, lib, core, servers, results)`,
+    ],
+  );
+  assert.deepEqual(layerProblems(path.join('servers', 'a.ts'), "export { x } from '../results/shape.ts';\n"), [
+    `${path.join('servers', 'a.ts')} imports ../results/shape.ts (servers may use servers, lib, core)`,
   ]);
-  assert.deepEqual(layerProblems(path.join('servers', 'a.ts'), "export { x } from '../results/shape.ts';\n"), [`${path.join('servers', 'a.ts')} imports ../results/shape.ts (servers may use servers, lib, core)`]);
   assert.deepEqual(layerProblems(path.join('measure', 'a.ts'), "import { x } from '../sim/engine.ts';\n"), []);
 });

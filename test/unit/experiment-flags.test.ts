@@ -15,7 +15,16 @@ failOnWarnings();
 
 test('the balanced experiments (those that take --lb) are the eight that put a balancer in front of replicas', async () => {
   const all = LESSONS.flatMap((l) => l.experiments);
-  assert.deepEqual([...(await balancedExperiments(all))].sort(), ['capped-scale-out', 'counter', 'degraded', 'distribution', 'failover', 'graceful', 'scale-out', 'sessions']);
+  assert.deepEqual([...(await balancedExperiments(all))].sort(), [
+    'capped-scale-out',
+    'counter',
+    'degraded',
+    'distribution',
+    'failover',
+    'graceful',
+    'scale-out',
+    'sessions',
+  ]);
   assert.deepEqual([...(await balancedExperiments(['blocking', 'cluster']))], [], 'one without --lb is not');
 });
 
@@ -58,15 +67,21 @@ test('the lesson runner: "all" is a lesson list, an unknown lesson is a usage er
   assert.match(bad.stderr, /no lesson '10'; the lessons are 1, 2, 3, 4, 5, 6, 7, 8, 9, or all/);
 });
 
-test('without nginx: a coded error saying how to install it, and that the kit\'s balancer is the default', () => {
-  assert.throws(() => findNginx({ PATH: '/nonexistent' }, []), (e: any) => {
-    assert.equal(e.code, 'KIT_ERR_NGINX_MISSING');
-    assert.match(`${e.message}; ${e.hint}`, /apt-get install nginx.*brew install nginx.*the kit's balancer is the default/);
-    return true;
-  });
+test("without nginx: a coded error saying how to install it, and that the kit's balancer is the default", () => {
+  assert.throws(
+    () => findNginx({ PATH: '/nonexistent' }, []),
+    (e: any) => {
+      assert.equal(e.code, 'KIT_ERR_NGINX_MISSING');
+      assert.match(
+        `${e.message}; ${e.hint}`,
+        /apt-get install nginx.*brew install nginx.*the kit's balancer is the default/,
+      );
+      return true;
+    },
+  );
 });
 
-test('failover --response-timeout is listed and checked against the run\'s length (usage errors exit 2)', async () => {
+test("failover --response-timeout is listed and checked against the run's length (usage errors exit 2)", async () => {
   const help = await usageInProcess('failover', ['--help']);
   assert.match(help.stdout, /--response-timeout <ms>.*1000 to 5000 ms \(default 1500; at most 2000 with --quick\)/);
   for (const [args, message] of [
@@ -81,17 +96,31 @@ test('failover --response-timeout is listed and checked against the run\'s lengt
 });
 
 test('without redis-server: a coded error saying how to install it, and that SQLite is the default', () => {
-  assert.throws(() => findRedis({ PATH: '/nonexistent' }, []), (e: any) => {
-    assert.equal(e.code, 'KIT_ERR_REDIS_MISSING');
-    assert.match(`${e.message}; ${e.hint}`, /apt-get install redis-server.*brew install redis.*--state sqlite, the default/);
-    return true;
-  });
+  assert.throws(
+    () => findRedis({ PATH: '/nonexistent' }, []),
+    (e: any) => {
+      assert.equal(e.code, 'KIT_ERR_REDIS_MISSING');
+      assert.match(
+        `${e.message}; ${e.hint}`,
+        /apt-get install redis-server.*brew install redis.*--state sqlite, the default/,
+      );
+      return true;
+    },
+  );
 });
 
 test('shared-compute: its own flags are listed and checked (usage errors exit 2)', async () => {
   const help = await usageInProcess('shared-compute', ['--help']);
-  for (const flag of ['--cpu-quota', '--quota-mode', '--think-ms', '--load-s']) assert.match(help.stdout, new RegExp(flag));
-  for (const args of [['--cpu-quota', '1'], ['--quota-mode', 'fast'], ['--think-ms', '50'], ['--load-s', '3'], ['--load-s', '121'], ['--load-s', 'long']]) {
+  for (const flag of ['--cpu-quota', '--quota-mode', '--think-ms', '--load-s'])
+    assert.match(help.stdout, new RegExp(flag));
+  for (const args of [
+    ['--cpu-quota', '1'],
+    ['--quota-mode', 'fast'],
+    ['--think-ms', '50'],
+    ['--load-s', '3'],
+    ['--load-s', '121'],
+    ['--load-s', 'long'],
+  ]) {
     const bad = await usageInProcess('shared-compute', args);
     assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stderr}`);
     assert.match(bad.stderr, /^error KIT_ERR_USAGE: /);
@@ -100,8 +129,14 @@ test('shared-compute: its own flags are listed and checked (usage errors exit 2)
 
 test('autoscale: its own flags are listed and checked (usage errors exit 2)', async () => {
   const help = await usageInProcess('autoscale', ['--help']);
-  for (const flag of ['--cpu-quota', '--quota-mode', '--think-ms', '--window-s']) assert.match(help.stdout, new RegExp(flag));
-  for (const args of [['--cpu-quota', '3'], ['--quota-mode', 'fast'], ['--think-ms', 'x'], ['--window-s', '-1']]) {
+  for (const flag of ['--cpu-quota', '--quota-mode', '--think-ms', '--window-s'])
+    assert.match(help.stdout, new RegExp(flag));
+  for (const args of [
+    ['--cpu-quota', '3'],
+    ['--quota-mode', 'fast'],
+    ['--think-ms', 'x'],
+    ['--window-s', '-1'],
+  ]) {
     const bad = await usageInProcess('autoscale', args);
     assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stderr}`);
     assert.match(bad.stderr, /^error KIT_ERR_USAGE: /);
@@ -111,7 +146,10 @@ test('autoscale: its own flags are listed and checked (usage errors exit 2)', as
 test('--part and --read-mib-s take only what they can use', async () => {
   const part = await usageInProcess('stages', ['--part', 'keep-alive,nope']);
   assert.equal(part.code, 2);
-  assert.match(part.stderr, /--part: 'nope' is not a part; the parts are keep-alive, proxy, blocked, slow-reader, body-limit/);
+  assert.match(
+    part.stderr,
+    /--part: 'nope' is not a part; the parts are keep-alive, proxy, blocked, slow-reader, body-limit/,
+  );
   const rate = await usageInProcess('stages', ['--read-mib-s', '0']);
   assert.equal(rate.code, 2);
   assert.match(rate.stderr, /read-mib-s/);
@@ -137,7 +175,12 @@ test('capped-scale-out: --commit-ms and --db are listed and checked', async () =
 test('sim-vs-lab: its own flags are listed and checked (usage errors exit 2)', async () => {
   const help = await usageInProcess('sim-vs-lab', ['--help']);
   for (const flag of ['--loop', '--seed', '--runs']) assert.match(help.stdout, new RegExp(flag));
-  for (const args of [['--loop', 'lifo'], ['--seed', '-3'], ['--runs', '0'], ['--lb', 'nginx']]) {
+  for (const args of [
+    ['--loop', 'lifo'],
+    ['--seed', '-3'],
+    ['--runs', '0'],
+    ['--lb', 'nginx'],
+  ]) {
     const bad = await usageInProcess('sim-vs-lab', args);
     assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stderr}`);
     assert.match(bad.stderr, /^error KIT_ERR_USAGE: /);

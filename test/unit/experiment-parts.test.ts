@@ -22,22 +22,30 @@ export function missingParts(name: string, read: Read, lessonText: string, unitT
   const problems: string[] = [];
   const script = read(`measure/${name}.ts`);
   if (script === undefined) problems.push(`measure/${name}.ts: no script`);
-  else if (!script.includes('defineExperiment(') || !script.includes(`name: '${name}'`)) problems.push(`measure/${name}.ts: no defineExperiment({ name: '${name}', ... })`);
+  else if (!script.includes('defineExperiment(') || !script.includes(`name: '${name}'`))
+    problems.push(`measure/${name}.ts: no defineExperiment({ name: '${name}', ... })`);
   const report = read(`results/${name}/report.ts`);
   if (report === undefined) problems.push(`results/${name}/report.ts: no report (result type, shape, render)`);
   const folder = [report ?? '', read(`results/${name}/predictions.ts`) ?? ''].join('\n');
-  if (!/export const predictions\b/.test(folder)) problems.push(`results/${name}/: no --predict questions (export const predictions)`);
+  if (!/export const predictions\b/.test(folder))
+    problems.push(`results/${name}/: no --predict questions (export const predictions)`);
   const expected = read(`expected-output/${name}.txt`);
   if (expected === undefined) problems.push(`expected-output/${name}.txt: no file`);
-  else if (!expected.split('\n').some((l) => l.trim() && !l.startsWith('#'))) problems.push(`expected-output/${name}.txt: no shape lines`);
-  if (!lessonText.includes(`measure/${name}.ts`) && !lessonText.includes(`\`${name}\``)) problems.push(`its lesson's text does not name \`${name}\``);
+  else if (!expected.split('\n').some((l) => l.trim() && !l.startsWith('#')))
+    problems.push(`expected-output/${name}.txt: no shape lines`);
+  if (!lessonText.includes(`measure/${name}.ts`) && !lessonText.includes(`\`${name}\``))
+    problems.push(`its lesson's text does not name \`${name}\``);
   const examples = /export const examples\b/.test(report ?? '');
-  if (!examples && !unitTests.some((t) => t.includes(`results/${name}/`))) problems.push(`results/${name}/report.ts: no examples, and no unit test imports results/${name}/`);
+  if (!examples && !unitTests.some((t) => t.includes(`results/${name}/`)))
+    problems.push(`results/${name}/report.ts: no examples, and no unit test imports results/${name}/`);
   return problems;
 }
 
-const read: Read = (file) => (existsSync(path.join(ROOT, file)) ? readFileSync(path.join(ROOT, file), 'utf8') : undefined);
-const unitTests = readdirSync(path.join(ROOT, 'test/unit')).filter((f) => f.endsWith('.test.ts')).map((f) => readFileSync(path.join(ROOT, 'test/unit', f), 'utf8'));
+const read: Read = (file) =>
+  existsSync(path.join(ROOT, file)) ? readFileSync(path.join(ROOT, file), 'utf8') : undefined;
+const unitTests = readdirSync(path.join(ROOT, 'test/unit'))
+  .filter((f) => f.endsWith('.test.ts'))
+  .map((f) => readFileSync(path.join(ROOT, 'test/unit', f), 'utf8'));
 
 test('every experiment has its script, report, questions, expected output, lesson text and report test', () => {
   for (const lesson of LESSONS) {
@@ -63,8 +71,14 @@ test('the parts check names each missing part of a new experiment', () => {
     'results/y/report.ts: no examples, and no unit test imports results/y/',
   ]);
   files['results/x/report.ts'] = 'export const predictions = [];';
-  assert.deepEqual(missingParts('x', readFake, 'Run `x`.', ["import { shape } from '../../results/x/report.ts';"]), [], 'a unit test of its own will do');
-  assert.deepEqual(missingParts('x', readFake, 'Run `x`.', []), ['results/x/report.ts: no examples, and no unit test imports results/x/']);
+  assert.deepEqual(
+    missingParts('x', readFake, 'Run `x`.', ["import { shape } from '../../results/x/report.ts';"]),
+    [],
+    'a unit test of its own will do',
+  );
+  assert.deepEqual(missingParts('x', readFake, 'Run `x`.', []), [
+    'results/x/report.ts: no examples, and no unit test imports results/x/',
+  ]);
   files['expected-output/x.txt'] = '# only a comment\n';
   assert.deepEqual(missingParts('x', readFake, 'Run `x`.', ['results/x/']), ['expected-output/x.txt: no shape lines']);
 });

@@ -90,27 +90,37 @@ test('retries: a refused or timed-out connection is retried for any method; a re
   assert.equal(failureStatus('reset'), 502);
 });
 
-test('the retry line round-trips, and nginx\'s retries log becomes the same line', () => {
+test("the retry line round-trips, and nginx's retries log becomes the same line", () => {
   const attempts = [
     { replica: 'app3', status: 502, ms: 0.4, code: 'ECONNREFUSED' },
     { replica: 'app1', status: 200, ms: 1.04 },
   ];
   const text = retryLine('GET', '/fast', attempts);
   assert.equal(text, 'retry: GET /fast app3 502 0.4ms ECONNREFUSED -> app1 200 1.0ms');
-  assert.deepEqual(parseRetryLine(text), { method: 'GET', path: '/fast', attempts: [attempts[0], { replica: 'app1', status: 200, ms: 1 }] });
+  assert.deepEqual(parseRetryLine(text), {
+    method: 'GET',
+    path: '/fast',
+    attempts: [attempts[0], { replica: 'app1', status: 200, ms: 1 }],
+  });
   assert.equal(parseRetryLine('ready: balancer listening'), undefined);
   const names = new Map([
     ['127.0.0.1:4003', 'app3'],
     ['127.0.0.1:4001', 'app1'],
   ]);
-  assert.equal(nginxRetryLine('GET /fast|127.0.0.1:4003, 127.0.0.1:4001|504, 200|1.501, 0.002', names), 'retry: GET /fast app3 504 1501.0ms -> app1 200 2.0ms');
+  assert.equal(
+    nginxRetryLine('GET /fast|127.0.0.1:4003, 127.0.0.1:4001|504, 200|1.501, 0.002', names),
+    'retry: GET /fast app3 504 1501.0ms -> app1 200 2.0ms',
+  );
   assert.equal(nginxRetryLine('garbage', names), undefined);
 });
 
 test('both balancers close idle upstream connections before a Node replica would (keepAliveTimeout 5 s)', async () => {
   const http = await import('node:http');
   const server = http.createServer();
-  assert.ok(UPSTREAM_IDLE_MS < server.keepAliveTimeout, `built-in: ${UPSTREAM_IDLE_MS} ms < ${server.keepAliveTimeout} ms`);
+  assert.ok(
+    UPSTREAM_IDLE_MS < server.keepAliveTimeout,
+    `built-in: ${UPSTREAM_IDLE_MS} ms < ${server.keepAliveTimeout} ms`,
+  );
   const nginxIdleS = Number(/keepalive_timeout (\d+)s;/.exec(NGINX_KEEPALIVE)?.[1]);
   assert.ok(nginxIdleS * 1000 < server.keepAliveTimeout, `nginx: ${nginxIdleS} s < ${server.keepAliveTimeout} ms`);
 });

@@ -19,20 +19,35 @@ test('the tally: a line that did not hold, and a run that failed, are counted', 
   assert.equal(t.runs, 3);
   assert.equal(t.held, 1);
   assert.equal(t.errors, 1);
-  assert.deepEqual(t.failed['kill-worker  replacement  new-pid'], { count: 1, last: 'kill-worker  replacement  same-pid' });
+  assert.deepEqual(t.failed['kill-worker  replacement  new-pid'], {
+    count: 1,
+    last: 'kill-worker  replacement  same-pid',
+  });
   assert.deepEqual(t.failed['(the run failed)'], { count: 1, last: 'error KIT_ERR_PORT_IN_USE: port 3000 is taken' });
 });
 
 test('a setup error (native module for another Node, Node too old) is recognized, so fidelity stops at once; other errors are counted', () => {
   // The line a lesson server printed when node_modules was built for Node 20 and Node 26 ran it.
-  const native = 'error KIT_ERR_NATIVE_BUILD: replica could not start: better-sqlite3 was compiled for Node.js 20 (module version 115), but this is Node.js 26.12.1 (147)\n';
+  const native =
+    'error KIT_ERR_NATIVE_BUILD: replica could not start: better-sqlite3 was compiled for Node.js 20 (module version 115), but this is Node.js 26.12.1 (147)\n';
   assert.deepEqual(setupError({ code: 3, stdout: '', stderr: `[0.3s] starting one replica\n${native}` }), {
     code: 'KIT_ERR_NATIVE_BUILD',
-    message: 'replica could not start: better-sqlite3 was compiled for Node.js 20 (module version 115), but this is Node.js 26.12.1 (147)',
+    message:
+      'replica could not start: better-sqlite3 was compiled for Node.js 20 (module version 115), but this is Node.js 26.12.1 (147)',
   });
-  assert.equal(setupError({ code: 3, stdout: '', stderr: 'error KIT_ERR_NODE_TOO_OLD: the kit needs Node.js 20 or newer\n' })?.code, 'KIT_ERR_NODE_TOO_OLD');
-  assert.equal(setupError({ code: 3, stdout: '', stderr: 'error KIT_ERR_PORT_IN_USE: port 3000 is taken\n' }), undefined);
-  assert.equal(setupError({ code: 0, stdout: '{}', stderr: 'a note that mentions KIT_ERR_NATIVE_BUILD in passing\n' }), undefined);
+  assert.equal(
+    setupError({ code: 3, stdout: '', stderr: 'error KIT_ERR_NODE_TOO_OLD: the kit needs Node.js 20 or newer\n' })
+      ?.code,
+    'KIT_ERR_NODE_TOO_OLD',
+  );
+  assert.equal(
+    setupError({ code: 3, stdout: '', stderr: 'error KIT_ERR_PORT_IN_USE: port 3000 is taken\n' }),
+    undefined,
+  );
+  assert.equal(
+    setupError({ code: 0, stdout: '{}', stderr: 'a note that mentions KIT_ERR_NATIVE_BUILD in passing\n' }),
+    undefined,
+  );
 });
 
 test('usage errors exit 2 and name the flag', async () => {

@@ -19,7 +19,10 @@ test("the kit's Prettier settings: 120 columns, single quotes, and a check that 
   assert.ok(long.length > 121);
   assert.equal(await prettier.check(long, options), false, 'a line over 120 columns');
   const formatted = await prettier.format(long, options);
-  assert.ok(formatted.split('\n').every((l) => l.length <= 120), formatted);
+  assert.ok(
+    formatted.split('\n').every((l) => l.length <= 120),
+    formatted,
+  );
   assert.equal(await prettier.check(formatted, options), true);
   assert.equal(await prettier.check('export const s = "text";\n', options), false, 'double quotes');
   assert.equal(await prettier.check("export const s = 'text';\n", options), true);

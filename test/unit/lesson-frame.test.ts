@@ -42,12 +42,15 @@ export function frameProblems(id: number, text: string, last: boolean): string[]
   if (/^(#|>|```|\||- |\d+\. )/.test(opening)) problems.push('the title is not followed by the finding in a sentence');
   const heads = headings(text);
   const firstHead = heads[0]?.at ?? text.length;
-  if (!/^> \*\*In one minute\.\*\*/m.test(text.slice(0, firstHead))) problems.push('no "> **In one minute.**" box before the first section');
-  else if (!text.slice(0, firstHead).includes(`make lesson-${id}`)) problems.push(`the box does not give make lesson-${id}`);
+  if (!/^> \*\*In one minute\.\*\*/m.test(text.slice(0, firstHead)))
+    problems.push('no "> **In one minute.**" box before the first section');
+  else if (!text.slice(0, firstHead).includes(`make lesson-${id}`))
+    problems.push(`the box does not give make lesson-${id}`);
   if (!text.includes('(glossary.md)')) problems.push('no link to the glossary');
   const block = /^```[^\n]*\n([\s\S]*?)^```[^\n]*\n((?:[^\n]+\n?){0,3})/m.exec(text);
   if (!block || block.index > (heads[1]?.at ?? text.length)) problems.push('no output block within the first section');
-  else if (!/←/.test(block[1]!) && !/←|\b(look|read)\b/i.test(block[2]!)) problems.push('the output block does not mark the cells to read (← or a line under it)');
+  else if (!/←/.test(block[1]!) && !/←|\b(look|read)\b/i.test(block[2]!))
+    problems.push('the output block does not mark the cells to read (← or a line under it)');
   const titles = heads.map((h) => h.title);
   const summary = titles.indexOf('Summary');
   const next = titles.indexOf('Next');
@@ -85,7 +88,8 @@ function lessonDuration(text: string, id: number): number | undefined {
 }
 
 test('every lesson has the frame: finding, box, glossary, marked output, summary, bridge, exercises last', () => {
-  for (const [i, l] of LESSONS.entries()) assert.deepEqual(frameProblems(l.id, read(l.text), i === LESSONS.length - 1), [], l.text);
+  for (const [i, l] of LESSONS.entries())
+    assert.deepEqual(frameProblems(l.id, read(l.text), i === LESSONS.length - 1), [], l.text);
 });
 
 test('the frame check fails on a lesson without each part', () => {
@@ -124,7 +128,10 @@ test('the frame check fails on a lesson without each part', () => {
   assert.deepEqual(frameProblems(1, good, false), []);
   const cases: [string, string][] = [
     [good.replace('# Lesson 1 — A title', '# A title'), 'the first line is not "# Lesson 1 — <title>"'],
-    [good.replace('One process serves', '## One process serves'), 'the title is not followed by the finding in a sentence'],
+    [
+      good.replace('One process serves', '## One process serves'),
+      'the title is not followed by the finding in a sentence',
+    ],
     [good.replace('> **In one minute.**', '> **Briefly.**'), 'no "> **In one minute.**" box before the first section'],
     [good.replace('`make lesson-1`', 'the make target'), 'the box does not give make lesson-1'],
     [good.replace('(glossary.md)', '(words.md)'), 'no link to the glossary'],
@@ -135,8 +142,14 @@ test('the frame check fails on a lesson without each part', () => {
     [good + ' word'.repeat(MAX_LESSON_WORDS), `${wordCount(good) + MAX_LESSON_WORDS} words, over ${MAX_LESSON_WORDS}`],
   ];
   for (const [text, problem] of cases) assert.ok(frameProblems(1, text, false).includes(problem), problem);
-  assert.ok(frameProblems(1, good.replace(/```[\s\S]*?```\n/, ''), false).includes('no output block within the first section'));
-  assert.deepEqual(frameProblems(1, good.replace('## Next\n\nLesson 2.\n\n', ''), true), [], 'the last lesson needs no bridge');
+  assert.ok(
+    frameProblems(1, good.replace(/```[\s\S]*?```\n/, ''), false).includes('no output block within the first section'),
+  );
+  assert.deepEqual(
+    frameProblems(1, good.replace('## Next\n\nLesson 2.\n\n', ''), true),
+    [],
+    'the last lesson needs no bridge',
+  );
 });
 
 test('the README and each lesson give the same time for make lesson-N, where both give one', () => {
@@ -145,7 +158,8 @@ test('the README and each lesson give the same time for make lesson-N, where bot
   for (const l of LESSONS) {
     const inReadme = lessonDuration(readme, l.id);
     const inLesson = lessonDuration(read(l.text), l.id);
-    if (inReadme !== undefined && inLesson !== undefined && inReadme !== inLesson) problems.push(`lesson ${l.id}: README ${inReadme} s, ${l.text} ${inLesson} s`);
+    if (inReadme !== undefined && inLesson !== undefined && inReadme !== inLesson)
+      problems.push(`lesson ${l.id}: README ${inReadme} s, ${l.text} ${inLesson} s`);
   }
   assert.deepEqual(problems, []);
   assert.equal(durationS('make lesson-3     # (about 15 s)'), 15);

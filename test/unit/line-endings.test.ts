@@ -27,18 +27,45 @@ function files(dir = ROOT): string[] {
 
 test('.gitattributes: every text file is checked out with LF, images are binary', () => {
   const attrs = attributes();
-  assert.deepEqual(attrs.find((a) => a[0] === '*'), ['*', 'text=auto', 'eol=lf']);
-  const binaryExts = new Set(files().filter((f) => /\.(png|jpe?g|gif|ico|woff2?)$/i.test(f)).map((f) => path.extname(f).toLowerCase()));
-  for (const ext of binaryExts) assert.ok(attrs.some((a) => a[0] === `*${ext}` && a.includes('binary')), `*${ext} is not marked binary`);
+  assert.deepEqual(
+    attrs.find((a) => a[0] === '*'),
+    ['*', 'text=auto', 'eol=lf'],
+  );
+  const binaryExts = new Set(
+    files()
+      .filter((f) => /\.(png|jpe?g|gif|ico|woff2?)$/i.test(f))
+      .map((f) => path.extname(f).toLowerCase()),
+  );
+  for (const ext of binaryExts)
+    assert.ok(
+      attrs.some((a) => a[0] === `*${ext}` && a.includes('binary')),
+      `*${ext} is not marked binary`,
+    );
 });
 
 /** The kit's own files: its folders and root files (a student's saved runs or notes beside them are theirs). */
-const KIT_FOLDERS = ['.ci', 'docs', 'expected-output', 'core', 'instructors', 'lessons', 'lib', 'measure', 'results', 'servers', 'sim', 'test', 'web'];
+const KIT_FOLDERS = [
+  '.ci',
+  'docs',
+  'expected-output',
+  'core',
+  'instructors',
+  'lessons',
+  'lib',
+  'measure',
+  'results',
+  'servers',
+  'sim',
+  'test',
+  'web',
+];
 const KIT_ROOT_FILES = ['.gitattributes', '.gitignore', 'Makefile', 'README.md', 'package.json', 'tsconfig.json'];
 
 test('no text file of the kit has a CR', () => {
   const kit = files().filter((f) => KIT_ROOT_FILES.includes(f) || KIT_FOLDERS.includes(f.split(path.sep)[0]!));
   assert.ok(kit.length > 300, `${kit.length} files`);
-  const withCr = kit.filter((f) => !/\.(png|jpe?g|gif|ico|woff2?)$/i.test(f) && readFileSync(path.join(ROOT, f)).includes(13));
+  const withCr = kit.filter(
+    (f) => !/\.(png|jpe?g|gif|ico|woff2?)$/i.test(f) && readFileSync(path.join(ROOT, f)).includes(13),
+  );
   assert.deepEqual(withCr, []);
 });

@@ -51,44 +51,70 @@ function assertRefused(r: ScriptRun, what: string): void {
   assert.doesNotMatch(r.stderr + r.stdout, /^started /m, what);
 }
 
-test('the platform is injected for these tests only through NSL_PLATFORM', onWindows(() => {
-  assert.equal(kitPlatform(), 'win32');
-  assert.equal(kitPlatform({}), process.platform);
-}));
+test(
+  'the platform is injected for these tests only through NSL_PLATFORM',
+  onWindows(() => {
+    assert.equal(kitPlatform(), 'win32');
+    assert.equal(kitPlatform({}), process.platform);
+  }),
+);
 
-test('every experiment stops at once on native Windows, with one line saying to use WSL2', onWindows(async () => {
-  const names = [...new Set(LESSONS.flatMap((l) => l.experiments))];
-  assert.ok(names.length >= 19, `${names.length} experiments`);
-  for (const name of names) assertRefused(await onWindowsInProcess(name, ['--port', '99999']), name);
-}));
+test(
+  'every experiment stops at once on native Windows, with one line saying to use WSL2',
+  onWindows(async () => {
+    const names = [...new Set(LESSONS.flatMap((l) => l.experiments))];
+    assert.ok(names.length >= 19, `${names.length} experiments`);
+    for (const name of names) assertRefused(await onWindowsInProcess(name, ['--port', '99999']), name);
+  }),
+);
 
-test('--help still works there', onWindows(async () => {
-  const r = await usageInProcess('ceiling', ['--help']);
-  assert.match(r.stdout, /Usage/i);
-}));
+test(
+  '--help still works there',
+  onWindows(async () => {
+    const r = await usageInProcess('ceiling', ['--help']);
+    assert.match(r.stdout, /Usage/i);
+  }),
+);
 
-test('the lesson runner, fidelity and the Traffic Lab benchmark stop the same way', onWindows(async () => {
-  assertRefused(await runMainInProcess(lessonMain, ['3', '--port', '99999']), 'lesson 3');
-  assertRefused(await runMainInProcess(lessonMain, ['all', '--port', '99999']), 'every lesson');
-  assertRefused(await runMainInProcess(fidelityMain, ['--runs', '0']), 'fidelity');
-  assertRefused(await runMainInProcess(benchMain, ['--part', 'nope']), 'bench');
-}));
+test(
+  'the lesson runner, fidelity and the Traffic Lab benchmark stop the same way',
+  onWindows(async () => {
+    assertRefused(await runMainInProcess(lessonMain, ['3', '--port', '99999']), 'lesson 3');
+    assertRefused(await runMainInProcess(lessonMain, ['all', '--port', '99999']), 'every lesson');
+    assertRefused(await runMainInProcess(fidelityMain, ['--runs', '0']), 'fidelity');
+    assertRefused(await runMainInProcess(benchMain, ['--part', 'nope']), 'bench');
+  }),
+);
 
-test('the simulator, compare and the roll-up start no server and work there', onWindows(async (t) => {
-  const sim = await runMainInProcess(simMain, ['--scenario', 'degraded', '--requests', '20000']);
-  assert.equal(sim.code, 0, sim.stderr);
-  assert.match(sim.stdout, /round-robin/);
+test(
+  'the simulator, compare and the roll-up start no server and work there',
+  onWindows(async (t) => {
+    const sim = await runMainInProcess(simMain, ['--scenario', 'degraded', '--requests', '20000']);
+    assert.equal(sim.code, 0, sim.stderr);
+    assert.match(sim.stdout, /round-robin/);
 
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'nsl-win-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const result = blockingResult();
-  const shape = blockingShape(result);
-  writeFileSync(path.join(dir, 'ann.txt'), shape.join('\n') + '\n');
-  const compared = await runMainInProcess(compareMain, [path.join(dir, 'ann.txt')]);
-  assert.equal(compared.code, 0, compared.stdout + compared.stderr);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'nsl-win-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const result = blockingResult();
+    const shape = blockingShape(result);
+    writeFileSync(path.join(dir, 'ann.txt'), shape.join('\n') + '\n');
+    const compared = await runMainInProcess(compareMain, [path.join(dir, 'ann.txt')]);
+    assert.equal(compared.code, 0, compared.stdout + compared.stderr);
 
-  writeFileSync(path.join(dir, 'ann.blocking.json'), JSON.stringify({ experiment: 'blocking', result: { ...result, machine: MACHINE }, shape, holds: true, caveats: [], notShown: [], measures: [] }));
-  const rolled = await runMainInProcess(rollupMain, [dir]);
-  assert.equal(rolled.code, 0, rolled.stdout + rolled.stderr);
-  assert.match(rolled.stdout, /1 student\(s\), 1 run\(s\)/);
-}));
+    writeFileSync(
+      path.join(dir, 'ann.blocking.json'),
+      JSON.stringify({
+        experiment: 'blocking',
+        result: { ...result, machine: MACHINE },
+        shape,
+        holds: true,
+        caveats: [],
+        notShown: [],
+        measures: [],
+      }),
+    );
+    const rolled = await runMainInProcess(rollupMain, [dir]);
+    assert.equal(rolled.code, 0, rolled.stdout + rolled.stderr);
+    assert.match(rolled.stdout, /1 student\(s\), 1 run\(s\)/);
+  }),
+);

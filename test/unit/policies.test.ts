@@ -84,9 +84,15 @@ test('power of two choices: never the busiest of three; two distinct samples', (
 
 test('every policy: no replica available → undefined (the balancer answers 503); one left → that one', () => {
   for (const policy of POLICIES) {
-    const none = [{ inFlight: 0, available: false }, { inFlight: 0, available: false }];
+    const none = [
+      { inFlight: 0, available: false },
+      { inFlight: 0, available: false },
+    ];
     assert.equal(PICKERS[policy](none, 0, Math.random).index, undefined, policy);
-    const one = [{ inFlight: 5, available: false }, { inFlight: 50, available: true }];
+    const one = [
+      { inFlight: 5, available: false },
+      { inFlight: 50, available: true },
+    ];
     assert.equal(PICKERS[policy](one, 0, Math.random).index, 1, policy);
   }
   assert.equal(isPolicy('least-connections'), true);

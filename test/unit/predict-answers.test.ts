@@ -3,7 +3,13 @@
 // every question; a bare --predict asks. The real runs with answers are in test/e2e/predict.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { choiceIndex, grade, parseAnswers, renderPredictions, type Question } from '../../results/report/predictions.ts';
+import {
+  choiceIndex,
+  grade,
+  parseAnswers,
+  renderPredictions,
+  type Question,
+} from '../../results/report/predictions.ts';
 import { normalizePredictFlag } from '../../measure/lib/harness/predict.ts';
 import { LESSONS } from '../../measure/lib/harness/lessons.ts';
 import { loadExperiment } from '../../measure/lib/harness/experiments.ts';
@@ -15,7 +21,11 @@ const q: Question = {
   id: 'ratio',
   ask: 'how many times?',
   measure: 'the-ratio',
-  choices: [{ label: 'under 2×', to: 2 }, { label: '2× to 10×', from: 2, to: 10 }, { label: '10× or more', from: 10 }],
+  choices: [
+    { label: 'under 2×', to: 2 },
+    { label: '2× to 10×', from: 2, to: 10 },
+    { label: '10× or more', from: 10 },
+  ],
   explain: 'because',
   lesson: 'lessons/01-ceiling.md',
 };
@@ -44,7 +54,10 @@ test('grading: the measured value falls in one choice; a measure the run lacks i
   const text = renderPredictions(grade([q], { ratio: 2 }, measured), false);
   assert.match(text, /1 of 1 right/);
   assert.match(text, /measured: 10× \(10× or more\)/);
-  assert.match(renderPredictions(grade([q], { ratio: 2 }, []), false), /0 of 0 right; 1 not in this run[\s\S]*measured: not in this run/);
+  assert.match(
+    renderPredictions(grade([q], { ratio: 2 }, []), false),
+    /0 of 0 right; 1 not in this run[\s\S]*measured: not in this run/,
+  );
 });
 
 test('a bare --predict asks; --predict <file> reads the file', () => {
@@ -53,14 +66,15 @@ test('a bare --predict asks; --predict <file> reads the file', () => {
   assert.deepEqual(normalizePredictFlag(['--predict', 'a.json']), ['--predict', 'a.json']);
 });
 
-test('--predict --list prints every question\'s id and choices and an answers file, and starts nothing; --list alone is a usage error', async () => {
+test("--predict --list prints every question's id and choices and an answers file, and starts nothing; --list alone is a usage error", async () => {
   for (const name of LESSONS.flatMap((l) => l.experiments)) {
     const questions = (await loadExperiment(name)).report.predictions ?? [];
     const r = await usageInProcess(name, ['--predict', '--list']);
     assert.equal(r.code, 0, `${name}: ${r.stderr}`);
     for (const x of questions) {
       assert.ok(r.stdout.includes(`${x.id}: ${x.ask}`), `${name} lists ${x.id}`);
-      for (const [i, c] of x.choices.entries()) assert.ok(r.stdout.includes(`  ${i + 1}) ${c.label}`), `${name} ${x.id} choice ${i + 1}`);
+      for (const [i, c] of x.choices.entries())
+        assert.ok(r.stdout.includes(`  ${i + 1}) ${c.label}`), `${name} ${x.id} choice ${i + 1}`);
     }
     assert.match(r.stdout, new RegExp(`answers file \\(choice numbers\\): \\{"${questions[0]!.id}":1`));
   }
@@ -71,11 +85,20 @@ test('--predict --list prints every question\'s id and choices and an answers fi
 test('every question of every experiment has choices that cover every value once, and an explanation', async () => {
   const names = [...new Set(LESSONS.flatMap((l) => l.experiments))];
   const all = await Promise.all(names.map(async (n) => (await loadExperiment(n)).report.predictions ?? []));
-  assert.deepEqual(names.filter((_, i) => all[i]!.length === 0), [], 'every experiment has questions');
+  assert.deepEqual(
+    names.filter((_, i) => all[i]!.length === 0),
+    [],
+    'every experiment has questions',
+  );
   for (const question of all.flat()) {
     assert.ok(question.choices.length >= 2 && question.explain && question.lesson.startsWith('lessons/'), question.id);
-    for (const v of [-1e9, 0, 0.1, 0.5, 0.995, 1, 1.25, 1.4, 1.5, 1.8, 2, 3, 3.5, 5, 6.5, 10, 10.5, 20, 39.5, 40, 40.5, 50, 60, 90, 99, 100, 1e9]) {
-      const hits = question.choices.filter((c) => (c.from === undefined || v >= c.from) && (c.to === undefined || v < c.to));
+    for (const v of [
+      -1e9, 0, 0.1, 0.5, 0.995, 1, 1.25, 1.4, 1.5, 1.8, 2, 3, 3.5, 5, 6.5, 10, 10.5, 20, 39.5, 40, 40.5, 50, 60, 90, 99,
+      100, 1e9,
+    ]) {
+      const hits = question.choices.filter(
+        (c) => (c.from === undefined || v >= c.from) && (c.to === undefined || v < c.to),
+      );
       assert.equal(hits.length, 1, `${question.id}: ${v} falls in exactly one choice`);
     }
   }

@@ -26,7 +26,12 @@ test('classifyLight: waited, at once (within 10x its idle time), and the grey zo
 test('a pooled light request of 100 ms no longer counts as at once, whatever the heavy one took', () => {
   const r = blockingResult();
   r.blocks[1]!.lightMs[0] = 100; // under a tenth of the 1.2 s heavy request, but 40x its idle time
-  assert.deepEqual(compareShape(expected, shape(r)).lines.filter((l) => l.status === 'failed').map((l) => l.expected), ['pooled  light-1  answered-at-once']);
+  assert.deepEqual(
+    compareShape(expected, shape(r))
+      .lines.filter((l) => l.status === 'failed')
+      .map((l) => l.expected),
+    ['pooled  light-1  answered-at-once'],
+  );
 });
 
 test('classifyDelay: near the heavy duration, far below it, or between', () => {
@@ -50,7 +55,10 @@ test('fails when a light request on the blocking route did not wait', () => {
   r.blocks[0]!.lightMs[2] = 3;
   const cmp = compareShape(expected, shape(r));
   assert.equal(cmp.holds, false);
-  assert.deepEqual(cmp.lines.filter((l) => l.status === 'failed').map((l) => l.expected), ['blocking  light-3  waited-for-heavy']);
+  assert.deepEqual(
+    cmp.lines.filter((l) => l.status === 'failed').map((l) => l.expected),
+    ['blocking  light-3  waited-for-heavy'],
+  );
 });
 
 test('fails when a light request on the pooled route waited', () => {

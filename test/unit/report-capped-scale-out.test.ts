@@ -13,7 +13,12 @@ import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();
 
-const at = (replicas: number, throughput: number, replicaCores: number, db: Partial<CappedStep['db']> = {}): CappedStep => ({
+const at = (
+  replicas: number,
+  throughput: number,
+  replicaCores: number,
+  db: Partial<CappedStep['db']> = {},
+): CappedStep => ({
   replicas,
   throughput,
   p50: 50,
@@ -35,7 +40,11 @@ const healthy = (): CappedScaleOutResult => ({
   database: { kind: 'sqlite', commitMs: 16 },
   load: { connections: 8, durationS: 2 },
   workloads: [
-    { name: 'cpu-bound', description: 'GET /work?ms=5', steps: [at(1, 33.9, 0.21), at(2, 65.7, 0.42), at(3, 98.7, 0.61), at(5, 169, 1.0)] },
+    {
+      name: 'cpu-bound',
+      description: 'GET /work?ms=5',
+      steps: [at(1, 33.9, 0.21), at(2, 65.7, 0.42), at(3, 98.7, 0.61), at(5, 169, 1.0)],
+    },
     {
       name: 'user-scenario',
       description: 'POST /users then GET /users/:id, each with ?work=3',
@@ -62,7 +71,10 @@ test('capped-scale-out: a healthy run prints exactly the expected shape', () => 
 });
 
 test('capped-scale-out: replicas with no cap stop at the core count, and the cap line says why', () => {
-  assert.deepEqual(edit((r) => (r.workloads[0]!.steps = [at(1, 184, 0.9), at(2, 350, 1.6), at(3, 352, 1.6), at(5, 355, 1.6)])), ['cpu-bound  5-replicas-vs-1  grows', 'cpu-bound  replica-cpu-at-1  at-cap']);
+  assert.deepEqual(
+    edit((r) => (r.workloads[0]!.steps = [at(1, 184, 0.9), at(2, 350, 1.6), at(3, 352, 1.6), at(5, 355, 1.6)])),
+    ['cpu-bound  5-replicas-vs-1  grows', 'cpu-bound  replica-cpu-at-1  at-cap'],
+  );
 });
 
 test('capped-scale-out: on a machine of 16 cores, uncapped replicas grow 5× too; only the cap line fails', () => {
@@ -71,11 +83,17 @@ test('capped-scale-out: on a machine of 16 cores, uncapped replicas grow 5× too
     r.workloads[0]!.steps = [at(1, 184, 0.95), at(2, 368, 1.9), at(3, 550, 2.85), at(5, 910, 4.75)];
   };
   assert.deepEqual(edit(big), ['cpu-bound  replica-cpu-at-1  at-cap']);
-  assert.deepEqual(edit((r) => (r.workloads[0]!.steps[0]!.replicaCores = 0.27)), ['cpu-bound  replica-cpu-at-1  at-cap']);
+  assert.deepEqual(
+    edit((r) => (r.workloads[0]!.steps[0]!.replicaCores = 0.27)),
+    ['cpu-bound  replica-cpu-at-1  at-cap'],
+  );
 });
 
 test('capped-scale-out: a database already full with one replica fails the growth before it', () => {
-  assert.deepEqual(edit((r) => (user(r)[1]!.throughput = 60)), ['user-scenario  2-replicas-vs-1  grows']);
+  assert.deepEqual(
+    edit((r) => (user(r)[1]!.throughput = 60)),
+    ['user-scenario  2-replicas-vs-1  grows'],
+  );
 });
 
 test('capped-scale-out: a database that never fills (--commit-ms 0) fails all three database lines', () => {
@@ -85,36 +103,63 @@ test('capped-scale-out: a database that never fills (--commit-ms 0) fails all th
     at(3, 195, 0.6, { writes: 270, writesPerS: 98, lockBusy: 0.03, lockWaitMs: 0.1, lockHoldMs: 0.3 }),
     at(5, 320, 0.98, { writes: 440, writesPerS: 160, lockBusy: 0.05, lockWaitMs: 0.2, lockHoldMs: 0.3 }),
   ];
-  assert.deepEqual(edit((r) => (r.workloads[1]!.steps = measured)), [
-    'user-scenario  5-replicas-vs-3  flat',
-    'user-scenario  database-at-5-replicas  full',
-    'user-scenario  replicas-cpu-at-5  below-cap',
-  ]);
+  assert.deepEqual(
+    edit((r) => (r.workloads[1]!.steps = measured)),
+    [
+      'user-scenario  5-replicas-vs-3  flat',
+      'user-scenario  database-at-5-replicas  full',
+      'user-scenario  replicas-cpu-at-5  below-cap',
+    ],
+  );
 });
 
 test('capped-scale-out: each database line fails alone on its own cause', () => {
-  assert.deepEqual(edit((r) => (user(r)[3]!.throughput = 115)), ['user-scenario  5-replicas-vs-3  flat']);
-  assert.deepEqual(edit((r) => (user(r)[3]!.db.lockBusy = 0.55)), ['user-scenario  database-at-5-replicas  full']);
+  assert.deepEqual(
+    edit((r) => (user(r)[3]!.throughput = 115)),
+    ['user-scenario  5-replicas-vs-3  flat'],
+  );
+  assert.deepEqual(
+    edit((r) => (user(r)[3]!.db.lockBusy = 0.55)),
+    ['user-scenario  database-at-5-replicas  full'],
+  );
   // Waiting longer than holding is not enough: with no flush a rare collision sleeps 1 ms against a 0.3 ms hold.
-  assert.deepEqual(edit((r) => Object.assign(user(r)[3]!.db, { lockBusy: 0.04, lockWaitMs: 1.2, lockHoldMs: 0.3 })), ['user-scenario  database-at-5-replicas  full']);
-  assert.deepEqual(edit((r) => (user(r)[3]!.replicaCores = 0.75)), ['user-scenario  replicas-cpu-at-5  below-cap']);
-  assert.deepEqual(edit((r) => r.workloads[1]!.steps.pop()), [
-    'user-scenario  5-replicas-vs-3  flat',
-    'user-scenario  database-at-5-replicas  full',
-    'user-scenario  replicas-cpu-at-5  below-cap',
-  ]);
+  assert.deepEqual(
+    edit((r) => Object.assign(user(r)[3]!.db, { lockBusy: 0.04, lockWaitMs: 1.2, lockHoldMs: 0.3 })),
+    ['user-scenario  database-at-5-replicas  full'],
+  );
+  assert.deepEqual(
+    edit((r) => (user(r)[3]!.replicaCores = 0.75)),
+    ['user-scenario  replicas-cpu-at-5  below-cap'],
+  );
+  assert.deepEqual(
+    edit((r) => r.workloads[1]!.steps.pop()),
+    [
+      'user-scenario  5-replicas-vs-3  flat',
+      'user-scenario  database-at-5-replicas  full',
+      'user-scenario  replicas-cpu-at-5  below-cap',
+    ],
+  );
 });
 
-test('capped-scale-out: a failed check or an error fails its workload\'s line', () => {
-  assert.deepEqual(edit((r) => (user(r)[2]!.failedChecks = 1)), ['user-scenario  failed-checks  none']);
-  assert.deepEqual(edit((r) => (r.workloads[0]!.steps[0]!.failedChecks = 2)), ['cpu-bound  failed-checks  none']);
+test("capped-scale-out: a failed check or an error fails its workload's line", () => {
+  assert.deepEqual(
+    edit((r) => (user(r)[2]!.failedChecks = 1)),
+    ['user-scenario  failed-checks  none'],
+  );
+  assert.deepEqual(
+    edit((r) => (r.workloads[0]!.steps[0]!.failedChecks = 2)),
+    ['cpu-bound  failed-checks  none'],
+  );
 });
 
 test('capped-scale-out: a 1-core machine says it cannot show it; the table names the cap and the flush', () => {
   const one = healthy();
   one.machine = { ...MACHINE, cores: 1 };
   const lines = shape(one);
-  assert.deepEqual(lines.filter((l) => !l.endsWith(CANNOT_SHOW)), ['cpu-bound  replica-cpu-at-1  at-cap', 'cpu-bound  failed-checks  none', 'user-scenario  failed-checks  none']);
+  assert.deepEqual(
+    lines.filter((l) => !l.endsWith(CANNOT_SHOW)),
+    ['cpu-bound  replica-cpu-at-1  at-cap', 'cpu-bound  failed-checks  none', 'user-scenario  failed-checks  none'],
+  );
   assert.match(notShown(one).join(' '), /1 core/);
   assert.deepEqual(notShown(healthy()), []);
   const text = render(healthy(), false);
@@ -135,8 +180,12 @@ test('capped-scale-out --db postgres: the database lines are not shown, with the
   ];
   const lines = shape(pg);
   assert.deepEqual(failedLines(expected, lines), []);
-  for (const key of ['5-replicas-vs-3', 'database-at-5-replicas', 'replicas-cpu-at-5']) assert.ok(lines.includes(`user-scenario  ${key}  ${CANNOT_SHOW}`), key);
-  assert.match(notShown(pg).join(' '), /PostgreSQL, a server with no single writer lock, does not fill within 5 replicas of 0\.2 core \(at 5 replicas it used 0\.09 core for 90 creates and reads a second, 1\.00 ms of CPU each\)/);
+  for (const key of ['5-replicas-vs-3', 'database-at-5-replicas', 'replicas-cpu-at-5'])
+    assert.ok(lines.includes(`user-scenario  ${key}  ${CANNOT_SHOW}`), key);
+  assert.match(
+    notShown(pg).join(' '),
+    /PostgreSQL, a server with no single writer lock, does not fill within 5 replicas of 0\.2 core \(at 5 replicas it used 0\.09 core for 90 creates and reads a second, 1\.00 ms of CPU each\)/,
+  );
   const text = render(pg, false);
   assert.match(text, /PostgreSQL \(a throwaway server, durable commits\)/);
   assert.match(text, /18\.7 ms/);

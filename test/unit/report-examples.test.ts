@@ -30,12 +30,28 @@ test('the examples check finds a healthy result off the expected output, a line 
   type R = { a: number; b: number };
   const expected = ['a  positive', 'b  positive'];
   const independent = (r: R) => [line('a', r.a > 0 ? 'positive' : 'not'), line('b', r.b > 0 ? 'positive' : 'not')];
-  const coupled = (r: R) => [line('a', r.a > 0 ? 'positive' : 'not'), line('b', r.b > 0 && r.a > 0 ? 'positive' : 'not')];
-  const good: ReportExamples<R> = { healthy: () => ({ a: 1, b: 1 }), broken: { a: (r) => void (r.a = -1), b: (r) => void (r.b = 0) } };
+  const coupled = (r: R) => [
+    line('a', r.a > 0 ? 'positive' : 'not'),
+    line('b', r.b > 0 && r.a > 0 ? 'positive' : 'not'),
+  ];
+  const good: ReportExamples<R> = {
+    healthy: () => ({ a: 1, b: 1 }),
+    broken: { a: (r) => void (r.a = -1), b: (r) => void (r.b = 0) },
+  };
   assert.deepEqual(examplesProblems(good, independent, expected), []);
   assert.deepEqual(examplesProblems(good, coupled, expected), ["breaking 'a' fails 'b' too"]);
-  assert.deepEqual(examplesProblems({ ...good, broken: { b: good.broken.b! } }, independent, expected), ["no broken example for 'a'"]);
-  assert.deepEqual(examplesProblems({ ...good, broken: { ...good.broken, b: () => {} } }, independent, expected), ["breaking 'b' leaves it holding"]);
-  assert.deepEqual(examplesProblems({ ...good, broken: { ...good.broken, c: () => {} } }, independent, expected), ["broken example 'c' is not a line of the expected output", "breaking 'c' leaves it holding"]);
-  assert.deepEqual(examplesProblems({ ...good, healthy: () => ({ a: 1, b: 0 }) }, independent, expected)[0], 'the healthy example prints ["a  positive","b  not"], not the expected lines');
+  assert.deepEqual(examplesProblems({ ...good, broken: { b: good.broken.b! } }, independent, expected), [
+    "no broken example for 'a'",
+  ]);
+  assert.deepEqual(examplesProblems({ ...good, broken: { ...good.broken, b: () => {} } }, independent, expected), [
+    "breaking 'b' leaves it holding",
+  ]);
+  assert.deepEqual(examplesProblems({ ...good, broken: { ...good.broken, c: () => {} } }, independent, expected), [
+    "broken example 'c' is not a line of the expected output",
+    "breaking 'c' leaves it holding",
+  ]);
+  assert.deepEqual(
+    examplesProblems({ ...good, healthy: () => ({ a: 1, b: 0 }) }, independent, expected)[0],
+    'the healthy example prints ["a  positive","b  not"], not the expected lines',
+  );
 });

@@ -3,8 +3,20 @@
 // result that must fail it; Little's law and the knee are computed as the lesson text says.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { caveats, knee, littlesMs, render as renderCeiling, shape as ceilingShape, type CeilingResult, type CeilingStep } from '../../results/ceiling/report.ts';
-import { render as renderProxy, shape as proxyShape, type ProxyOverheadResult } from '../../results/proxy-overhead/report.ts';
+import {
+  caveats,
+  knee,
+  littlesMs,
+  render as renderCeiling,
+  shape as ceilingShape,
+  type CeilingResult,
+  type CeilingStep,
+} from '../../results/ceiling/report.ts';
+import {
+  render as renderProxy,
+  shape as proxyShape,
+  type ProxyOverheadResult,
+} from '../../results/proxy-overhead/report.ts';
 import { CANNOT_SHOW } from '../../results/report/shape.ts';
 import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';
 
@@ -24,8 +36,16 @@ function ceiling(): CeilingResult {
     rounds: 2,
     ms: 5,
     routes: [
-      { name: 'io-bound', route: '/slow-async?ms=5', steps: CONNS.map((n) => step(n, n <= 16 ? 180 * n : 180 * 16 * 1.05 ** Math.log2(n / 16), 6 + n / 8)) },
-      { name: 'cpu-bound', route: '/work?ms=5', steps: CONNS.filter((n) => n <= 16).map((n) => step(n, 185, 5.4 * n * 1.1)) },
+      {
+        name: 'io-bound',
+        route: '/slow-async?ms=5',
+        steps: CONNS.map((n) => step(n, n <= 16 ? 180 * n : 180 * 16 * 1.05 ** Math.log2(n / 16), 6 + n / 8)),
+      },
+      {
+        name: 'cpu-bound',
+        route: '/work?ms=5',
+        steps: CONNS.filter((n) => n <= 16).map((n) => step(n, 185, 5.4 * n * 1.1)),
+      },
     ],
   };
 }
@@ -69,21 +89,40 @@ test('ceiling: each rule fails on a result that breaks it', () => {
   assert.ok(growing.includes('ceiling  cpu-bound  throughput  flat-from-1-connection'), growing.join('\n'));
   assert.ok(growing.includes('ceiling  cpu-bound  knee  at-1-connection'), growing.join('\n'));
   // 60 req/s for 5 ms of work: something else eats the core.
-  assert.ok(editCeiling((r) => (cpu(r).steps = CONNS.map((n) => step(n, 60, n * 16)))).includes('ceiling  cpu-bound  throughput-vs-1000/ms  near'));
+  assert.ok(
+    editCeiling((r) => (cpu(r).steps = CONNS.map((n) => step(n, 60, n * 16)))).includes(
+      'ceiling  cpu-bound  throughput-vs-1000/ms  near',
+    ),
+  );
   // Latency that does not grow with connections breaks linearity (and Little's law).
-  const flatLatency = editCeiling((r) => (cpu(r).steps = CONNS.map((n) => ({ ...step(n, 185, 6), mean: 5.4, p50: 5.4 }))));
-  assert.ok(flatLatency.includes('ceiling  cpu-bound  latency-vs-connections-up-to-16  linear'), flatLatency.join('\n'));
+  const flatLatency = editCeiling(
+    (r) => (cpu(r).steps = CONNS.map((n) => ({ ...step(n, 185, 6), mean: 5.4, p50: 5.4 }))),
+  );
+  assert.ok(
+    flatLatency.includes('ceiling  cpu-bound  latency-vs-connections-up-to-16  linear'),
+    flatLatency.join('\n'),
+  );
   assert.ok(flatLatency.includes('ceiling  littles-law-up-to-16-connections  holds'), flatLatency.join('\n'));
   // I/O-bound throughput that does not grow from 1 to 8 connections.
   assert.deepEqual(
     editCeiling((r) => (io(r).steps = CONNS.map((n) => step(n, 185, 5.4 * n)))),
     ['ceiling  io-bound  throughput-1-to-8-connections  grows', 'ceiling  io-bound  knee-vs-cpu-bound  later'],
   );
-  assert.deepEqual(editCeiling((r) => (io(r).steps[3]!.errors = 2)), ['ceiling  errors  none']);
+  assert.deepEqual(
+    editCeiling((r) => (io(r).steps[3]!.errors = 2)),
+    ['ceiling  errors  none'],
+  );
 });
 
 function proxy(): ProxyOverheadResult {
-  const run = (proxy: 'direct' | 'builtin' | 'nginx', keepAlive: boolean, throughput: number, p50: number, requests: number, upstreamConnections: number) => ({
+  const run = (
+    proxy: 'direct' | 'builtin' | 'nginx',
+    keepAlive: boolean,
+    throughput: number,
+    p50: number,
+    requests: number,
+    upstreamConnections: number,
+  ) => ({
     config: { proxy, keepAlive },
     throughput,
     p50,
@@ -113,28 +152,73 @@ const editProxy = (f: (r: ProxyOverheadResult) => void) => {
   f(r);
   return failedLines(proxyExpected, proxyShape(r));
 };
-const pick = (r: ProxyOverheadResult, p: string, k: boolean) => r.runs.find((x) => x.config.proxy === p && x.config.keepAlive === k)!;
+const pick = (r: ProxyOverheadResult, p: string, k: boolean) =>
+  r.runs.find((x) => x.config.proxy === p && x.config.keepAlive === k)!;
 
 test('proxy-overhead: a healthy result prints exactly the expected shape', () => {
   assert.deepEqual(proxyShape(proxy()), proxyExpected);
 });
 
 test('proxy-overhead: each rule fails on a result that breaks it', () => {
-  assert.deepEqual(editProxy((r) => (pick(r, 'builtin', true).p50 = 1.3)), ['proxy-overhead  builtin  keepalive-on  added-p50  under-10x-direct', 'proxy-overhead  builtin  keepalive-off-vs-on  p50  higher']);
+  assert.deepEqual(
+    editProxy((r) => (pick(r, 'builtin', true).p50 = 1.3)),
+    [
+      'proxy-overhead  builtin  keepalive-on  added-p50  under-10x-direct',
+      'proxy-overhead  builtin  keepalive-off-vs-on  p50  higher',
+    ],
+  );
   // the limit follows the machine: the same 0.9 ms added is within 10× of a 0.15 ms direct p50
-  assert.deepEqual(editProxy((r) => { pick(r, 'direct', true).p50 = 0.15; pick(r, 'builtin', true).p50 = 1.05; pick(r, 'builtin', false).p50 = 1.6; }), []);
-  assert.deepEqual(editProxy((r) => (pick(r, 'nginx', true).p50 = 1.2)), ['proxy-overhead  nginx  keepalive-on  added-p50  under-10x-direct']);
-  assert.deepEqual(editProxy((r) => (pick(r, 'nginx', true).upstreamConnections = 900)), ['proxy-overhead  nginx  keepalive-on  upstream-connections  few']);
-  assert.deepEqual(editProxy((r) => (pick(r, 'builtin', false).upstreamConnections = 40)), ['proxy-overhead  builtin  keepalive-off  upstream-connections  one-per-request']);
-  assert.deepEqual(editProxy((r) => (pick(r, 'nginx', false).throughput = 10000)), ['proxy-overhead  nginx  keepalive-off-vs-on  throughput  lower']);
-  assert.deepEqual(editProxy((r) => (pick(r, 'builtin', false).p50 = 0.31)), ['proxy-overhead  builtin  keepalive-off-vs-on  p50  higher']);
-  assert.deepEqual(editProxy((r) => (pick(r, 'nginx', false).errors = 3)), ['proxy-overhead  errors  none']);
+  assert.deepEqual(
+    editProxy((r) => {
+      pick(r, 'direct', true).p50 = 0.15;
+      pick(r, 'builtin', true).p50 = 1.05;
+      pick(r, 'builtin', false).p50 = 1.6;
+    }),
+    [],
+  );
+  assert.deepEqual(
+    editProxy((r) => (pick(r, 'nginx', true).p50 = 1.2)),
+    ['proxy-overhead  nginx  keepalive-on  added-p50  under-10x-direct'],
+  );
+  assert.deepEqual(
+    editProxy((r) => (pick(r, 'nginx', true).upstreamConnections = 900)),
+    ['proxy-overhead  nginx  keepalive-on  upstream-connections  few'],
+  );
+  assert.deepEqual(
+    editProxy((r) => (pick(r, 'builtin', false).upstreamConnections = 40)),
+    ['proxy-overhead  builtin  keepalive-off  upstream-connections  one-per-request'],
+  );
+  assert.deepEqual(
+    editProxy((r) => (pick(r, 'nginx', false).throughput = 10000)),
+    ['proxy-overhead  nginx  keepalive-off-vs-on  throughput  lower'],
+  );
+  assert.deepEqual(
+    editProxy((r) => (pick(r, 'builtin', false).p50 = 0.31)),
+    ['proxy-overhead  builtin  keepalive-off-vs-on  p50  higher'],
+  );
+  assert.deepEqual(
+    editProxy((r) => (pick(r, 'nginx', false).errors = 3)),
+    ['proxy-overhead  errors  none'],
+  );
   // keep-alive off that kept connections open: no extra CPU per request on the replica
-  assert.deepEqual(editProxy((r) => (pick(r, 'nginx', false).replicaCpuUsPerRequest = 55)), ['proxy-overhead  nginx  keepalive-off-vs-on  replica-cpu-per-request  higher']);
-  assert.deepEqual(editProxy((r) => (pick(r, 'builtin', false).replicaCpuUsPerRequest = 59)), ['proxy-overhead  builtin  keepalive-off-vs-on  replica-cpu-per-request  higher']);
-  assert.deepEqual(editProxy((r) => (pick(r, 'builtin', false).replicaCpuUsPerRequest = 60)), [], '1.5x counts');
+  assert.deepEqual(
+    editProxy((r) => (pick(r, 'nginx', false).replicaCpuUsPerRequest = 55)),
+    ['proxy-overhead  nginx  keepalive-off-vs-on  replica-cpu-per-request  higher'],
+  );
+  assert.deepEqual(
+    editProxy((r) => (pick(r, 'builtin', false).replicaCpuUsPerRequest = 59)),
+    ['proxy-overhead  builtin  keepalive-off-vs-on  replica-cpu-per-request  higher'],
+  );
+  assert.deepEqual(
+    editProxy((r) => (pick(r, 'builtin', false).replicaCpuUsPerRequest = 60)),
+    [],
+    '1.5x counts',
+  );
   // nginx has no p50 line: its connect on loopback is inside the noise of a p50
-  assert.deepEqual(editProxy((r) => (pick(r, 'nginx', false).p50 = pick(r, 'nginx', true).p50)), []);
+  assert.deepEqual(
+    editProxy((r) => (pick(r, 'nginx', false).p50 = pick(r, 'nginx', true).p50)),
+    [],
+  );
 });
 
 test('proxy-overhead without nginx: its lines are not shown, not failed', () => {

@@ -73,7 +73,10 @@ test('one core: growth is "not shown", with a sentence saying why, and the shape
   assert.equal(growthVerdict(r), CANNOT_SHOW);
   const cmp = compareShape(expected, shape(r));
   assert.equal(cmp.holds, true);
-  assert.deepEqual(cmp.lines.filter((l) => l.status === 'not-shown').map((l) => l.expected), ['throughput  up-to-core-count  grows']);
+  assert.deepEqual(
+    cmp.lines.filter((l) => l.status === 'not-shown').map((l) => l.expected),
+    ['throughput  up-to-core-count  grows'],
+  );
   assert.match(notShown(r).join(' '), /1 core/);
 });
 

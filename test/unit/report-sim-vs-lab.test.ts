@@ -45,7 +45,13 @@ const healthy = (): SimVsLabResult => ({
     run('random', 159, 5.5, 152, 468),
     run('power-of-two-choices', 981, 3.6, 10.8, 166),
   ]),
-  calibration: { direct: { p50: 0.18, p95: 0.57, samples: 3369 }, replicaCpuMs: 0.07, path: { p50: 3.4, p95: 9.2, throughput: 1429, connections: 6 }, hogMs: 30, pathQueue: { meanMs: 0.41, stallShare: 0.03, stallMs: 5.8, fitted: { p50: 3.4, p95: 9.1, throughput: 1431 } } },
+  calibration: {
+    direct: { p50: 0.18, p95: 0.57, samples: 3369 },
+    replicaCpuMs: 0.07,
+    path: { p50: 3.4, p95: 9.2, throughput: 1429, connections: 6 },
+    hogMs: 30,
+    pathQueue: { meanMs: 0.41, stallShare: 0.03, stallMs: 5.8, fitted: { p50: 3.4, p95: 9.1, throughput: 1431 } },
+  },
   seed: 1,
   loop: 'turns',
   simRequests: 100_000,
@@ -74,13 +80,17 @@ test('a simulation that ranks round robin above least connections on p95 breaks 
   assert.ok(failedLines(expectedShape('sim-vs-lab'), shape(r)).includes('policies-by-p95  lab-vs-sim  same-order'));
   const swapped = healthy(); // random and two choices swap places, the ratio untouched
   set(swapped.sim, 'random', { p95: 4 });
-  assert.deepEqual(failedLines(expectedShape('sim-vs-lab'), shape(swapped)), ['policies-by-p95  lab-vs-sim  same-order']);
+  assert.deepEqual(failedLines(expectedShape('sim-vs-lab'), shape(swapped)), [
+    'policies-by-p95  lab-vs-sim  same-order',
+  ]);
 });
 
 test('a simulation where random out-serves two choices breaks the throughput order', () => {
   const r = healthy();
   set(r.sim, 'random', { throughput: 2000 });
-  assert.ok(failedLines(expectedShape('sim-vs-lab'), shape(r)).includes('policies-by-throughput  lab-vs-sim  same-order'));
+  assert.ok(
+    failedLines(expectedShape('sim-vs-lab'), shape(r)).includes('policies-by-throughput  lab-vs-sim  same-order'),
+  );
 });
 
 test("round robin's p95 more than 2x apart (either way) breaks its line; within 2x holds, whatever least connections does", () => {
@@ -96,7 +106,10 @@ test("round robin's p95 more than 2x apart (either way) breaks its line; within 
   assert.ok(failedLines(expectedShape('sim-vs-lab'), shape(high)).includes(line));
   const none = healthy();
   none.sim.policies = none.sim.policies.filter((p) => p.policy !== 'round-robin');
-  assert.ok(failedLines(expectedShape('sim-vs-lab'), shape(none)).includes(line), 'a missing round robin is not within anything');
+  assert.ok(
+    failedLines(expectedShape('sim-vs-lab'), shape(none)).includes(line),
+    'a missing round robin is not within anything',
+  );
   assert.ok(rrOverLc(r.lab)! > 1, 'the ratio is still computed for the table');
 });
 

@@ -15,7 +15,9 @@ const expected = expectedShape('stages');
 
 /** The expected lines a result breaks. */
 function broken(r: StagesResult): string[] {
-  return compareShape(expected, shape(r)).lines.filter((l) => l.status === 'failed' || l.status === 'missing').map((l) => l.expected!);
+  return compareShape(expected, shape(r))
+    .lines.filter((l) => l.status === 'failed' || l.status === 'missing')
+    .map((l) => l.expected!);
 }
 function req(r: StagesResult, p: Parameters<typeof part>[1], g: string, i = 0): StagedRequest {
   return group(part(r, p), g)!.requests[i]!;
@@ -39,7 +41,10 @@ test('keep-alive: a fresh request that reused a connection, or a kept one that c
   req(r, 'keep-alive', 'fresh', 4).connectionAfter = 'kept';
   assert.deepEqual(broken(r), ['fresh  connection-after  closed']);
   r = stagesResult();
-  group(part(r, 'keep-alive'), 'keep-alive')!.requests = group(part(r, 'keep-alive'), 'fresh')!.requests.map((q) => ({ ...q, connectionAfter: 'kept' }));
+  group(part(r, 'keep-alive'), 'keep-alive')!.requests = group(part(r, 'keep-alive'), 'fresh')!.requests.map((q) => ({
+    ...q,
+    connectionAfter: 'kept',
+  }));
   assert.deepEqual(broken(r), ['keep-alive  connect  first-request-only']);
   r = stagesResult();
   req(r, 'keep-alive', 'keep-alive', 1).connectionAfter = 'closed';
@@ -76,14 +81,20 @@ test('proxy: without nginx its lines are not shown, and the run says why', () =>
   p.missing = { nginx: 'nginx was not found' };
   const cmp = compareShape(expected, shape(r));
   assert.equal(cmp.holds, true);
-  assert.deepEqual(cmp.lines.filter((l) => l.status === 'not-shown').map((l) => l.expected), ['nginx  upstream-connect  after-request-written', 'nginx  upstream-connection  reused']);
+  assert.deepEqual(
+    cmp.lines.filter((l) => l.status === 'not-shown').map((l) => l.expected),
+    ['nginx  upstream-connect  after-request-written', 'nginx  upstream-connection  reused'],
+  );
   assert.deepEqual(notShown(r), ['nginx: nginx was not found']);
 });
 
 test('blocked: a light request parsed during the heavy scrypt, or waiting in its handler, breaks the blocking lines', () => {
   let r = stagesResult();
   group(part(r, 'blocked'), 'blocking')!.requests[1] = staged('light', kept(181), 3_050_000); // as if scrypt were pooled
-  assert.deepEqual(broken(r), ['blocking  light-parsed  after-heavy-scrypt', 'blocking  light-waited-in  server-headers-parsed']);
+  assert.deepEqual(broken(r), [
+    'blocking  light-parsed  after-heavy-scrypt',
+    'blocking  light-waited-in  server-headers-parsed',
+  ]);
   r = stagesResult();
   group(part(r, 'blocked'), 'pooled')!.requests[1] = staged('light', kept(500_000), 4_050_000); // parsed after the heavy one
   assert.deepEqual(broken(r), ['pooled  light-parsed  before-heavy-scrypt']);
@@ -102,7 +113,10 @@ test('slow-reader: short waits for drain, a handler that ends early or late, or 
   r = stagesResult();
   stamp(req(r, 'slow-reader', 'ignoring-backpressure'), 'handler-end').atUs += 320_000; // a producer as slow as the reader
   req(r, 'slow-reader', 'ignoring-backpressure').extra.queuedMaxBytes = 3 * 1024 ** 2; // so the queue stays short
-  assert.deepEqual(broken(r), ['ignoring-backpressure  handler-ends  long-before-finish', 'ignoring-backpressure  queued  most-of-the-body']);
+  assert.deepEqual(broken(r), [
+    'ignoring-backpressure  handler-ends  long-before-finish',
+    'ignoring-backpressure  queued  most-of-the-body',
+  ]);
 });
 
 test('body-limit: a body sent or read before an early 413, a late check that stopped early, or equal costs break their lines', () => {
@@ -115,7 +129,8 @@ test('body-limit: a body sent or read before an early 413, a late check that sto
   req(r, 'body-limit', 'late').status = 201;
   assert.deepEqual(broken(r), ['late  status  413', 'late  server-read  whole-body']);
   r = stagesResult();
-  stamp(req(r, 'body-limit', 'late'), 'response-headers-written').atUs = stamp(req(r, 'body-limit', 'late'), 'headers-parsed').atUs + 900;
+  stamp(req(r, 'body-limit', 'late'), 'response-headers-written').atUs =
+    stamp(req(r, 'body-limit', 'late'), 'headers-parsed').atUs + 900;
   assert.deepEqual(broken(r), ['late-vs-early  server-time-to-413  much-longer']);
 });
 
@@ -123,7 +138,16 @@ test('body-limit: one early upload held up by a pause (a garbage collection) doe
   const r = stagesResult();
   const pause = (i: number) => {
     const q = req(r, 'body-limit', 'early', i);
-    for (const s of q.stamps) if (s.stage !== 'request-start' && s.stage !== 'accept' && s.stage !== 'connect' && s.stage !== 'request-written' && s.stage !== 'first-bytes-read' && s.stage !== 'headers-parsed') s.atUs += 30_000;
+    for (const s of q.stamps)
+      if (
+        s.stage !== 'request-start' &&
+        s.stage !== 'accept' &&
+        s.stage !== 'connect' &&
+        s.stage !== 'request-written' &&
+        s.stage !== 'first-bytes-read' &&
+        s.stage !== 'headers-parsed'
+      )
+        s.atUs += 30_000;
   };
   pause(0);
   assert.deepEqual(broken(r), []);
@@ -134,7 +158,10 @@ test('body-limit: one early upload held up by a pause (a garbage collection) doe
 test('blocked: a light request sent after the heavy one ended shows nothing, and says so', () => {
   const r = stagesResult();
   group(part(r, 'blocked'), 'blocking')!.requests[1] = staged('light', kept(181), 3_500_000); // a small --cost: the heavy one is over
-  assert.deepEqual(broken(r), ['blocking  light-parsed  after-heavy-scrypt', 'blocking  light-waited-in  server-headers-parsed']);
+  assert.deepEqual(broken(r), [
+    'blocking  light-parsed  after-heavy-scrypt',
+    'blocking  light-waited-in  server-headers-parsed',
+  ]);
   assert.ok(shape(r).includes('blocking  light-parsed  sent-after-heavy-ended'));
 });
 
@@ -143,32 +170,52 @@ test('a part left out with --part prints its keys as not shown, and says so', ()
   r.parts = r.parts.filter((p) => p.part === 'blocked');
   const lines = shape(r);
   assert.equal(lines.length, expected.length);
-  assert.ok(lines.filter((l) => !l.startsWith('blocking') && !l.startsWith('pooled')).every((l) => l.endsWith(CANNOT_SHOW)));
+  assert.ok(
+    lines.filter((l) => !l.startsWith('blocking') && !l.startsWith('pooled')).every((l) => l.endsWith(CANNOT_SHOW)),
+  );
   assert.equal(compareShape(expected, lines).holds, true);
   assert.deepEqual(notShown(r), ['not run (--part): keep-alive, proxy, slow-reader, body-limit']);
 });
 
 test('waterfall: each stretch carries the letter of the stage that ends it, over the whole request', () => {
-  const q = staged('x', [['client', 'request-start', 0], ['client', 'request-written', 100], ['server', 'headers-parsed', 900], ['client', 'last-byte', 1_000]]);
+  const q = staged('x', [
+    ['client', 'request-start', 0],
+    ['client', 'request-written', 100],
+    ['server', 'headers-parsed', 900],
+    ['client', 'last-byte', 1_000],
+  ]);
   assert.equal(waterfall(q, 10), 'wppppppppl');
   assert.equal(waterfall(staged('one', [['client', 'request-start', 0]]), 5), '     ');
 });
 
 test('the table shows the typical request: the median of those after the first', () => {
-  const g = { name: 'g', requests: [1, 5, 3, 4].map((t, i) => staged(`r${i + 1}`, [['client', 'request-start', 0], ['client', 'last-byte', t]])) };
+  const g = {
+    name: 'g',
+    requests: [1, 5, 3, 4].map((t, i) =>
+      staged(`r${i + 1}`, [
+        ['client', 'request-start', 0],
+        ['client', 'last-byte', t],
+      ]),
+    ),
+  };
   assert.equal(typical(g)?.label, 'r4', 'the median of the requests after the first');
 });
 
 test('render: a table per part and a waterfall per request, without colour codes when colour is off', () => {
   const out = render(stagesResult(), false);
-  for (const p of ['keep-alive', 'proxy', 'blocked', 'slow-reader', 'body-limit']) assert.match(out, new RegExp(`^${p}: `, 'm'));
+  for (const p of ['keep-alive', 'proxy', 'blocked', 'slow-reader', 'body-limit'])
+    assert.match(out, new RegExp(`^${p}: `, 'm'));
   assert.match(out, /at µs/);
-  assert.match(out, /│ s headers-parsed +│ +422,391 │ +422,184 │/, 'the blocked light request waited before its headers were parsed');
+  assert.match(
+    out,
+    /│ s headers-parsed +│ +422,391 │ +422,184 │/,
+    'the blocked light request waited before its headers were parsed',
+  );
   assert.equal((out.match(/^ {2}\S.* \|[a-z1]{48}\| [\d,]+ µs$/gm) ?? []).length, 5 + 5 + 15 + 4 + 2 + 4);
   assert.doesNotMatch(out, /\x1b\[/);
 });
 
-test('measures: each --predict question is answered by a measure, and the healthy answers are the lesson\'s', () => {
+test("measures: each --predict question is answered by a measure, and the healthy answers are the lesson's", () => {
   const m = new Map(measures(stagesResult()).map((x) => [x.id, x.value]));
   for (const q of predictions) assert.ok(m.has(q.measure), q.measure);
   assert.ok(m.get('builtin-hops-vs-direct')! >= 2 && m.get('builtin-hops-vs-direct')! < 10);

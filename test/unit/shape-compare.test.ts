@@ -33,7 +33,10 @@ test('a different verdict fails, with the hint for its key or first token', () =
 test('a missing line and an unexpected line both fail', () => {
   const cmp = compareShape(expected, ['a  x  yes', 'c  z  flat', 'd  w  new']);
   assert.equal(cmp.holds, false);
-  assert.deepEqual(cmp.lines.map((l) => l.status), ['held', 'missing', 'held', 'unexpected']);
+  assert.deepEqual(
+    cmp.lines.map((l) => l.status),
+    ['held', 'missing', 'held', 'unexpected'],
+  );
 });
 
 test('a line this machine cannot show does not fail the shape', () => {
@@ -65,7 +68,12 @@ test('every expected-output file has lines of at least two tokens, unique keys, 
   for (const f of readdirSync(dir)) {
     const lines = parseExpected(readFileSync(path.join(dir, f), 'utf8'));
     assert.ok(lines.length > 0, `${f} is empty`);
-    const keys = lines.map((l) => l.split(/\s{2,}/).slice(0, -1).join('  '));
+    const keys = lines.map((l) =>
+      l
+        .split(/\s{2,}/)
+        .slice(0, -1)
+        .join('  '),
+    );
     for (const l of lines) {
       assert.ok(l.split(/\s{2,}/).length >= 2, `${f}: '${l}' has no verdict token`);
       assert.doesNotMatch(l, /\x1b/, `${f}: colour codes`);
@@ -82,20 +90,40 @@ test('compare: a key two experiments share goes to the one whose lines came just
   assert.deepEqual([...v.experiments.keys()], ['scale-out', 'capped-scale-out']);
   assert.equal(v.holds, true, renderVerdict(v, false));
   // The other order, too.
-  assert.equal(compareText('f', [...all.get('capped-scale-out')!, ...all.get('scale-out')!].join('\n'), all).holds, true);
+  assert.equal(
+    compareText('f', [...all.get('capped-scale-out')!, ...all.get('scale-out')!].join('\n'), all).holds,
+    true,
+  );
 });
 
 test('compare: a run that noted a busy machine has its lines that did not hold marked ~, not judged', () => {
   const all = loadExpected();
-  const pool = all.get('pool')!.map((l) => (l.startsWith('throughput  up-to-core-count') ? 'throughput  up-to-core-count  does-not-grow' : l));
-  const busy = compareText('ann.txt', [...all.get('blocking')!, ...pool, '# note: other programs (the busiest, in cores: node 0.97) kept about 1.0 of the 2 cores busy'].join('\n'), all);
+  const pool = all
+    .get('pool')!
+    .map((l) => (l.startsWith('throughput  up-to-core-count') ? 'throughput  up-to-core-count  does-not-grow' : l));
+  const busy = compareText(
+    'ann.txt',
+    [
+      ...all.get('blocking')!,
+      ...pool,
+      '# note: other programs (the busiest, in cores: node 0.97) kept about 1.0 of the 2 cores busy',
+    ].join('\n'),
+    all,
+  );
   assert.deepEqual([...busy.busy], ['pool']);
   const text = renderVerdict(busy, false);
   assert.match(text, /~ pool: 5 held, 1 not judged: the machine was busy/);
-  assert.match(text, /~ throughput {2}up-to-core-count {2}grows {3}\(the file has: throughput {2}up-to-core-count {2}does-not-grow\)/);
+  assert.match(
+    text,
+    /~ throughput {2}up-to-core-count {2}grows {3}\(the file has: throughput {2}up-to-core-count {2}does-not-grow\)/,
+  );
   assert.doesNotMatch(text, /✗/);
   // Without the note the same line is a ✗; a note after another experiment's lines does not excuse it.
-  const quiet = compareText('bob.txt', [...pool, ...all.get('blocking')!, '# note: other programs kept about 1.0 of the 2 cores busy'].join('\n'), all);
+  const quiet = compareText(
+    'bob.txt',
+    [...pool, ...all.get('blocking')!, '# note: other programs kept about 1.0 of the 2 cores busy'].join('\n'),
+    all,
+  );
   assert.deepEqual([...quiet.busy], ['blocking']);
   assert.match(renderVerdict(quiet, false), /✗ pool: 5 held, 1 did not hold/);
 });

@@ -9,7 +9,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { REFUSED_MS, simulate, validate, type SimConfig, type SimResult, type TimelineEvent } from '../../sim/engine.ts';
+import {
+  REFUSED_MS,
+  simulate,
+  validate,
+  type SimConfig,
+  type SimResult,
+  type TimelineEvent,
+} from '../../sim/engine.ts';
 import { exp, fixed, meanOf, withStalls } from '../../sim/dist.ts';
 import { fitPath } from '../../sim/scenarios/degraded.ts';
 import { DEFAULT_HPA } from '../../core/hpa.ts';
@@ -97,7 +104,10 @@ const turnsConfig = (seed: number, loop: 'fifo' | 'turns' = 'turns'): SimConfig 
 test("loop 'turns': the same config and seed give the same result exactly; another seed, or the fifo loop, another", () => {
   const a = simulate(turnsConfig(7));
   assert.deepEqual(simulate(turnsConfig(7)), a);
-  assert.ok(a.counts.completed > 15_000 && a.counts.timeouts > 0, `a real run: ${a.counts.completed} answers, ${a.counts.timeouts} timeouts`);
+  assert.ok(
+    a.counts.completed > 15_000 && a.counts.timeouts > 0,
+    `a real run: ${a.counts.completed} answers, ${a.counts.timeouts} timeouts`,
+  );
   assert.notDeepEqual(simulate(turnsConfig(8)).latency, a.latency);
   // The turns are real: the same seed served first come, first served is another run.
   assert.notDeepEqual(simulate(turnsConfig(7, 'fifo')).latency, a.latency);
@@ -155,14 +165,27 @@ test("Little's law: the replica's time-averaged queue is λ·W within 3 %", () =
 });
 
 test('the checks tell distributions apart: exponential service is not M/D/1, fixed service is not M/M/1', () => {
-  assert.ok(!within(mm1At08().latency.mean, md1Mean(0.8), 0.03), `M/M/1 run (${mm1At08().latency.mean}) passes for M/D/1 (${md1Mean(0.8)})`);
-  assert.ok(!within(md1At08().latency.mean, mm1Mean(0.8), 0.03), `M/D/1 run (${md1At08().latency.mean}) passes for M/M/1 (${mm1Mean(0.8)})`);
+  assert.ok(
+    !within(mm1At08().latency.mean, md1Mean(0.8), 0.03),
+    `M/M/1 run (${mm1At08().latency.mean}) passes for M/D/1 (${md1Mean(0.8)})`,
+  );
+  assert.ok(
+    !within(md1At08().latency.mean, mm1Mean(0.8), 0.03),
+    `M/D/1 run (${md1At08().latency.mean}) passes for M/M/1 (${mm1Mean(0.8)})`,
+  );
 });
 
 test('closed loop, no think time: throughput 1000/S req/s and every response takes N·S', () => {
   const N = 8;
   const S = 2;
-  const r = simulate({ replicas: 1, policy: 'round-robin', clients: { kind: 'closed', count: N }, service: fixed(S), durationMs: 10_000, warmupMs: 1000 });
+  const r = simulate({
+    replicas: 1,
+    policy: 'round-robin',
+    clients: { kind: 'closed', count: N },
+    service: fixed(S),
+    durationMs: 10_000,
+    warmupMs: 1000,
+  });
   assertWithin(r.throughput, 1000 / S, 0.005, 'throughput');
   // The histogram keeps 3 significant digits: 16 ms reads as 16.007 at worst.
   for (const k of ['p50', 'p99', 'max', 'mean'] as const) assertWithin(r.latency[k], N * S, 0.001, `latency ${k}`);
@@ -202,7 +225,10 @@ test("loop 'turns': a probe on a replica hogged by 3 connections of 30 ms waits 
     });
   const fifo = probe('fifo');
   const turns = probe('turns');
-  assert.ok(fifo.latency.count > 400 && turns.latency.count > 400, `probes: fifo ${fifo.latency.count}, turns ${turns.latency.count}`);
+  assert.ok(
+    fifo.latency.count > 400 && turns.latency.count > 400,
+    `probes: fifo ${fifo.latency.count}, turns ${turns.latency.count}`,
+  );
   // FIFO: every probe waits behind the three hog requests queued ahead of it.
   for (const k of ['p50', 'p95', 'mean'] as const) assertWithin(fifo.latency[k], 90, 0.01, `fifo ${k}`);
   // Turns: the rest of the current turn, then its place among the 4 requests of the next.
@@ -212,8 +238,18 @@ test("loop 'turns': a probe on a replica hogged by 3 connections of 30 ms waits 
 });
 
 test("loop 'turns' with a thread pool is a RangeError (no pool model in turns); fifo with one is fine", () => {
-  const config: SimConfig = { replicas: 1, policy: 'round-robin', clients: { kind: 'closed', count: 1 }, service: fixed(1), pool: { threads: 2, work: fixed(1) }, durationMs: 100 };
-  assert.throws(() => simulate({ ...config, loop: 'turns' }), (e: unknown) => e instanceof RangeError && /turns/.test(e.message));
+  const config: SimConfig = {
+    replicas: 1,
+    policy: 'round-robin',
+    clients: { kind: 'closed', count: 1 },
+    service: fixed(1),
+    pool: { threads: 2, work: fixed(1) },
+    durationMs: 100,
+  };
+  assert.throws(
+    () => simulate({ ...config, loop: 'turns' }),
+    (e: unknown) => e instanceof RangeError && /turns/.test(e.message),
+  );
   assert.throws(() => validate({ ...config, loop: 'turns' }), RangeError);
   assert.doesNotThrow(() => simulate({ ...config, loop: 'fifo' }));
   assert.doesNotThrow(() => simulate({ ...config, pool: undefined, loop: 'turns' }));
@@ -223,13 +259,27 @@ test("loop 'turns' with a thread pool is a RangeError (no pool model in turns); 
 
 test('round robin over 3 equal replicas in a closed loop serves them evenly, in the order app1, app2, app3', () => {
   // Random service times, but every request answered before the end: served = sent to each.
-  const r = simulate({ replicas: 3, policy: 'round-robin', clients: { kind: 'closed', count: 5 }, service: exp(1), durationMs: 60_000, maxRequests: 30_001 });
+  const r = simulate({
+    replicas: 3,
+    policy: 'round-robin',
+    clients: { kind: 'closed', count: 5 },
+    service: exp(1),
+    durationMs: 60_000,
+    maxRequests: 30_001,
+  });
   const served = r.replicas.map((x) => x.served);
   assert.equal(r.counts.completed, 30_001);
   assert.ok(Math.max(...served) - Math.min(...served) <= 1, `served ${served.join(', ')}`);
   // One client, n requests: the first goes to app1, then app2, app3, app1 again.
   const order = [1, 2, 3, 4, 5].map((n) =>
-    simulate({ replicas: 3, policy: 'round-robin', clients: { kind: 'closed', count: 1 }, service: fixed(1), durationMs: 1000, maxRequests: n }).replicas.map((x) => x.served),
+    simulate({
+      replicas: 3,
+      policy: 'round-robin',
+      clients: { kind: 'closed', count: 1 },
+      service: fixed(1),
+      durationMs: 1000,
+      maxRequests: n,
+    }).replicas.map((x) => x.served),
   );
   assert.deepEqual(order, [
     [1, 0, 0],
@@ -249,12 +299,26 @@ test("the engine picks with the balancer's own pickers (PICKERS of core/policies
       calls++;
       return original(replicas, cursor, rng);
     };
-    const counted = simulate({ replicas: 3, policy: 'random', clients: { kind: 'closed', count: 2 }, service: fixed(1), durationMs: 1000, maxRequests: 50 });
+    const counted = simulate({
+      replicas: 3,
+      policy: 'random',
+      clients: { kind: 'closed', count: 2 },
+      service: fixed(1),
+      durationMs: 1000,
+      maxRequests: 50,
+    });
     assert.equal(counted.counts.sent, 50);
     assert.equal(calls, 50);
     // Obeyed: a picker that always answers app3 gets app3 every request.
     PICKERS['random'] = (_replicas, cursor) => ({ index: 2, cursor });
-    const forced = simulate({ replicas: 3, policy: 'random', clients: { kind: 'closed', count: 2 }, service: fixed(1), durationMs: 1000, maxRequests: 50 });
+    const forced = simulate({
+      replicas: 3,
+      policy: 'random',
+      clients: { kind: 'closed', count: 2 },
+      service: fixed(1),
+      durationMs: 1000,
+      maxRequests: 50,
+    });
     assert.deepEqual(
       forced.replicas.map((x) => x.served),
       [0, 0, 50],
@@ -275,15 +339,27 @@ test('a hog blocking one replica: least connections and two choices avoid it, ro
       durationMs: 20_000,
       warmupMs: 1000,
     });
-  const r = { rr: run('round-robin'), random: run('random'), lc: run('least-connections'), p2c: run('power-of-two-choices') };
+  const r = {
+    rr: run('round-robin'),
+    random: run('random'),
+    lc: run('least-connections'),
+    p2c: run('power-of-two-choices'),
+  };
   const hogged = (x: SimResult) => x.replicas[2]!.served / x.counts.completed;
-  for (const [name, x] of Object.entries(r)) assert.ok(x.replicas[2]!.hogServed > 500, `${name}: the hog runs (${x.replicas[2]!.hogServed})`);
+  for (const [name, x] of Object.entries(r))
+    assert.ok(x.replicas[2]!.hogServed > 500, `${name}: the hog runs (${x.replicas[2]!.hogServed})`);
   // Blind policies give the hogged replica its third of the requests.
   assert.ok(hogged(r.rr) > 0.3 && hogged(r.random) > 0.3, `round robin ${hogged(r.rr)}, random ${hogged(r.random)}`);
   for (const name of ['lc', 'p2c'] as const) {
-    assert.ok(hogged(r[name]) < 0.02, `${name} sends the hogged replica ${(100 * hogged(r[name])).toFixed(1)} % of requests`);
+    assert.ok(
+      hogged(r[name]) < 0.02,
+      `${name} sends the hogged replica ${(100 * hogged(r[name])).toFixed(1)} % of requests`,
+    );
     for (const blind of ['rr', 'random'] as const) {
-      assert.ok(r[name].latency.p95 * 10 <= r[blind].latency.p95, `${name} p95 ${r[name].latency.p95} vs ${blind} p95 ${r[blind].latency.p95}`);
+      assert.ok(
+        r[name].latency.p95 * 10 <= r[blind].latency.p95,
+        `${name} p95 ${r[name].latency.p95} vs ${blind} p95 ${r[blind].latency.p95}`,
+      );
     }
   }
 });
@@ -306,7 +382,15 @@ test("fitPath: the model's healthy path shows the target's throughput, p50 and p
     assert.ok(Math.abs(fit.fitted[k] / target[k] - 1) < 0.1, `${k}: model ${fit.fitted[k]}, target ${target[k]}`);
   }
   // The same mean time per request without stalls: the throughput holds, the tail does not.
-  const plain = simulate({ replicas: 2, policy: 'least-connections', clients: { kind: 'closed', count: 6 }, service: fixed(0.15), pathQueue: exp(meanOf(fit.queue)), durationMs: 2500, warmupMs: 500 });
+  const plain = simulate({
+    replicas: 2,
+    policy: 'least-connections',
+    clients: { kind: 'closed', count: 6 },
+    service: fixed(0.15),
+    pathQueue: exp(meanOf(fit.queue)),
+    durationMs: 2500,
+    warmupMs: 500,
+  });
   assert.ok(Math.abs(plain.throughput / target.throughput - 1) < 0.15, `throughput ${plain.throughput}`);
   assert.ok(plain.latency.p95 < target.p95 / 1.4, `p95 ${plain.latency.p95} without stalls`);
 });
@@ -392,7 +476,14 @@ test('freeze with a 200 ms response timeout: tries time out and are retried; the
 
 test('the response timeout also ends tries stuck in a long queue, without any fault', () => {
   // Ten clients on one replica, 30 ms each: from the seventh request on, every try waits over 200 ms.
-  const r = simulate({ replicas: 1, policy: 'round-robin', clients: { kind: 'closed', count: 10 }, service: fixed(30), durationMs: 5000, failover: { responseTimeoutMs: 200 } });
+  const r = simulate({
+    replicas: 1,
+    policy: 'round-robin',
+    clients: { kind: 'closed', count: 10 },
+    service: fixed(30),
+    durationMs: 5000,
+    failover: { responseTimeoutMs: 200 },
+  });
   assert.ok(r.counts.timeouts > 100, `timeouts ${r.counts.timeouts}`);
   assert.equal(r.counts.failed, r.counts.timeouts, 'a lone replica: nothing to retry on, each is a 504');
   assert.ok(r.counts.ok >= 6 && r.counts.ok < 10, `only the first requests answer: ${r.counts.ok}`);
@@ -441,7 +532,12 @@ test('a refused connection costs REFUSED_MS: a try on a dead replica retried on 
   assert.equal(r.counts.retried, 3);
   assert.equal(r.counts.failed, 0);
   assertWithin(r.latency.max, 1 + REFUSED_MS, 0.001, 'a refused, then answered request');
-  assertWithin(r.latency.mean, (1 + 3 * (1 + REFUSED_MS)) / 4, 0.001, 'mean of one direct and three refused-first requests');
+  assertWithin(
+    r.latency.mean,
+    (1 + 3 * (1 + REFUSED_MS)) / 4,
+    0.001,
+    'mean of one direct and three refused-first requests',
+  );
 });
 
 test('every replica gone, zero think time: no recursion; a closed-loop client fails once per REFUSED_MS (refused try or 503)', () => {
@@ -479,7 +575,14 @@ test('every replica gone, zero think time: no recursion; a closed-loop client fa
 
 /** Three replicas, six closed-loop clients of 20 ms requests, round robin, and events on replica 1. */
 const composed = (events: TimelineEvent[], durationMs: number) =>
-  simulate({ replicas: 3, policy: 'round-robin', clients: { kind: 'closed', count: 6 }, service: fixed(20), durationMs, events });
+  simulate({
+    replicas: 3,
+    policy: 'round-robin',
+    clients: { kind: 'closed', count: 6 },
+    service: fixed(20),
+    durationMs,
+    events,
+  });
 
 test('stop, then freeze, then thaw: the replica is still stopping after the thaw, drains and never serves again', () => {
   // Before: the thaw made it 'up', back in rotation (it served 125, not ~50, by 3 s).
@@ -495,12 +598,15 @@ test('stop, then freeze, then thaw: the replica is still stopping after the thaw
   assert.equal(r.replicas[1]!.cut, 0, 'a stop cuts nothing');
   assert.ok(r.latency.max >= 490, `what it held waited for the thaw: max ${r.latency.max}`);
   assert.equal(longer.replicas[1]!.served, r.replicas[1]!.served, 'nothing served after the drain');
-  assert.ok(r.replicas[1]!.served < stopOnly.replicas[1]!.served + 10, `served ${r.replicas[1]!.served}, with the stop alone ${stopOnly.replicas[1]!.served}`);
+  assert.ok(
+    r.replicas[1]!.served < stopOnly.replicas[1]!.served + 10,
+    `served ${r.replicas[1]!.served}, with the stop alone ${stopOnly.replicas[1]!.served}`,
+  );
   // A bucket's count is taken at its start, before the stop at 1000 ms: 2 from the second bucket after it.
   assert.deepEqual(longer.series.replicas, [3, 3, 2, 2, 2, 2]);
 });
 
-test("freeze, then stop, then thaw: frozen until the thaw, then it answers what it held, drains and exits", () => {
+test('freeze, then stop, then thaw: frozen until the thaw, then it answers what it held, drains and exits', () => {
   // Before: the stop made the frozen replica 'draining' without planning its requests, and the thaw
   // (of a replica no longer frozen) did nothing: its clients waited for ever.
   const events: TimelineEvent[] = [
@@ -513,7 +619,10 @@ test("freeze, then stop, then thaw: frozen until the thaw, then it answers what 
   const longer = composed(events, 6000);
   assert.equal(r.counts.failed, 0);
   assert.ok(r.latency.max >= 490, `what it held is answered after the thaw: max ${r.latency.max}`);
-  assert.ok(r.replicas[1]!.served > during.replicas[1]!.served, `served ${r.replicas[1]!.served} by 3 s, ${during.replicas[1]!.served} while frozen`);
+  assert.ok(
+    r.replicas[1]!.served > during.replicas[1]!.served,
+    `served ${r.replicas[1]!.served} by 3 s, ${during.replicas[1]!.served} while frozen`,
+  );
   assert.equal(longer.replicas[1]!.served, r.replicas[1]!.served, 'nothing served after the drain');
   // Its clients are free again: the other two replicas serve 50 requests a second each.
   assertWithin(longer.counts.completed - r.counts.completed, 2 * 50 * 3, 0.02, 'answers in the last 3 s');
@@ -547,7 +656,10 @@ test('retried and timeouts count only the measured window, like completed and fa
       ],
     });
   const all = run(0, 0);
-  assert.ok(all.counts.timeouts > 0 && all.counts.retried > 0, `timeouts ${all.counts.timeouts}, retried ${all.counts.retried}`);
+  assert.ok(
+    all.counts.timeouts > 0 && all.counts.retried > 0,
+    `timeouts ${all.counts.timeouts}, retried ${all.counts.retried}`,
+  );
   const warmedUp = run(2000, 0);
   assert.ok(warmedUp.counts.completed > 1000);
   assert.equal(warmedUp.counts.timeouts, 0, 'timeouts during the warm-up');
@@ -560,7 +672,14 @@ test('retried and timeouts count only the measured window, like completed and fa
 test('series.replicas counts replicas taking new requests: not a draining one, a frozen one until it is stopped', () => {
   // 500 ms requests: a replica stopped at 1.1 s drains until about 1.5 s, through the next bucket's start.
   const series = (events: TimelineEvent[]) =>
-    simulate({ replicas: 3, policy: 'round-robin', clients: { kind: 'closed', count: 6 }, service: fixed(500), durationMs: 4000, events }).series.replicas;
+    simulate({
+      replicas: 3,
+      policy: 'round-robin',
+      clients: { kind: 'closed', count: 6 },
+      service: fixed(500),
+      durationMs: 4000,
+      events,
+    }).series.replicas;
   assert.deepEqual(series([{ atMs: 1100, action: 'stop', replica: 1 }]), [3, 3, 2, 2]);
   assert.deepEqual(series([{ atMs: 1100, action: 'kill', replica: 1 }]), [3, 3, 2, 2]);
   assert.deepEqual(series([{ atMs: 1100, action: 'freeze', replica: 1 }]), [3, 3, 3, 3], 'a frozen replica looks up');
@@ -575,15 +694,30 @@ test('series.replicas counts replicas taking new requests: not a draining one, a
 
 test('utilization and the per-bucket series cover the run only: work planned past its end is not counted', () => {
   // One client of 1000 ms requests for 1.5 s: the second request runs 1000-2000, half of it in the run.
-  const r = simulate({ replicas: 1, policy: 'round-robin', clients: { kind: 'closed', count: 1 }, service: fixed(1000), durationMs: 1500 });
+  const r = simulate({
+    replicas: 1,
+    policy: 'round-robin',
+    clients: { kind: 'closed', count: 1 },
+    service: fixed(1000),
+    durationMs: 1500,
+  });
   assert.equal(r.replicas[0]!.utilization, 1);
   assert.equal(r.replicas[0]!.meanQueue, 1);
   assert.deepEqual(r.series.utilization, [[1, 1]]);
   assert.deepEqual(r.series.queue, [[1, 1]]);
   // A busy random run whose end cuts a bucket and requests short: no bucket over 1.
-  const busy = simulate({ replicas: 2, policy: 'round-robin', clients: { kind: 'closed', count: 5 }, service: exp(30), durationMs: 2500 });
+  const busy = simulate({
+    replicas: 2,
+    policy: 'round-robin',
+    clients: { kind: 'closed', count: 5 },
+    service: exp(30),
+    durationMs: 2500,
+  });
   for (const [i, u] of busy.series.utilization.entries()) {
-    assert.ok(u.every((x) => x <= 1 + 1e-9), `replica ${i}: ${u.join(', ')}`);
+    assert.ok(
+      u.every((x) => x <= 1 + 1e-9),
+      `replica ${i}: ${u.join(', ')}`,
+    );
     assert.ok(busy.replicas[i]!.utilization <= 1 + 1e-9);
   }
 });
@@ -592,16 +726,30 @@ test('utilization and the per-bucket series cover the run only: work planned pas
 
 /** 100 replicas, exp(1 ms) service, Poisson arrivals at 90 % of their capacity, ≈110k answers. */
 const farm = (policy: Policy, staleMs: number, durationMs = 1500): SimResult =>
-  simulate({ replicas: 100, policy, staleMs, clients: { kind: 'open', ratePerS: 90_000 }, service: exp(1), durationMs, warmupMs: 300 });
+  simulate({
+    replicas: 100,
+    policy,
+    staleMs,
+    clients: { kind: 'open', ratePerS: 90_000 },
+    service: exp(1),
+    durationMs,
+    warmupMs: 300,
+  });
 
 test('stale load counts (20 ms, 20 service times): least connections herds, two choices barely suffers', () => {
   const lc = farm('least-connections', 20);
   const p2c = farm('power-of-two-choices', 20);
-  assert.ok(lc.latency.p99 >= 3 * p2c.latency.p99, `p99: least connections ${lc.latency.p99}, two choices ${p2c.latency.p99}`);
+  assert.ok(
+    lc.latency.p99 >= 3 * p2c.latency.p99,
+    `p99: least connections ${lc.latency.p99}, two choices ${p2c.latency.p99}`,
+  );
   // Live counts: least connections is at least as good as two choices.
   const lcLive = farm('least-connections', 0);
   const p2cLive = farm('power-of-two-choices', 0);
-  assert.ok(lcLive.latency.p95 <= 1.5 * p2cLive.latency.p95, `p95: least connections ${lcLive.latency.p95}, two choices ${p2cLive.latency.p95}`);
+  assert.ok(
+    lcLive.latency.p95 <= 1.5 * p2cLive.latency.p95,
+    `p95: least connections ${lcLive.latency.p95}, two choices ${p2cLive.latency.p95}`,
+  );
   assert.ok(lc.latency.p99 > 3 * lcLive.latency.p99, 'staleness is what hurt least connections');
 });
 
@@ -633,10 +781,16 @@ test('autoscale: a load needing ~3 cores scales up to ≥ 4 replicas; a light lo
   assert.ok(most >= 4 && most <= 8, `desired at most ${most}`);
   const last = heavy.series.replicas.at(-1)!;
   assert.ok(last >= 4, `replicas at the end: ${last} (series ${heavy.series.replicas.join(',')})`);
-  assert.ok(heavy.replicas.length >= 4 && heavy.replicas.slice(1).every((r) => r.served > 0), 'the new replicas got requests');
+  assert.ok(
+    heavy.replicas.length >= 4 && heavy.replicas.slice(1).every((r) => r.served > 0),
+    'the new replicas got requests',
+  );
 
   const light = autoscaled(300);
-  assert.ok(light.autoscale!.every((d) => d.desired === 1), 'a light load is never scaled');
+  assert.ok(
+    light.autoscale!.every((d) => d.desired === 1),
+    'a light load is never scaled',
+  );
   assert.ok(light.series.replicas.every((n) => n === 1));
   assert.equal(light.replicas.length, 1);
 });
@@ -658,43 +812,53 @@ function findGc(): (() => void) | string {
 }
 const gc = findGc();
 
-test('memory is flat in the number of requests: the live heap near the end of 1M requests ≈ that of 200k', { skip: typeof gc === 'string' ? gc : false }, () => {
-  const collect = gc as () => void;
-  const original = PICKERS['round-robin'];
-  /** Live heap growth, measured inside the run: a gc at the last request's pick, while the engine's state is reachable. */
-  const growth = (n: number) => {
-    let picks = 0;
-    let during = 0;
-    PICKERS['round-robin'] = (replicas, cursor, rng) => {
-      if (++picks === n) {
+test(
+  'memory is flat in the number of requests: the live heap near the end of 1M requests ≈ that of 200k',
+  { skip: typeof gc === 'string' ? gc : false },
+  () => {
+    const collect = gc as () => void;
+    const original = PICKERS['round-robin'];
+    /** Live heap growth, measured inside the run: a gc at the last request's pick, while the engine's state is reachable. */
+    const growth = (n: number) => {
+      let picks = 0;
+      let during = 0;
+      PICKERS['round-robin'] = (replicas, cursor, rng) => {
+        if (++picks === n) {
+          collect();
+          during = process.memoryUsage().heapUsed;
+        }
+        return original(replicas, cursor, rng);
+      };
+      try {
         collect();
-        during = process.memoryUsage().heapUsed;
+        const before = process.memoryUsage().heapUsed;
+        const r = simulate({ ...singleServer(0.8, exp(1)), durationMs: (n / 0.8) * 1.1, warmupMs: 0, maxRequests: n });
+        assert.equal(r.counts.sent, n);
+        assert.equal(picks, n);
+        return { before, during, growth: during - before };
+      } finally {
+        PICKERS['round-robin'] = original;
       }
-      return original(replicas, cursor, rng);
     };
-    try {
-      collect();
-      const before = process.memoryUsage().heapUsed;
-      const r = simulate({ ...singleServer(0.8, exp(1)), durationMs: (n / 0.8) * 1.1, warmupMs: 0, maxRequests: n });
-      assert.equal(r.counts.sent, n);
-      assert.equal(picks, n);
-      return { before, during, growth: during - before };
-    } finally {
-      PICKERS['round-robin'] = original;
-    }
-  };
-  growth(200_000); // warm the code paths first, so both measured runs see the same compiled code
-  const small = growth(200_000);
-  const large = growth(1_000_000);
-  assert.ok(large.during <= 1.5 * small.during, `heap ${large.during} B at 1M vs ${small.during} B at 200k`);
-  // Keeping even 5 bytes per request would show as 4 MB more for the 800k extra requests.
-  assert.ok(large.growth - small.growth < 4_000_000, `growth ${large.growth} B at 1M vs ${small.growth} B at 200k`);
-});
+    growth(200_000); // warm the code paths first, so both measured runs see the same compiled code
+    const small = growth(200_000);
+    const large = growth(1_000_000);
+    assert.ok(large.during <= 1.5 * small.during, `heap ${large.during} B at 1M vs ${small.during} B at 200k`);
+    // Keeping even 5 bytes per request would show as 4 MB more for the 800k extra requests.
+    assert.ok(large.growth - small.growth < 4_000_000, `growth ${large.growth} B at 1M vs ${small.growth} B at 200k`);
+  },
+);
 
 // --- validate -------------------------------------------------------------------------------
 
 test('validate: a config that makes no sense throws a RangeError naming the setting', () => {
-  const ok: SimConfig = { replicas: 3, policy: 'round-robin', clients: { kind: 'closed', count: 1 }, service: fixed(1), durationMs: 100 };
+  const ok: SimConfig = {
+    replicas: 3,
+    policy: 'round-robin',
+    clients: { kind: 'closed', count: 1 },
+    service: fixed(1),
+    durationMs: 100,
+  };
   assert.doesNotThrow(() => validate(ok));
   const bad: [Partial<SimConfig>, RegExp][] = [
     [{ replicas: 0 }, /replicas/],
@@ -707,16 +871,33 @@ test('validate: a config that makes no sense throws a RangeError naming the sett
   ];
   for (const [change, message] of bad) {
     const config = { ...ok, ...change };
-    assert.throws(() => validate(config), (e: unknown) => e instanceof RangeError && message.test(e.message), JSON.stringify(change));
+    assert.throws(
+      () => validate(config),
+      (e: unknown) => e instanceof RangeError && message.test(e.message),
+      JSON.stringify(change),
+    );
     assert.throws(() => simulate(config), RangeError, `simulate checks too: ${JSON.stringify(change)}`);
   }
 });
 
 test('validate: a fractional event replica, a seed that is not a 32-bit whole number and a bad autoscaler are RangeErrors', () => {
   // Before: replica 0.5 was a TypeError inside the run, seed 1.5 ran as seed 1, min 0 ran.
-  const ok: SimConfig = { replicas: 3, policy: 'round-robin', clients: { kind: 'closed', count: 1 }, service: fixed(1), durationMs: 2000 };
-  const autoscale = (hpa: Partial<typeof DEFAULT_HPA>): Partial<SimConfig> => ({ autoscale: { hpa: { ...DEFAULT_HPA, ...hpa }, syncMs: 1000, startupMs: 0 } });
-  for (const good of [{ seed: -(2 ** 31) }, { seed: 2 ** 31 - 1 }, { events: [{ atMs: 10, action: 'kill', replica: 2 }] }, autoscale({})] as Partial<SimConfig>[]) {
+  const ok: SimConfig = {
+    replicas: 3,
+    policy: 'round-robin',
+    clients: { kind: 'closed', count: 1 },
+    service: fixed(1),
+    durationMs: 2000,
+  };
+  const autoscale = (hpa: Partial<typeof DEFAULT_HPA>): Partial<SimConfig> => ({
+    autoscale: { hpa: { ...DEFAULT_HPA, ...hpa }, syncMs: 1000, startupMs: 0 },
+  });
+  for (const good of [
+    { seed: -(2 ** 31) },
+    { seed: 2 ** 31 - 1 },
+    { events: [{ atMs: 10, action: 'kill', replica: 2 }] },
+    autoscale({}),
+  ] as Partial<SimConfig>[]) {
     assert.doesNotThrow(() => simulate({ ...ok, ...good }), JSON.stringify(good));
   }
   const bad: [Partial<SimConfig>, RegExp][] = [
@@ -731,7 +912,11 @@ test('validate: a fractional event replica, a seed that is not a 32-bit whole nu
   ];
   for (const [change, message] of bad) {
     const config = { ...ok, ...change };
-    assert.throws(() => validate(config), (e: unknown) => e instanceof RangeError && message.test(e.message), JSON.stringify(change));
+    assert.throws(
+      () => validate(config),
+      (e: unknown) => e instanceof RangeError && message.test(e.message),
+      JSON.stringify(change),
+    );
     assert.throws(() => simulate(config), RangeError, `simulate checks too: ${JSON.stringify(change)}`);
   }
 });

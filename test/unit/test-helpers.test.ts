@@ -15,5 +15,8 @@ test('a missing tool skips with its reason, or with NSL_REQUIRE_TOOLS=1 is an er
   const reason = 'nginx is not installed (Debian/Ubuntu: apt-get install nginx)';
   assert.equal(toolSkip('nginx', reason, {}), reason);
   assert.equal(toolSkip('nginx', reason, { NSL_REQUIRE_TOOLS: '0' }), reason);
-  assert.throws(() => toolSkip('nginx', reason, { NSL_REQUIRE_TOOLS: '1' }), /^Error: nginx is required here \(NSL_REQUIRE_TOOLS=1\) but it is missing: nginx is not installed/);
+  assert.throws(
+    () => toolSkip('nginx', reason, { NSL_REQUIRE_TOOLS: '1' }),
+    /^Error: nginx is required here \(NSL_REQUIRE_TOOLS=1\) but it is missing: nginx is not installed/,
+  );
 });

@@ -28,7 +28,10 @@ test('a pause that cannot be delivered is said once, naming the worker and what 
     quota.pause(standIn(id, true).worker, 50, true, (l) => lines.push(l));
   }
   assert.equal(lines.length, 1, lines.join('\n'));
-  assert.match(lines[0]!, /^cpu quota: the throttle could not pause worker 1001 \(SIGSTOP: Unknown signal: SIGSTOP\); no worker is held to its quota/);
+  assert.match(
+    lines[0]!,
+    /^cpu quota: the throttle could not pause worker 1001 \(SIGSTOP: Unknown signal: SIGSTOP\); no worker is held to its quota/,
+  );
   assert.equal(quota.throttleStats(1)?.throttled, 0);
 });
 

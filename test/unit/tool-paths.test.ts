@@ -34,15 +34,32 @@ test('MacPorts: redis-server in /opt/local/bin', (t) => {
 });
 
 test('MacPorts: PostgreSQL in /opt/local/lib/postgresql<major>/bin, the newest major first', (t) => {
-  const root = fakeRoot(t, ['opt/local/lib/postgresql15/bin/initdb', 'opt/local/lib/postgresql15/bin/postgres', 'opt/local/lib/postgresql16/bin/initdb', 'opt/local/lib/postgresql16/bin/postgres']);
+  const root = fakeRoot(t, [
+    'opt/local/lib/postgresql15/bin/initdb',
+    'opt/local/lib/postgresql15/bin/postgres',
+    'opt/local/lib/postgresql16/bin/initdb',
+    'opt/local/lib/postgresql16/bin/postgres',
+  ]);
   const bin = path.join(root, 'opt/local/lib/postgresql16/bin');
-  assert.deepEqual(findPostgres(NO_PATH, postgresDirs(root)), { initdb: path.join(bin, 'initdb'), postgres: path.join(bin, 'postgres') });
+  assert.deepEqual(findPostgres(NO_PATH, postgresDirs(root)), {
+    initdb: path.join(bin, 'initdb'),
+    postgres: path.join(bin, 'postgres'),
+  });
 });
 
 test('Debian and Homebrew folders are still searched, and PATH comes first', (t) => {
-  const root = fakeRoot(t, ['usr/sbin/nginx', 'opt/homebrew/bin/redis-server', 'usr/lib/postgresql/15/bin/initdb', 'usr/lib/postgresql/15/bin/postgres', 'mine/nginx']);
+  const root = fakeRoot(t, [
+    'usr/sbin/nginx',
+    'opt/homebrew/bin/redis-server',
+    'usr/lib/postgresql/15/bin/initdb',
+    'usr/lib/postgresql/15/bin/postgres',
+    'mine/nginx',
+  ]);
   assert.equal(findNginx(NO_PATH, nginxDirs(root)), path.join(root, 'usr/sbin/nginx'));
   assert.equal(findNginx({ PATH: path.join(root, 'mine') }, nginxDirs(root)), path.join(root, 'mine/nginx'));
   assert.equal(findRedis(NO_PATH, redisDirs(root)), path.join(root, 'opt/homebrew/bin/redis-server'));
-  assert.equal(findPostgres(NO_PATH, postgresDirs(root)).postgres, path.join(root, 'usr/lib/postgresql/15/bin/postgres'));
+  assert.equal(
+    findPostgres(NO_PATH, postgresDirs(root)).postgres,
+    path.join(root, 'usr/lib/postgresql/15/bin/postgres'),
+  );
 });

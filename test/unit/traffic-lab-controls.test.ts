@@ -10,11 +10,26 @@ import { failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();
 
-const FORM = { topology: 'balanced', replicas: '3', policy: 'round-robin', clients: 'closed', mode: 'sim', degrade: false };
-const disabled = (b: Record<string, { disabled: boolean }>) => Object.keys(b).filter((k) => b[k]!.disabled).sort();
+const FORM = {
+  topology: 'balanced',
+  replicas: '3',
+  policy: 'round-robin',
+  clients: 'closed',
+  mode: 'sim',
+  degrade: false,
+};
+const disabled = (b: Record<string, { disabled: boolean }>) =>
+  Object.keys(b)
+    .filter((k) => b[k]!.disabled)
+    .sort();
 
 test('buttons: before a run only Start; a simulation enables the rest; a live run disables Start; one app server has no replica to add', () => {
-  assert.deepEqual(disabled(buttonStates(FORM, { simRunning: false, liveRunning: false })), ['add', 'kill-one', 'remove', 'stop']);
+  assert.deepEqual(disabled(buttonStates(FORM, { simRunning: false, liveRunning: false })), [
+    'add',
+    'kill-one',
+    'remove',
+    'stop',
+  ]);
   assert.deepEqual(disabled(buttonStates(FORM, { simRunning: true, liveRunning: false })), []);
   assert.deepEqual(disabled(buttonStates(FORM, { simRunning: false, liveRunning: true })), ['start']);
   const single = buttonStates({ ...FORM, topology: 'single' }, { simRunning: true, liveRunning: false });
@@ -24,7 +39,11 @@ test('buttons: before a run only Start; a simulation enables the rest; a live ru
 });
 
 test('fields: each applies only where the other settings use it', () => {
-  const off = (values: Record<string, unknown>) => Object.entries(fieldsThatApply(values)).filter(([, on]) => !on).map(([k]) => k).sort();
+  const off = (values: Record<string, unknown>) =>
+    Object.entries(fieldsThatApply(values))
+      .filter(([, on]) => !on)
+      .map(([k]) => k)
+      .sort();
   assert.deepEqual(off(FORM), ['model', 'networks', 'rate']);
   assert.deepEqual(off({ ...FORM, policy: 'ip-hash', clients: 'open' }), ['model', 'thinkMs']);
   assert.deepEqual(off({ ...FORM, mode: 'live' }), ['networks', 'rate', 'speed', 'thinkMs']);
@@ -33,11 +52,23 @@ test('fields: each applies only where the other settings use it', () => {
 });
 
 test('the topology before Start: a box per replica, not started, the degraded one marked; no boxes for a count Start would refuse', () => {
-  assert.deepEqual(previewReplicas(FORM)!.map((r) => [r.name, r.state]), [['app1', NOT_STARTED], ['app2', NOT_STARTED], ['app3', NOT_STARTED]]);
+  assert.deepEqual(
+    previewReplicas(FORM)!.map((r) => [r.name, r.state]),
+    [
+      ['app1', NOT_STARTED],
+      ['app2', NOT_STARTED],
+      ['app3', NOT_STARTED],
+    ],
+  );
   assert.equal(previewReplicas({ ...FORM, degrade: true })!.at(-1)!.state, `${NOT_STARTED}, degraded`);
-  assert.equal(previewReplicas({ ...FORM, topology: 'single', degrade: true })!.length, 1, 'one app server, never degraded: nothing to go to');
+  assert.equal(
+    previewReplicas({ ...FORM, topology: 'single', degrade: true })!.length,
+    1,
+    'one app server, never degraded: nothing to go to',
+  );
   assert.equal(previewReplicas({ ...FORM, topology: 'large' })!.length, 100);
-  for (const replicas of ['0', '11', '2.5', '', 'three']) assert.equal(previewReplicas({ ...FORM, replicas }), undefined, replicas);
+  for (const replicas of ['0', '11', '2.5', '', 'three'])
+    assert.equal(previewReplicas({ ...FORM, replicas }), undefined, replicas);
   assert.ok(previewReplicas(FORM)!.every((r) => r.queue === 0 && r.served === 0 && r.utilization === null && !r.down));
 });
 

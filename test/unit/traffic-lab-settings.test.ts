@@ -23,7 +23,11 @@ test('the defaults, as strings from the form, parse back to themselves', () => {
 
 test('each bad field is named, with what it may be', () => {
   const cases: [Record<string, unknown>, string, RegExp][] = [
-    [{ policy: 'fastest' }, 'policy', /one of round-robin, least-connections, random, power-of-two-choices, ip-hash; got "fastest"/],
+    [
+      { policy: 'fastest' },
+      'policy',
+      /one of round-robin, least-connections, random, power-of-two-choices, ip-hash; got "fastest"/,
+    ],
     [{ rate: '0' }, 'rate', /1 to 50000 req\/s; got "0"/],
     [{ rate: 'NaN' }, 'rate', /got "NaN"/],
     [{ connections: '2.5' }, 'connections', /a whole number; got "2.5"/],
@@ -44,7 +48,10 @@ test('each bad field is named, with what it may be', () => {
 });
 
 test('a session stepped in uneven stretches ends with exactly what simulate() gives', () => {
-  const config = { ...simConfig({ ...DEFAULTS, degrade: true, durationS: 5 }), events: [{ atMs: 2000, action: 'kill' as const, replica: 0 }] };
+  const config = {
+    ...simConfig({ ...DEFAULTS, degrade: true, durationS: 5 }),
+    events: [{ atMs: 2000, action: 'kill' as const, replica: 0 }],
+  };
   const whole = simulate(config);
   const session = new SimSession(config);
   for (let t = 0; !session.done; t += 137) session.advance(t, 500);
@@ -76,7 +83,10 @@ test('a second, once read, is dropped: a long run keeps only the seconds not yet
 
 test('live settings: form strings parse; each bad field is named with its range', () => {
   const good = { replicas: '3', policy: 'ip-hash', connections: '8', rate: '0', serviceMs: '0.5', durationS: '30' };
-  assert.deepEqual(parseLiveSettings(good), { ok: true, settings: { replicas: 3, policy: 'ip-hash', connections: 8, rate: 0, serviceMs: 0.5, durationS: 30 } });
+  assert.deepEqual(parseLiveSettings(good), {
+    ok: true,
+    settings: { replicas: 3, policy: 'ip-hash', connections: 8, rate: 0, serviceMs: 0.5, durationS: 30 },
+  });
   const bad: [Record<string, unknown>, string, RegExp][] = [
     [{ ...good, replicas: '7' }, 'replicas', /1 to 6, a whole number/],
     [{ ...good, connections: '2.5' }, 'connections', /a whole number/],
@@ -113,16 +123,31 @@ test('the model beside a live run with "degrade" hogs the same replica as the la
   const live = { replicas: 3, policy: 'round-robin' as const, connections: 6, rate: 0, serviceMs: 1, durationS: 10 };
   assert.equal(modelConfig(live).hogs, undefined);
   const hogged = modelConfig(live, 1, 2);
-  assert.deepEqual(hogged.hogs?.map((h) => h.replica), [2]);
+  assert.deepEqual(
+    hogged.hogs?.map((h) => h.replica),
+    [2],
+  );
   const p95 = (c: SimConfig) => simulate(c).latency.p95;
   assert.ok(p95(hogged) >= 10 * p95(modelConfig(live)), `hogged ${p95(hogged)} ms, not ${p95(modelConfig(live))} ms`);
 });
 
 test('live actions: a replica is app1 to app99, a policy one of the live ones', () => {
-  assert.deepEqual(parseLiveAction({ action: 'kill', replica: 'app2' }), { ok: true, action: { action: 'kill', replica: 'app2' } });
+  assert.deepEqual(parseLiveAction({ action: 'kill', replica: 'app2' }), {
+    ok: true,
+    action: { action: 'kill', replica: 'app2' },
+  });
   assert.deepEqual(parseLiveAction({ action: 'add', replica: 'ignored' }), { ok: true, action: { action: 'add' } });
-  assert.deepEqual(parseLiveAction({ action: 'policy', policy: 'random' }), { ok: true, action: { action: 'policy', policy: 'random' } });
-  for (const [raw, field] of [[{ action: 'kill' }, 'replica'], [{ action: 'hog', replica: 'app100' }, 'replica'], [{ action: 'policy', policy: 'fifo' }, 'policy'], [{ action: 'reboot' }, 'action'], ['kill', 'body']] as const) {
+  assert.deepEqual(parseLiveAction({ action: 'policy', policy: 'random' }), {
+    ok: true,
+    action: { action: 'policy', policy: 'random' },
+  });
+  for (const [raw, field] of [
+    [{ action: 'kill' }, 'replica'],
+    [{ action: 'hog', replica: 'app100' }, 'replica'],
+    [{ action: 'policy', policy: 'fifo' }, 'policy'],
+    [{ action: 'reboot' }, 'action'],
+    ['kill', 'body'],
+  ] as const) {
     const r = parseLiveAction(raw);
     assert.ok(!r.ok && r.field === field, JSON.stringify(r));
   }

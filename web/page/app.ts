@@ -43,7 +43,8 @@ function setStatus(state: 'idle' | 'running' | 'finished' | 'error', text: strin
 }
 
 /** The buttons and fields that apply now enabled, the rest disabled (controls.ts). */
-const applyControls = () => applyToPage(form, { simRunning: runner?.running === true, liveRunning: live !== undefined || liveStarting });
+const applyControls = () =>
+  applyToPage(form, { simRunning: runner?.running === true, liveRunning: live !== undefined || liveStarting });
 
 /** Before a run (and between runs), the topology the settings stand for. */
 function preview(): void {
@@ -60,7 +61,11 @@ function runStarted(): void {
 const formValues = () => readForm(form);
 
 function start(): void {
-  if (live || liveStarting) return setStatus('error', 'a live run is going (from this tab or another): press Stop and wait for it to end first');
+  if (live || liveStarting)
+    return setStatus(
+      'error',
+      'a live run is going (from this tab or another): press Stop and wait for it to end first',
+    );
   stop();
   const values = formValues();
   if (values.mode === 'live') return void startLive(values);
@@ -151,7 +156,11 @@ async function startLive(values: Record<string, unknown>): Promise<void> {
     liveStarting = false;
     applyControls();
   });
-  if (r.status !== 200) return setStatus('error', `${r.body.error ?? `HTTP ${r.status}`}${r.body.field ? ` (field: ${r.body.field})` : ''}`);
+  if (r.status !== 200)
+    return setStatus(
+      'error',
+      `${r.body.error ?? `HTTP ${r.status}`}${r.body.field ? ` (field: ${r.body.field})` : ''}`,
+    );
   // "Degrade the last replica": lesson 4's hog on it, for the whole run.
   if (values.degrade) await client.post('act', { action: 'hog', replica: `app${parsed.settings.replicas}` });
 }
@@ -181,7 +190,11 @@ function startModel(s: LiveSettings): void {
   clearRow('model');
   charts.showModel(Boolean(config));
   if (!config) return;
-  model = new Runner(config, false, { second: (p) => modelSeconds.set(p.second, p), frame: () => {}, finished: () => {} });
+  model = new Runner(config, false, {
+    second: (p) => modelSeconds.set(p.second, p),
+    frame: () => {},
+    finished: () => {},
+  });
   model.start();
 }
 
@@ -199,7 +212,10 @@ function liveStarted(s: LiveSettings): void {
   $('run-label').textContent = 'live';
   startModel(s);
   runStarted();
-  setStatus('running', `live: ${s.policy}, ${s.replicas} replica${s.replicas === 1 ? '' : 's'}, ${s.connections} connections, ${s.durationS} s`);
+  setStatus(
+    'running',
+    `live: ${s.policy}, ${s.replicas} replica${s.replicas === 1 ? '' : 's'}, ${s.connections} connections, ${s.durationS} s`,
+  );
 }
 
 function liveSecond(s: LiveSecond): void {
@@ -218,7 +234,10 @@ const client = new LiveClient({
   hello: (running, settings) => {
     if (!running || !settings || live) return;
     liveStarted(settings); // joined mid-run: the model, if ticked, starts from now
-    setStatus('running', `a live run is going (started from another tab): ${settings.policy}, ${settings.replicas} replicas; its seconds follow`);
+    setStatus(
+      'running',
+      `a live run is going (started from another tab): ${settings.policy}, ${settings.replicas} replicas; its seconds follow`,
+    );
   },
   started: liveStarted,
   second: liveSecond,

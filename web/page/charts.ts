@@ -29,10 +29,22 @@ interface ChartSpec {
 }
 
 /** The model's dashed twin of a series: the same value, read from the point's `model`. */
-const modelOf = (label: string, color: string, value: (p: ChartPoint) => number | null) => ({ label: `${label} (model)`, color, model: true as const, value: (p: ChartPoint) => (p.model ? value(p.model) : null) });
+const modelOf = (label: string, color: string, value: (p: ChartPoint) => number | null) => ({
+  label: `${label} (model)`,
+  color,
+  model: true as const,
+  value: (p: ChartPoint) => (p.model ? value(p.model) : null),
+});
 
 const SPECS: ChartSpec[] = [
-  { title: 'throughput', unit: 'req/s', series: [{ label: 'answers/s', color: '#2563eb', value: (p) => p.throughput }, modelOf('answers/s', '#2563eb', (p) => p.throughput)] },
+  {
+    title: 'throughput',
+    unit: 'req/s',
+    series: [
+      { label: 'answers/s', color: '#2563eb', value: (p) => p.throughput },
+      modelOf('answers/s', '#2563eb', (p) => p.throughput),
+    ],
+  },
   {
     title: 'latency',
     unit: 'ms',
@@ -71,7 +83,15 @@ export class Charts {
           height: 180,
           scales: { x: { time: false } },
           axes: [{ label: 's' }, {}],
-          series: [{ label: 's' }, ...spec.series.map((s) => ({ label: s.label, stroke: s.color, width: 1.5, ...(s.model ? { dash: [6, 4], show: false } : {}) }))],
+          series: [
+            { label: 's' },
+            ...spec.series.map((s) => ({
+              label: s.label,
+              stroke: s.color,
+              width: 1.5,
+              ...(s.model ? { dash: [6, 4], show: false } : {}),
+            })),
+          ],
         },
         data as uPlot.AlignedData,
         box,

@@ -17,7 +17,10 @@ export interface PageState {
 export type ButtonId = 'start' | 'stop' | 'kill-one' | 'add' | 'remove';
 
 /** The state of the page's buttons: disabled or not, and the kill button's words for the topology. */
-export function buttonStates(values: Record<string, unknown>, s: PageState): Record<ButtonId, { disabled: boolean; label?: string }> {
+export function buttonStates(
+  values: Record<string, unknown>,
+  s: PageState,
+): Record<ButtonId, { disabled: boolean; label?: string }> {
   const running = s.simRunning || s.liveRunning;
   // One app server has no balancer: nothing to add a replica to or take one from.
   const balanced = values.topology !== 'single';

@@ -3,7 +3,14 @@
  * as controls.ts decides, the balancer box named for the policy (hidden for one app server), and
  * the topology drawn from the settings before Start.
  */
-import { balancerLabel, buttonStates, fieldsThatApply, previewReplicas, type ButtonId, type PageState } from './controls.ts';
+import {
+  balancerLabel,
+  buttonStates,
+  fieldsThatApply,
+  previewReplicas,
+  type ButtonId,
+  type PageState,
+} from './controls.ts';
 import type { Topology } from './topology.ts';
 
 /** The form's fields as strings (checkboxes as true/false), disabled ones included. */
@@ -19,7 +26,10 @@ export function readForm(form: HTMLFormElement): Record<string, unknown> {
 /** Enables the buttons and fields that apply to the settings and to `state`, names the kill button for the topology, and labels the balancer. */
 export function applyToPage(form: HTMLFormElement, state: PageState): void {
   const values = readForm(form);
-  for (const [id, b] of Object.entries(buttonStates(values, state)) as [ButtonId, { disabled: boolean; label?: string }][]) {
+  for (const [id, b] of Object.entries(buttonStates(values, state)) as [
+    ButtonId,
+    { disabled: boolean; label?: string },
+  ][]) {
     const el = document.getElementById(id) as HTMLButtonElement;
     el.disabled = b.disabled;
     if (b.label) el.textContent = b.label;
@@ -35,7 +45,11 @@ export function applyToPage(form: HTMLFormElement, state: PageState): void {
 }
 
 /** Draws the replicas the settings stand for, not started, with the buttons of the mode chosen (disabled until Start). */
-export function drawPreview(form: HTMLFormElement, topology: Topology, actions: { sim: readonly string[]; live: readonly string[] }): void {
+export function drawPreview(
+  form: HTMLFormElement,
+  topology: Topology,
+  actions: { sim: readonly string[]; live: readonly string[] },
+): void {
   const values = readForm(form);
   topology.clear();
   topology.actions = values.mode === 'live' ? actions.live : actions.sim;

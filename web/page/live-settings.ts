@@ -44,7 +44,8 @@ type LiveParsed = { ok: true; settings: LiveSettings } | FieldError;
 
 /** Checks a start request's body; the first bad or missing field is named. */
 export function parseLiveSettings(raw: unknown): LiveParsed {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, field: 'body', message: 'the body must be a JSON object of settings' };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return { ok: false, field: 'body', message: 'the body must be a JSON object of settings' };
   const r = raw as Record<string, unknown>;
   const policy = oneOf('policy', r.policy, LIVE_POLICIES);
   if (failed(policy)) return policy;
@@ -63,11 +64,16 @@ export function parseLiveSettings(raw: unknown): LiveParsed {
  * or fewer, or another policy for the requests that follow.
  */
 const LIVE_ACTIONS = ['kill', 'freeze', 'thaw', 'stop', 'hog', 'add', 'remove', 'policy'] as const;
-export type LiveAction = { action: 'kill' | 'freeze' | 'thaw' | 'stop' | 'hog'; replica: string } | { action: 'add' } | { action: 'remove' } | { action: 'policy'; policy: LivePolicy };
+export type LiveAction =
+  | { action: 'kill' | 'freeze' | 'thaw' | 'stop' | 'hog'; replica: string }
+  | { action: 'add' }
+  | { action: 'remove' }
+  | { action: 'policy'; policy: LivePolicy };
 
 /** Checks an action request's body. */
 export function parseLiveAction(raw: unknown): { ok: true; action: LiveAction } | FieldError {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, field: 'body', message: 'the body must be a JSON object with an action' };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return { ok: false, field: 'body', message: 'the body must be a JSON object with an action' };
   const r = raw as Record<string, unknown>;
   const action = oneOf('action', r.action, LIVE_ACTIONS);
   if (failed(action)) return action;
@@ -77,7 +83,12 @@ export function parseLiveAction(raw: unknown): { ok: true; action: LiveAction } 
     const policy = oneOf('policy', r.policy, LIVE_POLICIES);
     return failed(policy) ? policy : { ok: true, action: { action, policy } };
   }
-  if (typeof r.replica !== 'string' || !/^app[1-9]\d?$/.test(r.replica)) return { ok: false, field: 'replica', message: `replica must name one, app1 to app${LIVE_MAX_STARTED}; got ${JSON.stringify(r.replica ?? null)}` };
+  if (typeof r.replica !== 'string' || !/^app[1-9]\d?$/.test(r.replica))
+    return {
+      ok: false,
+      field: 'replica',
+      message: `replica must name one, app1 to app${LIVE_MAX_STARTED}; got ${JSON.stringify(r.replica ?? null)}`,
+    };
   return { ok: true, action: { action, replica: r.replica } };
 }
 
@@ -143,5 +154,12 @@ export function modelConfig(s: LiveSettings, seed = 1, hogged?: number): SimConf
 /** The form in live mode's terms (the rate caps a closed loop; an open loop's rate is the cap). */
 export function liveSettingsFrom(v: Record<string, unknown>): LiveParsed {
   const replicas = v.topology === 'single' ? 1 : v.topology === 'large' ? 100 : v.replicas;
-  return parseLiveSettings({ replicas, policy: v.policy, connections: v.connections, rate: v.clients === 'open' ? v.rate : '0', serviceMs: v.serviceMs, durationS: v.durationS });
+  return parseLiveSettings({
+    replicas,
+    policy: v.policy,
+    connections: v.connections,
+    rate: v.clients === 'open' ? v.rate : '0',
+    serviceMs: v.serviceMs,
+    durationS: v.durationS,
+  });
 }

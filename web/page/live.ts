@@ -26,7 +26,8 @@ export class LiveClient {
 
   constructor(view: LiveView) {
     this.source = new EventSource(`/live/stream?token=${encodeURIComponent(this.token)}`);
-    const on = <T>(event: string, f: (data: T) => void) => this.source.addEventListener(event, (e) => f(JSON.parse((e as MessageEvent<string>).data) as T));
+    const on = <T>(event: string, f: (data: T) => void) =>
+      this.source.addEventListener(event, (e) => f(JSON.parse((e as MessageEvent<string>).data) as T));
     on<{ running: boolean; settings: LiveSettings | null }>('hello', (d) => view.hello(d.running, d.settings));
     on<LiveSettings>('started', (d) => view.started(d));
     on<LiveSecond>('second', (d) => view.second(d));
@@ -35,13 +36,24 @@ export class LiveClient {
   }
 
   /** POSTs `body` as JSON to a /live/ route; resolves with the status and the parsed answer (never rejects on a status). */
-  async post(route: 'start' | 'act' | 'stop', body: unknown): Promise<{ status: number; body: { error?: string; field?: string } & Record<string, unknown> }> {
+  async post(
+    route: 'start' | 'act' | 'stop',
+    body: unknown,
+  ): Promise<{ status: number; body: { error?: string; field?: string } & Record<string, unknown> }> {
     try {
       // Bounded: with many tabs open the browser's few connections per host can all be taken by streams.
-      const r = await fetch(`/live/${route}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-traffic-lab-token': this.token }, body: JSON.stringify(body), signal: AbortSignal.timeout(POST_TIMEOUT_MS) });
+      const r = await fetch(`/live/${route}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-traffic-lab-token': this.token },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(POST_TIMEOUT_MS),
+      });
       return { status: r.status, body: await r.json() };
     } catch (err) {
-      return { status: 0, body: { error: `the Traffic Lab server did not answer (${(err as Error).message}); is it still running?` } };
+      return {
+        status: 0,
+        body: { error: `the Traffic Lab server did not answer (${(err as Error).message}); is it still running?` },
+      };
     }
   }
 }

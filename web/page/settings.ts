@@ -79,7 +79,11 @@ export type FieldError = { ok: false; field: string; message: string };
 /** `value` when it is one of `allowed`, else the field's error. */
 export const oneOf = <T extends string>(field: string, value: unknown, allowed: readonly T[]): T | FieldError => {
   if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
-  return { ok: false, field, message: `${field} must be one of ${allowed.join(', ')}; got ${JSON.stringify(value ?? null)}` };
+  return {
+    ok: false,
+    field,
+    message: `${field} must be one of ${allowed.join(', ')}; got ${JSON.stringify(value ?? null)}`,
+  };
 };
 
 /** `value` (a number, or a form's string) when it is inside `r`, else the field's error. */
@@ -112,7 +116,12 @@ export function parseSettings(raw: Record<string, unknown>): Parsed {
   }
   const degrade = raw.degrade === true || raw.degrade === 'on' || raw.degrade === 'true';
   const replicas = topology === 'single' ? 1 : topology === 'large' ? LARGE_REPLICAS : numbers.replicas;
-  if (degrade && replicas < 2) return { ok: false, field: 'degrade', message: 'degrade needs at least 2 replicas: the blocked one and one to go to' };
+  if (degrade && replicas < 2)
+    return {
+      ok: false,
+      field: 'degrade',
+      message: 'degrade needs at least 2 replicas: the blocked one and one to go to',
+    };
   return { ok: true, settings: { topology, policy, clients, speed, degrade, ...numbers, replicas } };
 }
 
@@ -129,7 +138,14 @@ export function simConfig(s: Settings): SimConfig {
     replicas: s.replicas,
     policy: s.policy,
     clientNetworks: s.networks,
-    clients: s.clients === 'open' ? { kind: 'open', ratePerS: s.rate } : { kind: 'closed', count: s.connections, ...(s.thinkMs > 0 ? { think: { kind: 'exponential', meanMs: s.thinkMs } } : {}) },
+    clients:
+      s.clients === 'open'
+        ? { kind: 'open', ratePerS: s.rate }
+        : {
+            kind: 'closed',
+            count: s.connections,
+            ...(s.thinkMs > 0 ? { think: { kind: 'exponential', meanMs: s.thinkMs } } : {}),
+          },
     service: { kind: 'exponential', meanMs: s.serviceMs },
     ...(s.degrade ? { hogs: [degradeHog(s.replicas - 1)] } : {}),
     durationMs: s.durationS * 1000,

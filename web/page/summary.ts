@@ -14,8 +14,18 @@ export function summarize(session: SimSession, row: 'run' | 'model' = 'run'): vo
 }
 
 /** Writes totals into a summary row: answers, failed and retried as counts, p50/p95/p99 in ms to 2 places. */
-export function fill(row: 'run' | 'model', t: { answers: number; failed: number; retried: number; p50: number; p95: number; p99: number }): void {
-  const cells = { answers: String(t.answers), failed: String(t.failed), retried: String(t.retried), p50: t.p50.toFixed(2), p95: t.p95.toFixed(2), p99: t.p99.toFixed(2) };
+export function fill(
+  row: 'run' | 'model',
+  t: { answers: number; failed: number; retried: number; p50: number; p95: number; p99: number },
+): void {
+  const cells = {
+    answers: String(t.answers),
+    failed: String(t.failed),
+    retried: String(t.retried),
+    p50: t.p50.toFixed(2),
+    p95: t.p95.toFixed(2),
+    p99: t.p99.toFixed(2),
+  };
   for (const [id, text] of Object.entries(cells)) $(`${row}-${id}`).textContent = text;
 }
 

@@ -56,7 +56,8 @@ export class Topology {
       set(box, 'delay', r.loopDelayMs === undefined || r.loopDelayMs === null ? '–' : `${r.loopDelayMs.toFixed(1)} ms`);
       set(box, 'share', `${(share * 100).toFixed(1)} %`);
       set(box, 'state', r.state);
-      for (const b of Array.from(box.querySelectorAll<HTMLButtonElement>('.actions button'))) b.disabled = r.state === 'dead' || r.state.startsWith(NOT_STARTED);
+      for (const b of Array.from(box.querySelectorAll<HTMLButtonElement>('.actions button')))
+        b.disabled = r.state === 'dead' || r.state.startsWith(NOT_STARTED);
       const bar = box.querySelector<HTMLElement>('.bar > span')!;
       bar.style.width = `${Math.min(100, (r.queue / FULL_QUEUE) * 100)}%`;
       box.title = `${r.name}: ${r.state}, ${r.queue} in queue, ${busy} busy, ${(share * 100).toFixed(1)} % of answers`;

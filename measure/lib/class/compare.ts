@@ -7,12 +7,22 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { makeChalk } from '../../../results/report/format.ts';
 import { ROOT } from '../harness/paths.ts';
-import { compareShape, NOT_SHOWN_PREFIX, NOTE_PREFIX, parseExpected, splitLine, type Comparison } from '../../../results/report/shape.ts';
+import {
+  compareShape,
+  NOT_SHOWN_PREFIX,
+  NOTE_PREFIX,
+  parseExpected,
+  splitLine,
+  type Comparison,
+} from '../../../results/report/shape.ts';
 
 /** Every experiment's expected lines, by name. */
 export function loadExpected(dir = path.join(ROOT, 'expected-output')): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  for (const f of readdirSync(dir).filter((f) => f.endsWith('.txt')).sort()) out.set(f.slice(0, -4), parseExpected(readFileSync(path.join(dir, f), 'utf8')));
+  for (const f of readdirSync(dir)
+    .filter((f) => f.endsWith('.txt'))
+    .sort())
+    out.set(f.slice(0, -4), parseExpected(readFileSync(path.join(dir, f), 'utf8')));
   return out;
 }
 
@@ -43,7 +53,8 @@ export function compareText(file: string, text: string, expected: Map<string, st
   const notShown = lines.filter((l) => l.startsWith(NOT_SHOWN_PREFIX)).map((l) => l.slice(NOT_SHOWN_PREFIX.length));
   const notes = lines.filter((l) => l.startsWith(NOTE_PREFIX)).map((l) => l.slice(NOTE_PREFIX.length));
   const owners = new Map<string, string[]>();
-  for (const [name, exp] of expected) for (const l of exp) owners.set(splitLine(l).key, [...new Set([...(owners.get(splitLine(l).key) ?? []), name])]);
+  for (const [name, exp] of expected)
+    for (const l of exp) owners.set(splitLine(l).key, [...new Set([...(owners.get(splitLine(l).key) ?? []), name])]);
   const byExperiment = new Map<string, string[]>();
   const foreign: string[] = [];
   const busy = new Set<string>();
@@ -56,7 +67,12 @@ export function compareText(file: string, text: string, expected: Map<string, st
     if (l.trim() === '' || l.startsWith('#')) continue;
     const key = splitLine(l).key;
     const candidates = owners.get(key) ?? [];
-    const name = only ?? (current !== undefined && candidates.includes(current) ? current : candidates.find((n) => !(byExperiment.get(n) ?? []).some((x) => splitLine(x).key === key)) ?? candidates[0]);
+    const name =
+      only ??
+      (current !== undefined && candidates.includes(current)
+        ? current
+        : (candidates.find((n) => !(byExperiment.get(n) ?? []).some((x) => splitLine(x).key === key)) ??
+          candidates[0]));
     if (name === undefined) {
       foreign.push(l);
       continue;
@@ -84,19 +100,33 @@ export function renderVerdict(v: FileVerdict, color: boolean): string {
     // On a machine its run found busy, a line that did not hold is not judged (~), as in the run's own output.
     const busy = v.busy.has(name);
     const mark = cmp.holds ? c.green('✓') : busy ? c.yellow('~') : c.red('✗');
-    out.push(`  ${mark} ${name}: ${count('held')} held${notShown ? `, ${notShown} not shown on that machine` : ''}${bad.length ? `, ${bad.length} ${busy ? 'not judged: the machine was busy' : 'did not hold'}` : ''}`);
+    out.push(
+      `  ${mark} ${name}: ${count('held')} held${notShown ? `, ${notShown} not shown on that machine` : ''}${bad.length ? `, ${bad.length} ${busy ? 'not judged: the machine was busy' : 'did not hold'}` : ''}`,
+    );
     for (const l of bad) {
-      const saw = l.status === 'missing' ? 'no such line in the file' : l.status === 'unexpected' ? 'not in the expected file' : `the file has: ${l.actual}`;
-      out.push(`      ${busy && l.status !== 'unexpected' ? c.yellow('~') : c.red('✗')} ${l.expected ?? l.actual}   (${saw})`);
+      const saw =
+        l.status === 'missing'
+          ? 'no such line in the file'
+          : l.status === 'unexpected'
+            ? 'not in the expected file'
+            : `the file has: ${l.actual}`;
+      out.push(
+        `      ${busy && l.status !== 'unexpected' ? c.yellow('~') : c.red('✗')} ${l.expected ?? l.actual}   (${saw})`,
+      );
     }
     for (const l of cmp.lines.filter((x) => x.status === 'not-shown')) out.push(`      ${c.yellow('-')} ${l.expected}`);
   }
   for (const why of v.notShown) out.push(`    not shown, because: ${why}`);
-  if (v.experiments.size > 0 && [...v.experiments.values()].some((cmp) => cmp.lines.some((l) => l.status === 'not-shown')) && v.notShown.length === 0) {
-    out.push('    not shown: the file gives no reason (it was made before the kit wrote them, or the comments were cut)');
+  if (
+    v.experiments.size > 0 &&
+    [...v.experiments.values()].some((cmp) => cmp.lines.some((l) => l.status === 'not-shown')) &&
+    v.notShown.length === 0
+  ) {
+    out.push(
+      '    not shown: the file gives no reason (it was made before the kit wrote them, or the comments were cut)',
+    );
   }
   for (const l of v.foreign) out.push(`  ${c.red('✗')} not a line of any experiment: ${l}`);
   for (const n of v.notes) out.push(`  note from the run: ${n}`);
   return out.join('\n') + '\n';
 }
-

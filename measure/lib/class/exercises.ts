@@ -48,7 +48,16 @@ export interface ExerciseCheck {
 }
 
 /** Every exercise a run can check, lesson by lesson. */
-export const EXERCISES: readonly ExerciseCheck[] = [...LESSON_1, ...LESSON_2, ...LESSON_3, ...LESSON_4, ...LESSON_5, ...LESSON_6, ...LESSON_7, ...LESSON_8];
+export const EXERCISES: readonly ExerciseCheck[] = [
+  ...LESSON_1,
+  ...LESSON_2,
+  ...LESSON_3,
+  ...LESSON_4,
+  ...LESSON_5,
+  ...LESSON_6,
+  ...LESSON_7,
+  ...LESSON_8,
+];
 
 /** `npx tsx measure/degraded.ts --two-choices with-replacement`, as a student would type it. */
 export function commandLine(run: ExerciseRun, extra: readonly string[] = []): string {
@@ -71,6 +80,9 @@ export function lessonExercises(lesson: number): Map<number, { title: string; te
   const part = all.slice(all.indexOf('## Exercises'));
   const starts = [...part.matchAll(/^(\d+)\. \*\*(.+?)\*\*/gm)];
   return new Map(
-    starts.map((m, i) => [Number(m[1]), { title: m[2]!.replace(/\.$/, ''), text: part.slice(m.index, starts[i + 1]?.index ?? part.length) }]),
+    starts.map((m, i) => [
+      Number(m[1]),
+      { title: m[2]!.replace(/\.$/, ''), text: part.slice(m.index, starts[i + 1]?.index ?? part.length) },
+    ]),
   );
 }

@@ -34,7 +34,8 @@ const SETUP_ERRORS = ['KIT_ERR_NATIVE_BUILD', 'KIT_ERR_NODE_TOO_OLD'] as const;
 export function setupError(outcome: Outcome): { code: (typeof SETUP_ERRORS)[number]; message: string } | undefined {
   for (const l of outcome.stderr.split('\n')) {
     const m = /^error (KIT_ERR_[A-Z_]+): (.*)$/.exec(l.trim());
-    if (m && (SETUP_ERRORS as readonly string[]).includes(m[1]!)) return { code: m[1] as (typeof SETUP_ERRORS)[number], message: m[2]! };
+    if (m && (SETUP_ERRORS as readonly string[]).includes(m[1]!))
+      return { code: m[1] as (typeof SETUP_ERRORS)[number], message: m[2]! };
   }
   return undefined;
 }
@@ -56,7 +57,12 @@ export function tallyRun(t: Tally, expected: string[], outcome: Outcome, seconds
   }
   if (!parsed?.shape) {
     t.errors++;
-    const why = outcome.stderr.trim().split('\n').filter((l) => l.startsWith('error')).at(-1) ?? `exit code ${outcome.code}`;
+    const why =
+      outcome.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('error'))
+        .at(-1) ?? `exit code ${outcome.code}`;
     const f = (t.failed['(the run failed)'] ??= { count: 0, last: '' });
     f.count++;
     f.last = why;
@@ -77,4 +83,3 @@ export function tallyRun(t: Tally, expected: string[], outcome: Outcome, seconds
     f.last = l.actual ?? '(no such line)';
   }
 }
-

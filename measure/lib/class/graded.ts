@@ -27,7 +27,13 @@ export interface GradedExercise {
 }
 
 /** A record for the exercise just checked, stamped with this process's time, Node and platform; a first attempt until check-exercise says otherwise. */
-export function gradedExercise(lesson: number, exercise: number, title: string, verdict: GradedVerdict, off?: GradedExercise['off']): GradedExercise {
+export function gradedExercise(
+  lesson: number,
+  exercise: number,
+  title: string,
+  verdict: GradedVerdict,
+  off?: GradedExercise['off'],
+): GradedExercise {
   return {
     kind: 'graded-exercise',
     lesson,

@@ -16,7 +16,15 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Measure } from '../../../results/report/measures.ts';
 import type { Rollup } from './rollup.ts';
-import { classSummary, failures, gradedRows, headline, lineRows, machineRows, studentsAndExperiments } from './rollup-rows.ts';
+import {
+  classSummary,
+  failures,
+  gradedRows,
+  headline,
+  lineRows,
+  machineRows,
+  studentsAndExperiments,
+} from './rollup-rows.ts';
 
 /** One chart: a measure of one experiment, each run's value by student. */
 interface ChartData {
@@ -37,7 +45,18 @@ export function chartData(r: Rollup, measuresOf: (experiment: string, result: un
     for (const m of measuresOf(run.experiment, run.result)) {
       const key = `${run.experiment}\u0000${m.id}`;
       let c = charts.get(key);
-      if (!c) charts.set(key, (c = { experiment: run.experiment, id: m.id, label: m.label, unit: m.unit, ...(m.threshold !== undefined ? { threshold: m.threshold } : {}), points: [] }));
+      if (!c)
+        charts.set(
+          key,
+          (c = {
+            experiment: run.experiment,
+            id: m.id,
+            label: m.label,
+            unit: m.unit,
+            ...(m.threshold !== undefined ? { threshold: m.threshold } : {}),
+            points: [],
+          }),
+        );
       c.points.push({ student: run.student, value: m.value });
     }
   }
@@ -61,18 +80,29 @@ function summaryHtml(r: Rollup, expected: Map<string, string[]>, students: reado
   const body: string[] = [];
   const summary = classSummary(r, expected);
   if (summary.length) {
-    body.push('<h2>Class summary</h2><table class="summary"><tr><th>experiment</th><th>held every line</th><th>lines some students did not hold</th></tr>');
+    body.push(
+      '<h2>Class summary</h2><table class="summary"><tr><th>experiment</th><th>held every line</th><th>lines some students did not hold</th></tr>',
+    );
     for (const x of summary) {
       const weak = x.weak.map((w) => `${escapeHtml(w.key)}: held by ${w.held} of ${w.of}`).join('<br>');
-      body.push(`<tr><td>${escapeHtml(x.experiment)}</td><td class="${x.heldAll === x.students ? 'ok' : 'bad'}">${x.heldAll} of ${x.students}</td><td class="line">${weak || 'none'}</td></tr>`);
+      body.push(
+        `<tr><td>${escapeHtml(x.experiment)}</td><td class="${x.heldAll === x.students ? 'ok' : 'bad'}">${x.heldAll} of ${x.students}</td><td class="line">${weak || 'none'}</td></tr>`,
+      );
     }
     body.push('</table>');
   }
   const graded = gradedRows(r, students);
   if (graded.length) {
-    body.push(`<h2>Graded exercises</h2><p class="key">✓ right, ✗ wrong (a number: too low or too high), – not counted on that machine; a student's attempts in order.</p>`);
-    body.push(`<table><tr><th>exercise</th><th>right</th>${students.map((s) => `<th>${escapeHtml(s)}</th>`).join('')}</tr>`);
-    for (const row of graded) body.push(`<tr><td>${escapeHtml(`${row.id} ${row.title}`)}</td><td>${row.right} of ${row.of}</td>${row.cells.map((c) => cellHtml(c)).join('')}</tr>`);
+    body.push(
+      `<h2>Graded exercises</h2><p class="key">✓ right, ✗ wrong (a number: too low or too high), – not counted on that machine; a student's attempts in order.</p>`,
+    );
+    body.push(
+      `<table><tr><th>exercise</th><th>right</th>${students.map((s) => `<th>${escapeHtml(s)}</th>`).join('')}</tr>`,
+    );
+    for (const row of graded)
+      body.push(
+        `<tr><td>${escapeHtml(`${row.id} ${row.title}`)}</td><td>${row.right} of ${row.of}</td>${row.cells.map((c) => cellHtml(c)).join('')}</tr>`,
+      );
     body.push('</table>');
   }
   return body;
@@ -151,27 +181,44 @@ export function renderRollupHtml(r: Rollup, expected: Map<string, string[]>, cha
   const uplotJs = readFileSync(req.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8');
   const uplotCss = readFileSync(req.resolve('uplot/dist/uPlot.min.css'), 'utf8');
   const { students, experiments } = studentsAndExperiments(r);
-  const body: string[] = [`<h1>Class roll-up</h1>`, `<p>${escapeHtml(headline(r))}.</p>`, ...summaryHtml(r, expected, students)];
-  body.push('<h2>Machines</h2><table><tr><th>student</th><th>cores</th><th>busy before (worst)</th><th>Node</th><th>platform</th><th>nginx</th><th>Redis</th><th>runs</th></tr>');
+  const body: string[] = [
+    `<h1>Class roll-up</h1>`,
+    `<p>${escapeHtml(headline(r))}.</p>`,
+    ...summaryHtml(r, expected, students),
+  ];
+  body.push(
+    '<h2>Machines</h2><table><tr><th>student</th><th>cores</th><th>busy before (worst)</th><th>Node</th><th>platform</th><th>nginx</th><th>Redis</th><th>runs</th></tr>',
+  );
   for (const m of machineRows(r, students)) {
-    body.push(`<tr><td>${escapeHtml(m.student)}</td><td>${Number(m.cores)}</td><td>${m.busy.toFixed(2)}</td><td>${escapeHtml(m.nodes)}</td><td>${escapeHtml(m.platform)}</td><td>${escapeHtml(m.nginx)}</td><td>${escapeHtml(m.redis)}</td><td>${m.runs}</td></tr>`);
+    body.push(
+      `<tr><td>${escapeHtml(m.student)}</td><td>${Number(m.cores)}</td><td>${m.busy.toFixed(2)}</td><td>${escapeHtml(m.nodes)}</td><td>${escapeHtml(m.platform)}</td><td>${escapeHtml(m.nginx)}</td><td>${escapeHtml(m.redis)}</td><td>${m.runs}</td></tr>`,
+    );
   }
   body.push('</table>');
   const indexed = charts.map((c, index) => ({ ...c, index }));
   for (const experiment of experiments) {
-    body.push(`<h2>${escapeHtml(experiment)}</h2><table><tr><th>shape line</th><th>expected</th>${students.map((s) => `<th>${escapeHtml(s)}</th>`).join('')}</tr>`);
+    body.push(
+      `<h2>${escapeHtml(experiment)}</h2><table><tr><th>shape line</th><th>expected</th>${students.map((s) => `<th>${escapeHtml(s)}</th>`).join('')}</tr>`,
+    );
     for (const row of lineRows(r, experiment, expected, students)) {
-      body.push(`<tr><td class="line">${escapeHtml(row.key)}</td><td class="line">${escapeHtml(row.expected)}</td>${row.cells.map((c, i) => cellHtml(c, row.reads[i])).join('')}</tr>`);
+      body.push(
+        `<tr><td class="line">${escapeHtml(row.key)}</td><td class="line">${escapeHtml(row.expected)}</td>${row.cells.map((c, i) => cellHtml(c, row.reads[i])).join('')}</tr>`,
+      );
     }
     body.push('</table>');
     for (const c of indexed.filter((x) => x.experiment === experiment)) {
-      body.push(`<figure><figcaption>${escapeHtml(c.label)} (${escapeHtml(c.unit)})</figcaption><div class="chart" id="chart-${c.index}"></div></figure>`);
+      body.push(
+        `<figure><figcaption>${escapeHtml(c.label)} (${escapeHtml(c.unit)})</figcaption><div class="chart" id="chart-${c.index}"></div></figure>`,
+      );
     }
   }
   const failed = failures(r);
   if (failed.length) {
     body.push('<h2>Lines that did not hold</h2><ul>');
-    for (const f of failed) body.push(`<li>${escapeHtml(f.text)}${f.hint ? `<br><small>likely cause: ${escapeHtml(f.hint)}</small>` : ''}</li>`);
+    for (const f of failed)
+      body.push(
+        `<li>${escapeHtml(f.text)}${f.hint ? `<br><small>likely cause: ${escapeHtml(f.hint)}</small>` : ''}</li>`,
+      );
     body.push('</ul>');
   }
   if (r.skipped.length) {

@@ -16,7 +16,10 @@ function cell(statuses: string[]): string {
 
 /** The students (of runs and graded exercises alike), sorted, and the experiments, sorted, that the runs name. */
 export function studentsAndExperiments(r: Rollup): { students: string[]; experiments: string[] } {
-  return { students: [...new Set([...r.runs, ...r.graded].map((x) => x.student))].sort(), experiments: [...new Set(r.runs.map((x) => x.experiment))].sort() };
+  return {
+    students: [...new Set([...r.runs, ...r.graded].map((x) => x.student))].sort(),
+    experiments: [...new Set(r.runs.map((x) => x.experiment))].sort(),
+  };
 }
 
 /** The roll-up's first line: how many students, runs, graded attempts (when any) and skipped files. */
@@ -33,7 +36,9 @@ export function headline(r: Rollup): string {
  */
 function toolCell(mine: readonly RunEntry[], tool: 'nginx' | 'redis'): string {
   const seen = mine.map((x) => x.machine[tool] as unknown).filter((v) => v === null || typeof v === 'string');
-  const found = [...new Set(seen.filter((v): v is string => typeof v === 'string').map((v) => v.replace(/[\x00-\x1f\x7f]/g, '')))];
+  const found = [
+    ...new Set(seen.filter((v): v is string => typeof v === 'string').map((v) => v.replace(/[\x00-\x1f\x7f]/g, ''))),
+  ];
   if (found.length) return found.join(', ');
   return seen.length ? 'missing' : '?';
 }
@@ -52,13 +57,24 @@ interface MachineRow {
 
 /** One row per student with a run: the machine of their first run, the worst busy-before, every Node version seen, nginx and Redis. */
 export function machineRows(r: Rollup, students: readonly string[]): MachineRow[] {
-  return students.filter((s) => r.runs.some((x) => x.student === s)).map((student) => {
-    const mine = r.runs.filter((x) => x.student === student);
-    const m = mine[0]!.machine;
-    const busy = Math.max(...mine.map((x) => x.machine.busyCoresAtStart ?? 0));
-    const nodes = [...new Set(mine.map((x) => String(x.machine.node)))].join(', ');
-    return { student, cores: m.cores, busy, nodes, platform: String(m.platform), nginx: toolCell(mine, 'nginx'), redis: toolCell(mine, 'redis'), runs: mine.length };
-  });
+  return students
+    .filter((s) => r.runs.some((x) => x.student === s))
+    .map((student) => {
+      const mine = r.runs.filter((x) => x.student === student);
+      const m = mine[0]!.machine;
+      const busy = Math.max(...mine.map((x) => x.machine.busyCoresAtStart ?? 0));
+      const nodes = [...new Set(mine.map((x) => String(x.machine.node)))].join(', ');
+      return {
+        student,
+        cores: m.cores,
+        busy,
+        nodes,
+        platform: String(m.platform),
+        nginx: toolCell(mine, 'nginx'),
+        redis: toolCell(mine, 'redis'),
+        runs: mine.length,
+      };
+    });
 }
 
 /** One shape line of one experiment across the class. */
@@ -73,16 +89,31 @@ interface LineRow {
 }
 
 /** Per expected line of `experiment`: its key, its expected verdict, and one cell per student. */
-export function lineRows(r: Rollup, experiment: string, expected: Map<string, string[]>, students: readonly string[]): LineRow[] {
+export function lineRows(
+  r: Rollup,
+  experiment: string,
+  expected: Map<string, string[]>,
+  students: readonly string[],
+): LineRow[] {
   const runs = r.runs.filter((x) => x.experiment === experiment);
   return (expected.get(experiment) ?? []).map((line) => {
-    const verdicts = students.map((s) => runs.filter((x) => x.student === s).map((x) => x.comparison.lines.find((l) => l.expected === line) ?? { status: 'missing' as const }));
+    const verdicts = students.map((s) =>
+      runs
+        .filter((x) => x.student === s)
+        .map((x) => x.comparison.lines.find((l) => l.expected === line) ?? { status: 'missing' as const }),
+    );
     const { key, verdict } = splitLine(line);
     return {
       key,
       expected: verdict,
       cells: verdicts.map((v) => cell(v.map((l) => l.status))),
-      reads: verdicts.map((v) => [...new Set(v.filter((l) => l.status === 'failed' || l.status === 'missing').map((l) => (l.actual ? splitLine(l.actual).verdict : 'missing')))]),
+      reads: verdicts.map((v) => [
+        ...new Set(
+          v
+            .filter((l) => l.status === 'failed' || l.status === 'missing')
+            .map((l) => (l.actual ? splitLine(l.actual).verdict : 'missing')),
+        ),
+      ]),
     };
   });
 }
@@ -103,7 +134,11 @@ export function classSummary(r: Rollup, expected: Map<string, string[]>): Summar
     const ran = students.filter((s) => r.runs.some((x) => x.student === s && x.experiment === experiment));
     const rows = lineRows(r, experiment, expected, ran);
     const weak = rows
-      .map((row) => ({ key: row.key, held: row.cells.filter((c) => c === '✓').length, of: row.cells.filter((c) => c === '✓' || c.startsWith('✗')).length }))
+      .map((row) => ({
+        key: row.key,
+        held: row.cells.filter((c) => c === '✓').length,
+        of: row.cells.filter((c) => c === '✓' || c.startsWith('✗')).length,
+      }))
       .filter((w) => w.held < w.of);
     const heldAll = ran.filter((_, i) => rows.every((row) => !row.cells[i]!.startsWith('✗'))).length;
     return { experiment, students: ran.length, heldAll, weak };
@@ -111,12 +146,17 @@ export function classSummary(r: Rollup, expected: Map<string, string[]>): Summar
 }
 
 /** Per graded exercise (by lesson and number): its title, one cell per student (gradedCell), and how many were right. */
-export function gradedRows(r: Rollup, students: readonly string[]): { id: string; title: string; cells: string[]; right: number; of: number }[] {
-  const ids = [...new Map(r.graded.map((g) => [`${g.graded.lesson}.${g.graded.exercise}`, g.graded] as const)).entries()].sort(
-    ([, a], [, b]) => a.lesson - b.lesson || a.exercise - b.exercise,
-  );
+export function gradedRows(
+  r: Rollup,
+  students: readonly string[],
+): { id: string; title: string; cells: string[]; right: number; of: number }[] {
+  const ids = [
+    ...new Map(r.graded.map((g) => [`${g.graded.lesson}.${g.graded.exercise}`, g.graded] as const)).entries(),
+  ].sort(([, a], [, b]) => a.lesson - b.lesson || a.exercise - b.exercise);
   return ids.map(([id, first]) => {
-    const mine = students.map((s) => r.graded.filter((g) => g.student === s && `${g.graded.lesson}.${g.graded.exercise}` === id).map((g) => g.graded));
+    const mine = students.map((s) =>
+      r.graded.filter((g) => g.student === s && `${g.graded.lesson}.${g.graded.exercise}` === id).map((g) => g.graded),
+    );
     const last = mine.map((a) => [...a].sort(byAttempt).at(-1));
     return {
       id,
@@ -133,6 +173,9 @@ export function failures(r: Rollup): { text: string; hint?: string }[] {
   return r.runs.flatMap((x) =>
     x.comparison.lines
       .filter((l) => l.status === 'failed' || l.status === 'missing')
-      .map((l) => ({ text: `${x.student} · ${x.experiment}: ${l.expected} (this run: ${l.actual ?? 'missing'})`, ...(l.hint ? { hint: l.hint } : {}) })),
+      .map((l) => ({
+        text: `${x.student} · ${x.experiment}: ${l.expected} (this run: ${l.actual ?? 'missing'})`,
+        ...(l.hint ? { hint: l.hint } : {}),
+      })),
   );
 }

@@ -10,7 +10,15 @@ import path from 'node:path';
 import { compareShape, type Comparison } from '../../../results/report/shape.ts';
 import { makeChalk, makeTable, type MachineInfo } from '../../../results/report/format.ts';
 import { isGradedDocument, readGraded, type GradedExercise } from './graded.ts';
-import { classSummary, failures, gradedRows, headline, lineRows, machineRows, studentsAndExperiments } from './rollup-rows.ts';
+import {
+  classSummary,
+  failures,
+  gradedRows,
+  headline,
+  lineRows,
+  machineRows,
+  studentsAndExperiments,
+} from './rollup-rows.ts';
 
 /** One student's run of one experiment, compared. */
 export interface RunEntry {
@@ -45,7 +53,8 @@ export function listRuns(dir: string): { student: string; file: string }[] {
   for (const name of readdirSync(dir).sort()) {
     const full = path.join(dir, name);
     if (statSync(full).isDirectory()) {
-      for (const f of readdirSync(full).sort()) if (f.endsWith('.json')) out.push({ student: name, file: path.join(full, f) });
+      for (const f of readdirSync(full).sort())
+        if (f.endsWith('.json')) out.push({ student: name, file: path.join(full, f) });
     } else if (name.endsWith('.json')) {
       out.push({ student: name.split('.')[0]!, file: full });
     }
@@ -54,7 +63,11 @@ export function listRuns(dir: string): { student: string; file: string }[] {
 }
 
 /** Reads and compares every run; `hints` gives each experiment's likely causes by line. */
-export function rollUp(files: { student: string; file: string }[], expected: Map<string, string[]>, hints: (experiment: string) => Record<string, string>): Rollup {
+export function rollUp(
+  files: { student: string; file: string }[],
+  expected: Map<string, string[]>,
+  hints: (experiment: string) => Record<string, string>,
+): Rollup {
   const runs: RunEntry[] = [];
   const graded: GradedEntry[] = [];
   const skipped: Rollup['skipped'] = [];
@@ -68,13 +81,20 @@ export function rollUp(files: { student: string; file: string }[], expected: Map
     }
     if (isGradedDocument(data)) {
       const g = readGraded(data);
-      if ('badField' in g) skipped.push({ file, reason: `a graded exercise whose '${g.badField}' is missing or not what check-exercise --save writes` });
+      if ('badField' in g)
+        skipped.push({
+          file,
+          reason: `a graded exercise whose '${g.badField}' is missing or not what check-exercise --save writes`,
+        });
       else graded.push({ student, file, graded: g });
       continue;
     }
     const machine = data?.result?.machine;
     if (typeof data?.experiment !== 'string' || !Array.isArray(data.shape) || typeof machine?.cores !== 'number') {
-      skipped.push({ file, reason: 'not a kit result: it needs experiment, shape and result.machine, as --json writes them' });
+      skipped.push({
+        file,
+        reason: 'not a kit result: it needs experiment, shape and result.machine, as --json writes them',
+      });
       continue;
     }
     const exp = expected.get(data.experiment);
@@ -83,7 +103,14 @@ export function rollUp(files: { student: string; file: string }[], expected: Map
       continue;
     }
     const shape = (data.shape as unknown[]).filter((l): l is string => typeof l === 'string');
-    runs.push({ student, file, experiment: data.experiment, machine, result: data.result, comparison: compareShape(exp, shape, hints(data.experiment)) });
+    runs.push({
+      student,
+      file,
+      experiment: data.experiment,
+      machine,
+      result: data.result,
+      comparison: compareShape(exp, shape, hints(data.experiment)),
+    });
   }
   return { runs, graded, skipped };
 }
@@ -98,22 +125,55 @@ export function renderRollup(r: Rollup, expected: Map<string, string[]>, color: 
     parts.push('', c.bold('Class summary:'));
     for (const x of summary) {
       const weak = x.weak.map((w) => `${w.key} held by ${w.held} of ${w.of}`).join('; ');
-      parts.push(`  ${x.experiment}: ${x.heldAll} of ${x.students} student(s) held every line${weak ? `; ${weak}` : ''}`);
+      parts.push(
+        `  ${x.experiment}: ${x.heldAll} of ${x.students} student(s) held every line${weak ? `; ${weak}` : ''}`,
+      );
     }
   }
-  const machines = makeTable(['student', 'cores', 'busy before', 'Node', 'platform', 'nginx', 'Redis', 'runs'], ['left', 'right', 'right', 'left', 'left', 'left', 'left', 'right']);
-  for (const m of machineRows(r, students)) machines.push([m.student, String(m.cores), `${m.busy.toFixed(2)} (worst)`, m.nodes, m.platform, m.nginx, m.redis, String(m.runs)]);
+  const machines = makeTable(
+    ['student', 'cores', 'busy before', 'Node', 'platform', 'nginx', 'Redis', 'runs'],
+    ['left', 'right', 'right', 'left', 'left', 'left', 'left', 'right'],
+  );
+  for (const m of machineRows(r, students))
+    machines.push([
+      m.student,
+      String(m.cores),
+      `${m.busy.toFixed(2)} (worst)`,
+      m.nodes,
+      m.platform,
+      m.nginx,
+      m.redis,
+      String(m.runs),
+    ]);
   parts.push('', machines.toString());
   for (const experiment of experiments) {
-    const table = makeTable(['shape line', 'expected', ...students], ['left', 'left', ...students.map(() => 'center' as const)]);
-    for (const row of lineRows(r, experiment, expected, students)) table.push([row.key, row.expected, ...row.cells.map((v) => (v.startsWith('✗') ? c.red(v) : v))]);
+    const table = makeTable(
+      ['shape line', 'expected', ...students],
+      ['left', 'left', ...students.map(() => 'center' as const)],
+    );
+    for (const row of lineRows(r, experiment, expected, students))
+      table.push([row.key, row.expected, ...row.cells.map((v) => (v.startsWith('✗') ? c.red(v) : v))]);
     parts.push('', c.bold(experiment), table.toString());
   }
   const graded = gradedRows(r, students);
   if (graded.length) {
-    const table = makeTable(['exercise', 'right', ...students], ['left', 'right', ...students.map(() => 'center' as const)]);
-    for (const row of graded) table.push([`${row.id} ${row.title}`, `${row.right} of ${row.of}`, ...row.cells.map((v) => (v.startsWith('✗') ? c.red(v) : v))]);
-    parts.push('', c.bold('Graded exercises (check-exercise --grade --save): ✓ right, ✗ wrong, – not counted on that machine; attempts in order'), table.toString());
+    const table = makeTable(
+      ['exercise', 'right', ...students],
+      ['left', 'right', ...students.map(() => 'center' as const)],
+    );
+    for (const row of graded)
+      table.push([
+        `${row.id} ${row.title}`,
+        `${row.right} of ${row.of}`,
+        ...row.cells.map((v) => (v.startsWith('✗') ? c.red(v) : v)),
+      ]);
+    parts.push(
+      '',
+      c.bold(
+        'Graded exercises (check-exercise --grade --save): ✓ right, ✗ wrong, – not counted on that machine; attempts in order',
+      ),
+      table.toString(),
+    );
   }
   const failed = failures(r);
   if (failed.length) {

@@ -16,7 +16,9 @@ import { gradedExercise, type GradedExercise } from './graded.ts';
 /** Where lesson `lesson`'s answers are, or a sentence saying there are none yet. */
 export function answers(lesson: number): string {
   const file = `instructors/lesson-${lesson}.md`;
-  return existsSync(path.join(ROOT, file)) ? `answers: ${file}` : 'no written answers for this lesson yet (instructors/)';
+  return existsSync(path.join(ROOT, file))
+    ? `answers: ${file}`
+    : 'no written answers for this lesson yet (instructors/)';
 }
 
 /**
@@ -39,11 +41,18 @@ export function numberReport(a: NumberAnswer, value: number, grade: boolean, col
   const held = value >= a.low && value <= a.high;
   const lines = [`asked: ${a.ask}`];
   if (grade) {
-    lines.push(`your answer: ${value} ${a.unit}`, held ? c.green('✓ right') : c.red(`✗ not right: ${value < a.low ? 'too low' : 'too high'}`));
+    lines.push(
+      `your answer: ${value} ${a.unit}`,
+      held ? c.green('✓ right') : c.red(`✗ not right: ${value < a.low ? 'too low' : 'too high'}`),
+    );
   } else {
     const range = a.low === a.high ? `is ${a.low}` : `falls in ${a.low}–${a.high}`;
     lines.push(`your answer: ${value} ${a.unit}; a right answer ${range} ${a.unit}`);
-    lines.push(held ? c.green('✓ within the range') : c.red('✗ outside the range: check your arithmetic against the lesson, then the written answer'));
+    lines.push(
+      held
+        ? c.green('✓ within the range')
+        : c.red('✗ outside the range: check your arithmetic against the lesson, then the written answer'),
+    );
     lines.push(c.dim(`why: ${a.why}; ${answers(a.lesson)}`));
   }
   return lines.join('\n') + '\n';
@@ -52,7 +61,8 @@ export function numberReport(a: NumberAnswer, value: number, grade: boolean, col
 /** Prints the verdict on a number; returns it as a graded record. KIT_ERR_USAGE when `text` is no number. */
 export function checkNumber(a: NumberAnswer, text: string, grade: boolean, io: Io): GradedExercise {
   const value = parseAnswer(text);
-  if (text.trim() === '' || !Number.isFinite(value)) throw new KitError('KIT_ERR_USAGE', `--answer is a number (${a.unit}); got '${text}'`);
+  if (text.trim() === '' || !Number.isFinite(value))
+    throw new KitError('KIT_ERR_USAGE', `--answer is a number (${a.unit}); got '${text}'`);
   const color = colorEnabled(io.stdout);
   io.stdout.write(makeChalk(color).bold(`Lesson ${a.lesson}, exercise ${a.n}: ${a.title}`) + '\n');
   io.stdout.write(numberReport(a, value, grade, color));
@@ -68,12 +78,19 @@ export function runReport(lesson: number, outcome: CheckOutcome, grade: boolean,
   const c = makeChalk(color);
   if (grade) {
     if (outcome.cannotShow) return c.yellow('– this machine cannot show this exercise: not counted') + '\n';
-    return (outcome.held ? c.green('✓ right: the run shows it') : c.red('✗ not right: the run does not show it')) + '\n';
+    return (
+      (outcome.held ? c.green('✓ right: the run shows it') : c.red('✗ not right: the run does not show it')) + '\n'
+    );
   }
   const lines = outcome.saw.map((x) => `  ${x}`);
   // As a shape line this machine cannot show: said in words, and not a failure.
   if (outcome.cannotShow) lines.push(c.yellow(`– this machine cannot show it: ${outcome.cannotShow}`));
-  else lines.push(outcome.held ? c.green('✓ the run shows it') : c.red('✗ the run does not show it: compare with the expected sentence above'));
+  else
+    lines.push(
+      outcome.held
+        ? c.green('✓ the run shows it')
+        : c.red('✗ the run does not show it: compare with the expected sentence above'),
+    );
   lines.push(c.dim(answers(lesson)));
   return lines.join('\n') + '\n';
 }

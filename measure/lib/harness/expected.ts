@@ -9,9 +9,12 @@ export async function readExpected(file: string): Promise<string[]> {
     return parseExpected(await readFile(file, 'utf8'));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new KitError('KIT_ERR_EXPECTED_MISSING', `no expected shape file at ${file}`, 'is this a complete checkout of the kit?');
+      throw new KitError(
+        'KIT_ERR_EXPECTED_MISSING',
+        `no expected shape file at ${file}`,
+        'is this a complete checkout of the kit?',
+      );
     }
     throw err;
   }
 }
-

@@ -32,15 +32,30 @@ export const COMMON_FLAGS = {
   shape: { type: 'boolean', description: 'print only the shape lines (diff them with expected-output/)' },
   json: { type: 'boolean', description: 'print the whole result as JSON' },
   quick: { type: 'boolean', description: 'a smaller workload (tests and CI use it): the same shapes in less time' },
-  port: { type: 'string', valueName: 'n', description: 'port for the lesson server, 0 for any free port', default: '0' },
+  port: {
+    type: 'string',
+    valueName: 'n',
+    description: 'port for the lesson server, 0 for any free port',
+    default: '0',
+  },
   predict: {
     type: 'string',
     valueName: 'answers.json',
     valueOptional: true,
-    description: 'predict, then measure: alone, asks its questions (one to four) before the run starts; with a file, reads the answers from it ({"<question id>": <choice number>}); after the run, each prediction is printed beside what was measured',
+    description:
+      'predict, then measure: alone, asks its questions (one to four) before the run starts; with a file, reads the answers from it ({"<question id>": <choice number>}); after the run, each prediction is printed beside what was measured',
   },
-  list: { type: 'boolean', description: 'with --predict: print the questions with their ids and choices (for an answers file) and start nothing' },
-  save: { type: 'string', valueName: 'folder|file.json', description: 'also write the --json document to <folder>/<experiment>.json (or to a file named *.json), for the class roll-up' },
+  list: {
+    type: 'boolean',
+    description:
+      'with --predict: print the questions with their ids and choices (for an answers file) and start nothing',
+  },
+  save: {
+    type: 'string',
+    valueName: 'folder|file.json',
+    description:
+      'also write the --json document to <folder>/<experiment>.json (or to a file named *.json), for the class roll-up',
+  },
 } as const satisfies FlagSpecs;
 
 /** What an experiment's run gets. */
@@ -52,7 +67,6 @@ export interface RunContext<O> {
   port: number;
   machine: MachineInfo;
 }
-
 
 /**
  * An experiment as data: its command (flags, --help), how its flags become options, its run and
@@ -114,9 +128,18 @@ async function runWatched<R>(machine: MachineInfo, run: () => Promise<R>): Promi
 }
 
 /** --predict's answers: typed (`ask`) or from a file; KIT_ERR_USAGE when the experiment has no questions. */
-async function collectAnswers<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, predict: string, io: Io): Promise<Answers> {
+async function collectAnswers<S extends FlagSpecs, O, R>(
+  exp: Experiment<S, O, R>,
+  predict: string,
+  io: Io,
+): Promise<Answers> {
   const questions = exp.report.predictions;
-  if (!questions?.length) throw new KitError('KIT_ERR_USAGE', `${exp.name} has no --predict questions yet`, 'see the README\'s "Predict first"');
+  if (!questions?.length)
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `${exp.name} has no --predict questions yet`,
+      'see the README\'s "Predict first"',
+    );
   if (predict !== ASK) return readAnswersFile(predict, questions);
   return askAnswers(questions, io.stdin ?? process.stdin, io.stderr);
 }
@@ -130,13 +153,21 @@ function showOutcome<S extends FlagSpecs, O, R>(
   exp: Experiment<S, O, R>,
   result: R,
   machine: MachineInfo,
-  o: { expected: string[]; format: 'table' | 'shape' | 'json'; saveTo: string | undefined; answers: Answers | undefined },
+  o: {
+    expected: string[];
+    format: 'table' | 'shape' | 'json';
+    saveTo: string | undefined;
+    answers: Answers | undefined;
+  },
   io: Io,
 ): number {
   const shape = exp.report.shape(result);
   const cmp = compareShape(o.expected, shape, exp.report.hints);
   writeOutcome(exp, result, shape, cmp, machine, o.format, io);
-  if (o.saveTo) io.stderr.write((writeSaved(o.saveTo, jsonDocument(exp, result, shape, cmp, machine) + '\n') ?? `saved: ${o.saveTo}`) + '\n');
+  if (o.saveTo)
+    io.stderr.write(
+      (writeSaved(o.saveTo, jsonDocument(exp, result, shape, cmp, machine) + '\n') ?? `saved: ${o.saveTo}`) + '\n',
+    );
   if (o.answers) {
     const graded = grade(exp.report.predictions!, o.answers, exp.report.measures?.(result) ?? []);
     const out = o.format === 'table' ? io.stdout : io.stderr;
@@ -164,7 +195,9 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     stopping = true;
     progress.done();
     io.stderr.write(`\n${signal === 'SIGINT' ? 'Interrupted' : 'Stopped'}: stopping ${lab?.size ?? 0} server(s)…\n`);
-    void (lab?.close() ?? Promise.resolve()).finally(() => process.exit(signal === 'SIGINT' ? EXIT.sigint : EXIT.sigterm));
+    void (lab?.close() ?? Promise.resolve()).finally(() =>
+      process.exit(signal === 'SIGINT' ? EXIT.sigint : EXIT.sigterm),
+    );
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -173,14 +206,20 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     const parsed = parseOrHelp(exp.command, normalizePredictFlag(argv), io);
     if (!parsed) return EXIT.holds;
     if (parsed.flags.list) {
-      if (typeof parsed.flags.predict !== 'string') throw new KitError('KIT_ERR_USAGE', '--list goes with --predict', `npx tsx measure/${exp.name}.ts --predict --list`);
+      if (typeof parsed.flags.predict !== 'string')
+        throw new KitError(
+          'KIT_ERR_USAGE',
+          '--list goes with --predict',
+          `npx tsx measure/${exp.name}.ts --predict --list`,
+        );
       io.stdout.write(questionList(exp.name, exp.report.predictions ?? []));
       return 0;
     }
     // Before any other check: on native Windows, nothing a student could fix in the flags helps.
     assertSignals(exp.name);
     const flags = parsed.flags as Record<string, string | boolean | undefined>;
-    if (flags.shape && flags.json) throw new KitError('KIT_ERR_USAGE', '--shape and --json are two different outputs; pick one');
+    if (flags.shape && flags.json)
+      throw new KitError('KIT_ERR_USAGE', '--shape and --json are two different outputs; pick one');
     const port = intFlag('port', flags.port as string | undefined, 0, 65535, 0);
     const options = exp.options(parsed.flags);
     const expected = await readExpected(expectedFile(exp.name));
@@ -191,7 +230,9 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     const machine = await machineInfo();
     lab = new Lab();
     lab.log = (l) => progress.note(l);
-    const result = await runWatched(machine, () => exp.run({ lab: lab!, progress, options, quick: Boolean(flags.quick), port, machine }));
+    const result = await runWatched(machine, () =>
+      exp.run({ lab: lab!, progress, options, quick: Boolean(flags.quick), port, machine }),
+    );
     progress.step('stopping servers');
     await lab.close();
     progress.done();

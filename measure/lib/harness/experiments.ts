@@ -12,7 +12,8 @@ export const EXPERIMENTS = LESSONS.flatMap((l) => l.experiments);
 
 /** Imports measure/<name>.ts and returns its experiment; KIT_ERR_USAGE for a name that is none. */
 export async function loadExperiment(name: string): Promise<Experiment<FlagSpecs, unknown, unknown>> {
-  if (!EXPERIMENTS.includes(name)) throw new KitError('KIT_ERR_USAGE', `no experiment '${name}'; the experiments are ${EXPERIMENTS.join(', ')}`);
+  if (!EXPERIMENTS.includes(name))
+    throw new KitError('KIT_ERR_USAGE', `no experiment '${name}'; the experiments are ${EXPERIMENTS.join(', ')}`);
   const mod = (await import(`../../${name}.ts`)) as { experiment: Experiment<FlagSpecs, unknown, unknown> };
   return mod.experiment;
 }

@@ -4,7 +4,13 @@
  * shape lines alone (--shape), or the whole result as JSON (--json, --save).
  */
 import type { Io } from '../../../lib/entry.ts';
-import { busyMachineCaveat, colorEnabled, machineWasBusy, makeChalk, type MachineInfo } from '../../../results/report/format.ts';
+import {
+  busyMachineCaveat,
+  colorEnabled,
+  machineWasBusy,
+  makeChalk,
+  type MachineInfo,
+} from '../../../results/report/format.ts';
 import { NOT_SHOWN_PREFIX, NOTE_PREFIX, type Comparison, type ReportExamples } from '../../../results/report/shape.ts';
 import type { Measure } from '../../../results/report/measures.ts';
 import type { Question } from '../../../results/report/predictions.ts';
@@ -52,8 +58,10 @@ export function renderComparison(cmp: Comparison, file: string, color: boolean, 
   let notJudged = 0;
   for (const l of cmp.lines) {
     if (l.status === 'held') out.push(`  ${c.green('✓')} ${l.expected}`);
-    else if (l.status === 'not-shown') out.push(`  ${c.yellow('-')} ${l.expected}   ${c.yellow('(not shown on this machine)')}`);
-    else if (l.status === 'unexpected') out.push(`  ${c.red('✗')} ${l.actual}   ${c.red('(not in the expected file)')}`);
+    else if (l.status === 'not-shown')
+      out.push(`  ${c.yellow('-')} ${l.expected}   ${c.yellow('(not shown on this machine)')}`);
+    else if (l.status === 'unexpected')
+      out.push(`  ${c.red('✗')} ${l.actual}   ${c.red('(not in the expected file)')}`);
     else {
       const saw = l.status === 'missing' ? 'this run has no such line' : `this run: ${l.actual}`;
       if (busy) {
@@ -68,31 +76,69 @@ export function renderComparison(cmp: Comparison, file: string, color: boolean, 
   if (busy && notJudged) out.push(`  ${c.yellow('~')} busy: ${notJudged} line(s) not judged, because ${busy}`);
   if (cmp.holds) out.push(c.green.bold('The shape holds.'));
   else if (busy && notJudged === cmp.lines.filter((l) => l.status !== 'held' && l.status !== 'not-shown').length) {
-    out.push(c.yellow.bold('The shape was not shown: the machine was busy.') + ' Every line it judged held; the diff below shows the rest.', '', cmp.diff.trimEnd());
-  } else out.push(c.red.bold('The shape does not hold.') + ' The diff below shows where; the likely causes are above.', '', cmp.diff.trimEnd());
+    out.push(
+      c.yellow.bold('The shape was not shown: the machine was busy.') +
+        ' Every line it judged held; the diff below shows the rest.',
+      '',
+      cmp.diff.trimEnd(),
+    );
+  } else
+    out.push(
+      c.red.bold('The shape does not hold.') + ' The diff below shows where; the likely causes are above.',
+      '',
+      cmp.diff.trimEnd(),
+    );
   return out.join('\n') + '\n';
 }
 
 /** The --json document: the result with its shape, verdict, caveats and measures. */
-export function jsonDocument<R>(exp: Reported<R>, result: R, shape: string[], cmp: Comparison, machine: MachineInfo): string {
+export function jsonDocument<R>(
+  exp: Reported<R>,
+  result: R,
+  shape: string[],
+  cmp: Comparison,
+  machine: MachineInfo,
+): string {
   const notShown = exp.report.notShown?.(result) ?? [];
-  const caveats = [busyMachineCaveat(machine), ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter((c): c is string => c !== undefined);
+  const caveats = [busyMachineCaveat(machine), ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter(
+    (c): c is string => c !== undefined,
+  );
   const measures = exp.report.measures?.(result) ?? [];
-  return JSON.stringify({ experiment: exp.name, result, shape, holds: cmp.holds, caveats, notShown, measures }, null, 2);
+  return JSON.stringify(
+    { experiment: exp.name, result, shape, holds: cmp.holds, caveats, notShown, measures },
+    null,
+    2,
+  );
 }
 
 /** Writes a finished run as the table (default), the shape lines (--shape) or JSON (--json). */
-export function writeOutcome<R>(exp: Reported<R>, result: R, shape: string[], cmp: Comparison, machine: MachineInfo, format: 'table' | 'shape' | 'json', io: Io): void {
+export function writeOutcome<R>(
+  exp: Reported<R>,
+  result: R,
+  shape: string[],
+  cmp: Comparison,
+  machine: MachineInfo,
+  format: 'table' | 'shape' | 'json',
+  io: Io,
+): void {
   const notShown = exp.report.notShown?.(result) ?? [];
   const busy = busyMachineCaveat(machine);
-  const caveats = [busy, ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter((c): c is string => c !== undefined);
+  const caveats = [busy, ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter(
+    (c): c is string => c !== undefined,
+  );
   if (format === 'json') {
     io.stdout.write(jsonDocument(exp, result, shape, cmp, machine) + '\n');
   } else if (format === 'shape') {
     // A busy machine goes with the lines too: an instructor comparing files should see it.
-    io.stdout.write([...shape, ...notShown.map((why) => NOT_SHOWN_PREFIX + why), ...(busy ? [NOTE_PREFIX + busy] : [])].join('\n') + '\n');
+    io.stdout.write(
+      [...shape, ...notShown.map((why) => NOT_SHOWN_PREFIX + why), ...(busy ? [NOTE_PREFIX + busy] : [])].join('\n') +
+        '\n',
+    );
     for (const c of caveats) io.stderr.write(`Note: ${c}\n`);
-    if (!cmp.holds) io.stderr.write(`${busy ? 'The shape was not shown (the machine was busy)' : 'The shape does not hold'}: diff it with expected-output/${exp.name}.txt\n`);
+    if (!cmp.holds)
+      io.stderr.write(
+        `${busy ? 'The shape was not shown (the machine was busy)' : 'The shape does not hold'}: diff it with expected-output/${exp.name}.txt\n`,
+      );
   } else {
     const color = colorEnabled(io.stdout);
     io.stdout.write(exp.report.render(result, color) + '\n');

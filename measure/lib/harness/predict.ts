@@ -7,7 +7,14 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { KitError } from '../../../lib/errors.ts';
-import { choiceIndex, formatChoices, formatQuestion, parseAnswers, type Answers, type Question } from '../../../results/report/predictions.ts';
+import {
+  choiceIndex,
+  formatChoices,
+  formatQuestion,
+  parseAnswers,
+  type Answers,
+  type Question,
+} from '../../../results/report/predictions.ts';
 
 /** What --predict's value is when the flag is given alone: ask on the terminal. */
 export const ASK = 'ask';
@@ -19,7 +26,9 @@ const MAX_TRIES = 3;
  * so that node:util's parseArgs, which wants a value for a string flag, accepts both forms.
  */
 export function normalizePredictFlag(argv: readonly string[]): string[] {
-  return argv.map((a, i) => (a === '--predict' && (i === argv.length - 1 || argv[i + 1]!.startsWith('-')) ? `--predict=${ASK}` : a));
+  return argv.map((a, i) =>
+    a === '--predict' && (i === argv.length - 1 || argv[i + 1]!.startsWith('-')) ? `--predict=${ASK}` : a,
+  );
 }
 
 /** Reads and checks an answers file; KIT_ERR_USAGE naming the file and the problem. */
@@ -28,13 +37,20 @@ export function readAnswersFile(file: string, questions: readonly Question[]): A
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new KitError('KIT_ERR_USAGE', `cannot read the answers file '${file}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `cannot read the answers file '${file}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch (err) {
-    throw new KitError('KIT_ERR_USAGE', `the answers file '${file}' is not JSON: ${(err as Error).message}`, example(questions));
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `the answers file '${file}' is not JSON: ${(err as Error).message}`,
+      example(questions),
+    );
   }
   try {
     return parseAnswers(data, questions);
@@ -59,11 +75,21 @@ function firstChoices(questions: readonly Question[]): string {
 export function questionList(name: string, questions: readonly Question[]): string {
   if (!questions.length) return `${name} has no --predict questions yet\n`;
   const each = questions.map((q) => [`${q.id}: ${q.ask}`, ...formatChoices(q)].join('\n'));
-  return [...each, `answers file (choice numbers): ${firstChoices(questions)}`, `then: npx tsx measure/${name}.ts --predict answers.json`].join('\n\n') + '\n';
+  return (
+    [
+      ...each,
+      `answers file (choice numbers): ${firstChoices(questions)}`,
+      `then: npx tsx measure/${name}.ts --predict answers.json`,
+    ].join('\n\n') + '\n'
+  );
 }
 
 /** Asks each question on `output`, reading one answer a line from `input`. */
-export async function askAnswers(questions: readonly Question[], input: NodeJS.ReadableStream, output: { write(s: string): unknown }): Promise<Answers> {
+export async function askAnswers(
+  questions: readonly Question[],
+  input: NodeJS.ReadableStream,
+  output: { write(s: string): unknown },
+): Promise<Answers> {
   const rl = createInterface({ input, terminal: false });
   const lines = rl[Symbol.asyncIterator]();
   const answers: Answers = {};
@@ -72,10 +98,19 @@ export async function askAnswers(questions: readonly Question[], input: NodeJS.R
       output.write(`${formatQuestion(q, n + 1, questions.length)}\nYour answer (1-${q.choices.length}): `);
       for (let tries = 0; answers[q.id] === undefined; tries++) {
         const next = await lines.next();
-        if (next.done) throw new KitError('KIT_ERR_USAGE', `no answer to '${q.id}': the input ended; nothing was started`, 'answer every question, or give the answers in a file: --predict answers.json');
+        if (next.done)
+          throw new KitError(
+            'KIT_ERR_USAGE',
+            `no answer to '${q.id}': the input ended; nothing was started`,
+            'answer every question, or give the answers in a file: --predict answers.json',
+          );
         const i = choiceIndex(q, next.value);
         if (i !== undefined) answers[q.id] = i;
-        else if (tries + 1 >= MAX_TRIES) throw new KitError('KIT_ERR_USAGE', `'${q.id}' needs a number from 1 to ${q.choices.length}; nothing was started`);
+        else if (tries + 1 >= MAX_TRIES)
+          throw new KitError(
+            'KIT_ERR_USAGE',
+            `'${q.id}' needs a number from 1 to ${q.choices.length}; nothing was started`,
+          );
         else output.write(`Type a number from 1 to ${q.choices.length}: `);
       }
       output.write('\n');

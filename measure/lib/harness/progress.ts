@@ -17,7 +17,10 @@ export class Progress {
   private timer: NodeJS.Timeout | undefined;
   private readonly live: boolean;
 
-  constructor(stream: ProgressStream = process.stderr, private readonly label = '') {
+  constructor(
+    stream: ProgressStream = process.stderr,
+    private readonly label = '',
+  ) {
     this.stream = stream;
     this.live = Boolean(stream.isTTY);
   }

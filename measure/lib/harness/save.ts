@@ -20,9 +20,18 @@ export function savePath(value: string, name: string): string {
   try {
     mkdirSync(path.dirname(file), { recursive: true });
   } catch (err) {
-    throw new KitError('KIT_ERR_USAGE', `--save: cannot make the folder ${path.dirname(file)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, 'pick a folder you can write to');
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `--save: cannot make the folder ${path.dirname(file)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      'pick a folder you can write to',
+    );
   }
-  if (isDirectory(file)) throw new KitError('KIT_ERR_USAGE', `--save: ${file} is a folder`, 'name a file ending in .json, or another folder');
+  if (isDirectory(file))
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `--save: ${file} is a folder`,
+      'name a file ending in .json, or another folder',
+    );
   return file;
 }
 

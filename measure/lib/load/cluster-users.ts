@@ -48,14 +48,25 @@ interface ClusterUsersOptions {
  * The lesson-8 experiments' --cpu-quota (cores, from 0.05 to `maxCores`; default 0.25) and
  * --quota-mode (auto, cgroup or throttle) flags, checked; KIT_ERR_USAGE otherwise.
  */
-export function quotaOptions(flags: { 'cpu-quota'?: string; 'quota-mode'?: string }, maxCores: number): { quota: string; quotaMode: string } {
+export function quotaOptions(
+  flags: { 'cpu-quota'?: string; 'quota-mode'?: string },
+  maxCores: number,
+): { quota: string; quotaMode: string } {
   const quota = String(flags['cpu-quota'] ?? '0.25');
-  if (!(Number(quota) >= 0.05 && Number(quota) <= maxCores)) throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from 0.05 to ${maxCores}; got '${quota}'`);
+  if (!(Number(quota) >= 0.05 && Number(quota) <= maxCores))
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `--cpu-quota must be a number of cores from 0.05 to ${maxCores}; got '${quota}'`,
+    );
   return { quota, quotaMode: quotaMode(flags['quota-mode']) };
 }
 
 /** Runs the scenario; the cluster is stopped before it returns (and by the lab on any error). */
-export async function runClusterUsers(lab: Lab, progress: Progress, o: ClusterUsersOptions): Promise<Omit<ScenarioResult, 'name'>> {
+export async function runClusterUsers(
+  lab: Lab,
+  progress: Progress,
+  o: ClusterUsersOptions,
+): Promise<Omit<ScenarioResult, 'name'>> {
   progress.step(`${o.label}: starting the cluster (1 worker${o.autoscale ? ', autoscaled' : ''})`);
   const server = await lab.start({ server: 'managed-cluster', args: o.clusterArgs, ipc: true });
   const quotaLine = server.lines.find((l) => l.startsWith('cpu quota:')) ?? '';
@@ -70,7 +81,10 @@ export async function runClusterUsers(lab: Lab, progress: Progress, o: ClusterUs
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
     ...(o.keepAlive ? { keepAlive: true } : {}),
     steadyFromS: steadyWindow({ loadS: o.loadS, autoscale: o.autoscale })[0],
-    onSecond: (sec) => progress.step(`${o.label}: ${o.users} users, second ${sec.second + 1} of ${o.loadS}: ${sec.completed} req/s, p95 ${sec.p95.toFixed(0)} ms, ${workersNow} worker(s)`),
+    onSecond: (sec) =>
+      progress.step(
+        `${o.label}: ${o.users} users, second ${sec.second + 1} of ${o.loadS}: ${sec.completed} req/s, p95 ${sec.p95.toFixed(0)} ms, ${workersNow} worker(s)`,
+      ),
   });
   const watcher = setInterval(() => {
     const last = server.messagesFrom(from).filter(isAutoscale).at(-1);
@@ -86,9 +100,21 @@ export async function runClusterUsers(lab: Lab, progress: Progress, o: ClusterUs
 
   // After the load: an autoscaled cluster should return to min once the window has passed.
   const backToMinS = o.autoscale ? await waitBackToMin(server, progress, o, { start, loadEndS, from }) : undefined;
-  const syncs = server.messagesFrom(from).filter(isAutoscale).map((m) => syncSample(m, start));
+  const syncs = server
+    .messagesFrom(from)
+    .filter(isAutoscale)
+    .map((m) => syncSample(m, start));
   await lab.stop(server);
-  return { users: o.users, autoscale: o.autoscale, loadS: o.loadS, loadEndS, quotaLine, workload, syncs, ...(backToMinS !== undefined ? { backToMinS } : {}) };
+  return {
+    users: o.users,
+    autoscale: o.autoscale,
+    loadS: o.loadS,
+    loadEndS,
+    quotaLine,
+    workload,
+    syncs,
+    ...(backToMinS !== undefined ? { backToMinS } : {}),
+  };
 }
 
 /** One autoscale event of the cluster as the result's sync: times in s since the load began (`start`, ms). */
@@ -102,7 +128,11 @@ function syncSample(m: AutoscaleEvent, start: number): SyncSample {
     retiring: m.retiring.length,
     reason: m.reason,
     ...(m.averageUtilization !== undefined ? { average: m.averageUtilization } : {}),
-    perWorker: m.workers.map((w) => ({ pid: w.pid, utilization: w.utilization ?? null, ...(w.throttle ? { throttle: w.throttle } : {}) })),
+    perWorker: m.workers.map((w) => ({
+      pid: w.pid,
+      utilization: w.utilization ?? null,
+      ...(w.throttle ? { throttle: w.throttle } : {}),
+    })),
   };
 }
 
@@ -111,12 +141,23 @@ function syncSample(m: AutoscaleEvent, start: number): SyncSample {
  * plus COOL_DOWN_SLACK_S at most): s from the load's end (`loadEndS`, s after `start`, ms), or
  * undefined when they did not. `from`: the first of the server's messages this run counts.
  */
-async function waitBackToMin(server: ServerProcess, progress: Progress, o: ClusterUsersOptions, t: { start: number; loadEndS: number; from: number }): Promise<number | undefined> {
+async function waitBackToMin(
+  server: ServerProcess,
+  progress: Progress,
+  o: ClusterUsersOptions,
+  t: { start: number; loadEndS: number; from: number },
+): Promise<number | undefined> {
   const deadlineS = t.loadEndS + o.windowS + COOL_DOWN_SLACK_S;
-  progress.step(`${o.label}: load over; waiting up to ${Math.round(deadlineS - t.loadEndS)} s for the workers to return to ${DEFAULT_HPA.min}`);
+  progress.step(
+    `${o.label}: load over; waiting up to ${Math.round(deadlineS - t.loadEndS)} s for the workers to return to ${DEFAULT_HPA.min}`,
+  );
   try {
     await server.waitForMessage(
-      (m): m is AutoscaleEvent => isAutoscale(m) && (m.at - t.start) / 1000 > t.loadEndS && m.current + m.retiring.length <= DEFAULT_HPA.min && m.desired <= DEFAULT_HPA.min,
+      (m): m is AutoscaleEvent =>
+        isAutoscale(m) &&
+        (m.at - t.start) / 1000 > t.loadEndS &&
+        m.current + m.retiring.length <= DEFAULT_HPA.min &&
+        m.desired <= DEFAULT_HPA.min,
       (deadlineS - t.loadEndS) * 1000,
       t.from,
     );

@@ -40,7 +40,12 @@ export interface DegradedOptions {
   twoChoices: TwoChoicesSampling;
 }
 
-export const { connections: CONNECTIONS, hogConnections: HOG_CONNECTIONS, hogMs: HOG_MS, rounds: ROUNDS } = DEGRADED_SPEC;
+export const {
+  connections: CONNECTIONS,
+  hogConnections: HOG_CONNECTIONS,
+  hogMs: HOG_MS,
+  rounds: ROUNDS,
+} = DEGRADED_SPEC;
 const { replicas: REPLICAS, warmupS: WARMUP_S, settleS: SETTLE_S } = DEGRADED_SPEC;
 /**
  * How the hog blocks app3's event loop, 30 ms per request: `stall` sleeps the thread (no CPU),
@@ -68,9 +73,20 @@ interface PathMeasurement {
  * straight, was not enough. The `shared` balancer (the kit's) takes the degraded replica, the
  * last, out meanwhile; with nginx a balancer of its own does it.
  */
-async function warmUp(lab: Lab, progress: Progress, lb: BalancerKind, replicas: Replica[], shared: ServerProcess | undefined): Promise<void> {
+async function warmUp(
+  lab: Lab,
+  progress: Progress,
+  lb: BalancerKind,
+  replicas: Replica[],
+  shared: ServerProcess | undefined,
+): Promise<void> {
   const degraded = replicas.at(-1)!;
-  progress.step(`warm-up: /fast through the balancer to ${replicas.slice(0, -1).map((r) => r.name).join(' and ')} for ${WARMUP_S} s`);
+  progress.step(
+    `warm-up: /fast through the balancer to ${replicas
+      .slice(0, -1)
+      .map((r) => r.name)
+      .join(' and ')} for ${WARMUP_S} s`,
+  );
   const warm = shared ?? (await startBalancer(lab, lb, 'least-connections', replicas.slice(0, -1), 0));
   if (shared) await postTo(shared, `/__lb/down?upstream=${degraded.name}`);
   await runLoad({ url: `${warm.url}/fast`, connections: CONNECTIONS, durationS: WARMUP_S });
@@ -88,11 +104,23 @@ function postTo(balancer: ServerProcess, path: string): Promise<void> {
  * of its slices; or on that policy's own balancer (`byPolicy`, nginx). With `path`, also the path
  * slot: least connections to the healthy replicas only, the degraded one (the last) taken out.
  */
-function makeSlots(replicas: Replica[], shared: ServerProcess | undefined, byPolicy: Map<Policy, ServerProcess>, path: boolean): { policySlots: Slot[]; pathSlot: Slot | undefined } {
+function makeSlots(
+  replicas: Replica[],
+  shared: ServerProcess | undefined,
+  byPolicy: Map<Policy, ServerProcess>,
+  path: boolean,
+): { policySlots: Slot[]; pathSlot: Slot | undefined } {
   const degraded = replicas.at(-1)!;
   const post = (p: string) => postTo(shared!, p);
   const policySlots = POLICIES.map((policy) =>
-    shared ? newSlot(policy, replicas, () => shared.url, () => post(`/__lb/policy?name=${policy}`)) : newSlot(policy, replicas, () => byPolicy.get(policy)!.url),
+    shared
+      ? newSlot(
+          policy,
+          replicas,
+          () => shared.url,
+          () => post(`/__lb/policy?name=${policy}`),
+        )
+      : newSlot(policy, replicas, () => byPolicy.get(policy)!.url),
   );
   const pathSlot = path
     ? newSlot(
@@ -127,17 +155,25 @@ export async function runDegraded<C = undefined>(
   // The hog runs for the whole experiment; it is bounded too, and stopped at the end.
   const hogBudgetS = WARMUP_S + rounds * slots * (SETTLE_S + durationS + 1) + 15;
   const hogRoute = HOGS[options.hog];
-  const hog = sustainLoad({ url: `${degraded.url}${hogRoute}`, connections: HOG_CONNECTIONS, durationS: Math.min(120, hogBudgetS) }, hogBudgetS * STEP_TRIES);
+  const hog = sustainLoad(
+    { url: `${degraded.url}${hogRoute}`, connections: HOG_CONNECTIONS, durationS: Math.min(120, hogBudgetS) },
+    hogBudgetS * STEP_TRIES,
+  );
   try {
     // The kit's balancer runs once and switches policy between slices (POST /__lb/policy): a
     // fresh Node process starts cold, and its JIT warm-up (measured: /fast through a fresh
     // balancer went 1000, 1400, 2700, 4100 req/s in its first four seconds) would land on one
     // policy. nginx, compiled ahead of time, runs once per policy, all of them side by side.
     const sampling = options.twoChoices === 'distinct' ? [] : ['--two-choices', options.twoChoices];
-    const shared = options.lb === 'builtin' ? await startBalancer(lab, 'builtin', 'least-connections', replicas, port, true, sampling) : undefined;
+    const shared =
+      options.lb === 'builtin'
+        ? await startBalancer(lab, 'builtin', 'least-connections', replicas, port, true, sampling)
+        : undefined;
     const byPolicy = new Map<Policy, ServerProcess>();
     // --port goes to the first of them (several cannot share it).
-    if (!shared) for (const [i, policy] of POLICIES.entries()) byPolicy.set(policy, await startBalancer(lab, options.lb, policy, replicas, i === 0 ? port : 0));
+    if (!shared)
+      for (const [i, policy] of POLICIES.entries())
+        byPolicy.set(policy, await startBalancer(lab, options.lb, policy, replicas, i === 0 ? port : 0));
 
     await warmUp(lab, progress, options.lb, replicas, shared);
 
@@ -146,9 +182,20 @@ export async function runDegraded<C = undefined>(
     await measureRounds(all, replicas, rounds, durationS, progress);
     const policies: PolicyRun[] = policySlots.map((s) => {
       const { throughput, latency: l } = summarizeLoadTally(s);
-      return { policy: s.name, throughput, p50: l.p50, p95: l.p95, p99: l.p99, errors: s.errors, perReplica: s.perReplica, generatorCpu: s.generatorCpu };
+      return {
+        policy: s.name,
+        throughput,
+        p50: l.p50,
+        p95: l.p95,
+        p99: l.p99,
+        errors: s.errors,
+        perReplica: s.perReplica,
+        generatorCpu: s.generatorCpu,
+      };
     });
-    const path = pathSlot ? { ...summarizeLoadTally(pathSlot), quantilesMs: quantilesMs(pathSlot.histogram, 1000) } : undefined;
+    const path = pathSlot
+      ? { ...summarizeLoadTally(pathSlot), quantilesMs: quantilesMs(pathSlot.histogram, 1000) }
+      : undefined;
     const calibration = extra.calibrate ? await extra.calibrate(replicas) : undefined;
     const result: DegradedResult = {
       machine,

@@ -31,8 +31,21 @@ export interface Slot extends SlicePart {
 }
 
 /** A slot named `name` with an empty tally for `replicas`; `enter` and `leave` run before and after each of its slices. */
-export function newSlot(name: string, replicas: Replica[], url: () => string, enter = async () => {}, leave = async () => {}): Slot {
-  return { name, url, enter, leave, ...newLoadTally(), perReplica: Object.fromEntries(replicas.map((r) => [r.name, 0])) };
+export function newSlot(
+  name: string,
+  replicas: Replica[],
+  url: () => string,
+  enter = async () => {},
+  leave = async () => {},
+): Slot {
+  return {
+    name,
+    url,
+    enter,
+    leave,
+    ...newLoadTally(),
+    perReplica: Object.fromEntries(replicas.map((r) => [r.name, 0])),
+  };
 }
 
 /** The slots in round `k`'s order: the list rotated by k, so no policy always follows the same one. */
@@ -47,10 +60,19 @@ async function measureSlice(slot: Slot, replicas: Replica[], durationS: number):
   const histogram = createLatencyHistogram();
   // Asked while the slice settles: the blocked replica answers its stats only between hog requests.
   const counted = servedByReplica(replicas, '/fast');
-  const r = await runLoad({ url: `${slot.url()}/fast`, connections: CONNECTIONS, durationS: SETTLE_S + durationS, settleS: SETTLE_S, settledInto: histogram });
+  const r = await runLoad({
+    url: `${slot.url()}/fast`,
+    connections: CONNECTIONS,
+    durationS: SETTLE_S + durationS,
+    settleS: SETTLE_S,
+    settledInto: histogram,
+  });
   const [before, after] = [await counted, await servedByReplica(replicas, '/fast')];
   await slot.leave();
-  return { ...sliceOf(r, histogram), perReplica: Object.fromEntries(replicas.map((rep) => [rep.name, after[rep.name]! - before[rep.name]!])) };
+  return {
+    ...sliceOf(r, histogram),
+    perReplica: Object.fromEntries(replicas.map((rep) => [rep.name, after[rep.name]! - before[rep.name]!])),
+  };
 }
 
 function addPart(slot: Slot, part: SlicePart): void {
@@ -63,14 +85,22 @@ function addPart(slot: Slot, part: SlicePart): void {
  * or other virtual machines took CPU is taken again (measureSteadily): a steal of 0.55 cores over
  * a run lifted least connections' p95 to 24 ms here, within 10x of round robin's.
  */
-export async function measureRounds(all: Slot[], replicas: Replica[], rounds: number, durationS: number, progress: Progress): Promise<void> {
+export async function measureRounds(
+  all: Slot[],
+  replicas: Replica[],
+  rounds: number,
+  durationS: number,
+  progress: Progress,
+): Promise<void> {
   for (let k = 0; k < rounds; k++) {
     const { value } = await measureSteadily(
       `round ${k + 1} of ${rounds}`,
       async () => {
         const parts = new Map<Slot, SlicePart>();
         for (const slot of roundOrder(all, k)) {
-          progress.step(`round ${k + 1} of ${rounds}: ${slot.name === 'path' ? 'the path to the healthy replicas' : slot.name}, /fast with ${CONNECTIONS} connections for ${durationS} s`);
+          progress.step(
+            `round ${k + 1} of ${rounds}: ${slot.name === 'path' ? 'the path to the healthy replicas' : slot.name}, /fast with ${CONNECTIONS} connections for ${durationS} s`,
+          );
           parts.set(slot, await measureSlice(slot, replicas, durationS));
         }
         return parts;

@@ -64,7 +64,12 @@ export interface FaultedTopology {
 }
 
 /** Runs the routine; `inspect` sees the topology before it is stopped (a database, a replica's stop lines). */
-export async function faultedLoad<T>(lab: Lab, progress: Progress, spec: FaultedLoadSpec, inspect: (t: FaultedTopology) => Promise<T> | T): Promise<FaultedTopology & { extra: T }> {
+export async function faultedLoad<T>(
+  lab: Lab,
+  progress: Progress,
+  spec: FaultedLoadSpec,
+  inspect: (t: FaultedTopology) => Promise<T> | T,
+): Promise<FaultedTopology & { extra: T }> {
   const { label } = spec;
   progress.step(`${label}: starting ${spec.replicas} replicas and ${spec.lb}`);
   const replicas = await startReplicas(lab, spec.replicas, spec.replicaArgs ?? [], spec.victimArgs ?? []);
@@ -74,13 +79,19 @@ export async function faultedLoad<T>(lab: Lab, progress: Progress, spec: Faulted
   const lb = await startBalancer(lab, spec.lb, spec.policy, replicas, spec.port, true, lbArgs);
   if (spec.warmup) {
     progress.step(`${label}: warm-up`);
-    await runLoad({ url: `${lb.url}${spec.warmup.route}`, connections: spec.warmup.connections, durationS: spec.warmup.seconds });
+    await runLoad({
+      url: `${lb.url}${spec.warmup.route}`,
+      connections: spec.warmup.connections,
+      durationS: spec.warmup.seconds,
+    });
   }
   const { route, ...measured } = spec.load;
   const lead = spec.leadInS ?? 0;
   const load = lead > 0 ? { ...measured, durationS: measured.durationS + lead, settleS: lead } : measured;
   const when = 'atS' in spec.fault ? `at second ${spec.fault.atS}` : `after ${spec.fault.afterResponses} answers`;
-  progress.step(`${label}: ${load.method ?? 'GET'} ${route} with ${load.connections} connections, ${spec.fault.signal} to ${victim.name} ${when}`);
+  progress.step(
+    `${label}: ${load.method ?? 'GET'} ${route} with ${load.connections} connections, ${spec.fault.signal} to ${victim.name} ${when}`,
+  );
   const fault = spec.fault;
   // The log's clock: its lines before this are the warm-up's or the lead-in's, and so are the
   // clients' answers before it, left out of the slow and retried counts alike.
@@ -90,9 +101,12 @@ export async function faultedLoad<T>(lab: Lab, progress: Progress, spec: Faulted
     ...load,
     ...(lead > 0 ? { countFromMs: loadFromS * 1000 } : {}),
     ...(logFile ? { countHeader: { name: 'x-upstream-addr', pattern: /,/ } } : {}),
-    ...('afterResponses' in fault ? { onResponse: (n: number) => n === fault.afterResponses && victim.proc.signal(fault.signal) } : {}),
+    ...('afterResponses' in fault
+      ? { onResponse: (n: number) => n === fault.afterResponses && victim.proc.signal(fault.signal) }
+      : {}),
   });
-  const timer = 'atS' in fault ? setTimeout(() => victim.proc.signal(fault.signal), (lead + fault.atS) * 1000) : undefined;
+  const timer =
+    'atS' in fault ? setTimeout(() => victim.proc.signal(fault.signal), (lead + fault.atS) * 1000) : undefined;
   let result: LoadResult;
   try {
     result = await running.result;
@@ -102,7 +116,13 @@ export async function faultedLoad<T>(lab: Lab, progress: Progress, spec: Faulted
     if (fault.signal === 'SIGSTOP' || fault.signal === 'SIGUSR2') victim.proc.signal('SIGCONT');
   }
   // retriesOf has the kit's balancer write out its log; nginx writes each line as the request ends.
-  const topology: FaultedTopology = { replicas, victim, lb, load: lead > 0 ? withoutLeadIn(result, lead) : result, retries: await retriesOf(lb) };
+  const topology: FaultedTopology = {
+    replicas,
+    victim,
+    lb,
+    load: lead > 0 ? withoutLeadIn(result, lead) : result,
+    retries: await retriesOf(lb),
+  };
   if (logFile) topology.accessLog = summarizeAccessLog(readIfThere(logFile), (load.slowMs ?? 1000) / 1000, loadFromS);
   const extra = await inspect(topology);
   await lab.stop(lb);

@@ -14,7 +14,8 @@ export function headerCounter(spec: { name: string; pattern: RegExp }) {
       client.on('headers', (info: { headers?: string[] }) => {
         const list = info.headers ?? [];
         let hit = false;
-        for (let i = 0; i + 1 < list.length; i += 2) if (list[i]!.toLowerCase() === spec.name && spec.pattern.test(list[i + 1]!)) hit = true;
+        for (let i = 0; i + 1 < list.length; i += 2)
+          if (list[i]!.toLowerCase() === spec.name && spec.pattern.test(list[i + 1]!)) hit = true;
         if (hit) marked.add(client);
         else marked.delete(client);
       });

@@ -14,7 +14,13 @@ import type { LoadResult } from './load-types.ts';
 export function withoutLeadIn(r: LoadResult, lead: number): LoadResult {
   const before = (r.timeline ?? []).filter((s) => s.second < lead);
   const sum = (k: 'completed' | 'ok2xx' | 'non2xx' | 'errors') => before.reduce((n, s) => n + s[k], 0);
-  const counts = { ...r.counts, completed: r.counts.completed - sum('completed'), ok2xx: r.counts.ok2xx - sum('ok2xx'), non2xx: r.counts.non2xx - sum('non2xx'), errors: Math.max(0, r.counts.errors - sum('errors')) };
+  const counts = {
+    ...r.counts,
+    completed: r.counts.completed - sum('completed'),
+    ok2xx: r.counts.ok2xx - sum('ok2xx'),
+    non2xx: r.counts.non2xx - sum('non2xx'),
+    errors: Math.max(0, r.counts.errors - sum('errors')),
+  };
   const durationS = Math.max(0.001, r.durationS - lead);
   return {
     ...r,
@@ -22,6 +28,8 @@ export function withoutLeadIn(r: LoadResult, lead: number): LoadResult {
     durationS,
     throughput: Math.round((counts.completed / durationS) * 10) / 10,
     latency: r.settled?.latency ?? r.latency,
-    ...(r.timeline ? { timeline: r.timeline.filter((s) => s.second >= lead).map((s) => ({ ...s, second: s.second - lead })) } : {}),
+    ...(r.timeline
+      ? { timeline: r.timeline.filter((s) => s.second >= lead).map((s) => ({ ...s, second: s.second - lead })) }
+      : {}),
   };
 }

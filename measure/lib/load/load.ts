@@ -8,7 +8,13 @@ import autocannon from 'autocannon';
 import type { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { KitError } from '../../../lib/errors.ts';
-import { createLatencyHistogram, quantilesMs, recordMs, summarize, type LatencyHistogram } from '../../../results/report/latency.ts';
+import {
+  createLatencyHistogram,
+  quantilesMs,
+  recordMs,
+  summarize,
+  type LatencyHistogram,
+} from '../../../results/report/latency.ts';
 import { assertLoopback } from './probe.ts';
 import type { TimelineSecond } from '../../../results/report/timeline.ts';
 import { headerCounter } from './header-count.ts';
@@ -33,7 +39,8 @@ export function runLoad(opts: LoadOptions): Promise<LoadResult> {
  */
 export function startLoad(opts: LoadOptions): RunningLoad {
   assertLoopback(new URL(opts.url));
-  if (opts.settledS !== undefined && opts.settleS === undefined) throw new KitError('KIT_ERR_USAGE', 'settledS needs settleS');
+  if (opts.settledS !== undefined && opts.settleS === undefined)
+    throw new KitError('KIT_ERR_USAGE', 'settledS needs settleS');
   if (!(opts.durationS > 0 && opts.durationS <= 120)) {
     throw new KitError('KIT_ERR_USAGE', `a load run lasts from 0 to 120 s; got ${opts.durationS}`);
   }
@@ -92,10 +99,12 @@ function answerRecords(opts: LoadOptions, started: number) {
   const seconds: { h: LatencyHistogram; completed: number; ok2xx: number; non2xx: number; errors: number }[] = [];
   const bucket = () => {
     const i = Math.floor((performance.now() - started) / 1000);
-    while (seconds.length <= i) seconds.push({ h: createLatencyHistogram(), completed: 0, ok2xx: 0, non2xx: 0, errors: 0 });
+    while (seconds.length <= i)
+      seconds.push({ h: createLatencyHistogram(), completed: 0, ok2xx: 0, non2xx: 0, errors: 0 });
     return seconds[i]!;
   };
-  const slow: SlowResponses | undefined = opts.slowMs === undefined ? undefined : { thresholdMs: opts.slowMs, count: 0, latenciesMs: [] };
+  const slow: SlowResponses | undefined =
+    opts.slowMs === undefined ? undefined : { thresholdMs: opts.slowMs, count: 0, latenciesMs: [] };
   return {
     response(ms: number, status: number, counted: boolean): void {
       if (opts.timeline) {
@@ -119,7 +128,15 @@ function answerRecords(opts: LoadOptions, started: number) {
       slow?.latenciesMs.sort((a, b) => a - b);
       const timeline: TimelineSecond[] = seconds.map((b, second) => {
         const l = summarize(b.h);
-        return { second, completed: b.completed, ok2xx: b.ok2xx, non2xx: b.non2xx, errors: b.errors, p99: b.completed ? l.p99 : 0, max: b.completed ? l.max : 0 };
+        return {
+          second,
+          completed: b.completed,
+          ok2xx: b.ok2xx,
+          non2xx: b.non2xx,
+          errors: b.errors,
+          p99: b.completed ? l.p99 : 0,
+          max: b.completed ? l.max : 0,
+        };
       });
       return { ...(opts.timeline ? { timeline } : {}), ...(slow ? { slow } : {}) };
     },
@@ -138,7 +155,13 @@ export function sustainLoad(opts: LoadOptions, totalS: number): { stop: () => Pr
   const done = (async () => {
     for (;;) {
       // A run that fails (a refused option, say) is not started again: that would spin until totalS.
-      if (!(await current.result.then(() => true, () => false))) return;
+      if (
+        !(await current.result.then(
+          () => true,
+          () => false,
+        ))
+      )
+        return;
       const leftS = (until - performance.now()) / 1000;
       if (stopped || leftS < 0.5) return;
       current = startLoad({ ...opts, durationS: Math.min(opts.durationS, leftS) });
@@ -179,7 +202,12 @@ function settledPart(opts: LoadOptions, started: number, stop: () => void) {
     /** Empty (0 completed over 0.001 s) when not every connection was answered. */
     summary(): NonNullable<LoadResult['settled']> {
       const span = from === Infinity ? 0.001 : Math.max(0.001, (performance.now() - from) / 1000);
-      return { completed: h.totalCount, durationS: span, throughput: Math.round((h.totalCount / span) * 10) / 10, latency: summarize(h) };
+      return {
+        completed: h.totalCount,
+        durationS: span,
+        throughput: Math.round((h.totalCount / span) * 10) / 10,
+        latency: summarize(h),
+      };
     },
   };
 }

@@ -41,7 +41,10 @@ interface ProbeOptions {
 export function assertLoopback(url: URL): void {
   const h = url.hostname;
   if (!(h === 'localhost' || h === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(h))) {
-    throw new KitError('KIT_ERR_USAGE', `refusing to send requests to ${h}: only loopback addresses (127.0.0.0/8, ::1) are targets`);
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `refusing to send requests to ${h}: only loopback addresses (127.0.0.0/8, ::1) are targets`,
+    );
   }
 }
 
@@ -53,25 +56,43 @@ export function probe<T = unknown>(url: string, opts: ProbeOptions = {}): Promis
     assertLoopback(target); // a throw here rejects the promise
     const started = performance.now();
     const body = json === undefined ? undefined : JSON.stringify(json);
-    const allHeaders = body === undefined ? headers : { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
-    const req = http.request(target, { method, agent, timeout: timeoutMs, headers: allHeaders, ...(signal ? { signal } : {}) }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const ms = performance.now() - started;
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown = text;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          /* not JSON: keep the text */
-        }
-        resolve({ status: res.statusCode ?? 0, ms, body: body as T, reusedSocket: req.reusedSocket, headers: res.headers });
-      });
-      res.on('error', fail);
-    });
+    const allHeaders =
+      body === undefined
+        ? headers
+        : { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
+    const req = http.request(
+      target,
+      { method, agent, timeout: timeoutMs, headers: allHeaders, ...(signal ? { signal } : {}) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const ms = performance.now() - started;
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown = text;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            /* not JSON: keep the text */
+          }
+          resolve({
+            status: res.statusCode ?? 0,
+            ms,
+            body: body as T,
+            reusedSocket: req.reusedSocket,
+            headers: res.headers,
+          });
+        });
+        res.on('error', fail);
+      },
+    );
     function fail(err: Error) {
-      reject(new KitError('KIT_ERR_REQUEST', `${method} ${url} failed after ${Math.round(performance.now() - started)} ms: ${err.message}`));
+      reject(
+        new KitError(
+          'KIT_ERR_REQUEST',
+          `${method} ${url} failed after ${Math.round(performance.now() - started)} ms: ${err.message}`,
+        ),
+      );
     }
     req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', fail);
@@ -83,7 +104,10 @@ export function probe<T = unknown>(url: string, opts: ProbeOptions = {}): Promis
 export async function probeOk<T = unknown>(url: string, opts: ProbeOptions = {}): Promise<ProbeResult<T>> {
   const r = await probe<T>(url, opts);
   if (r.status < 200 || r.status > 299) {
-    throw new KitError('KIT_ERR_UNEXPECTED_STATUS', `${opts.method ?? 'GET'} ${url} answered ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`);
+    throw new KitError(
+      'KIT_ERR_UNEXPECTED_STATUS',
+      `${opts.method ?? 'GET'} ${url} answered ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`,
+    );
   }
   return r;
 }

@@ -74,7 +74,9 @@ export function upload(port: number, path: string, bytes: number, timeoutMs = 10
       stamp('connect');
       // Stamped before the write, as in stage-client.ts: the server it wakes may run first.
       stamp('request-written');
-      socket.write(`POST ${path} HTTP/1.1\r\nHost: ${HOST}:${port}\r\nContent-Type: application/octet-stream\r\nContent-Length: ${bytes}\r\nExpect: 100-continue\r\n\r\n`);
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: ${HOST}:${port}\r\nContent-Type: application/octet-stream\r\nContent-Length: ${bytes}\r\nExpect: 100-continue\r\n\r\n`,
+      );
     });
     socket.on('data', (data: Buffer) => {
       text += data.toString('latin1');

@@ -74,7 +74,8 @@ export class StageClient {
       const f = m.request && this.followed.get(m.request);
       const connected = m.socket && this.connectedAt.get(m.socket);
       if (!f) return;
-      if (connected !== undefined && connected >= f.events[0]!.atUs) f.events.push({ stage: 'connect', atUs: connected });
+      if (connected !== undefined && connected >= f.events[0]!.atUs)
+        f.events.push({ stage: 'connect', atUs: connected });
       f.events.push({ stage: 'request-written', atUs: at });
     });
     const stamp = (stage: string) => (m: Message, at: number) => {
@@ -91,7 +92,8 @@ export class StageClient {
    */
   async send(dispatcher: Dispatcher, origin: string, path: string, opts: SendOptions = {}): Promise<Sent> {
     const sid = stageId(path);
-    if (sid === undefined) throw new KitError('KIT_ERR_USAGE', `${path} has no ?sid=<id>: its stages would not be followed`);
+    if (sid === undefined)
+      throw new KitError('KIT_ERR_USAGE', `${path} has no ?sid=<id>: its stages would not be followed`);
     let res: Dispatcher.ResponseData;
     try {
       res = await request(`${origin}${path}`, {
@@ -102,7 +104,10 @@ export class StageClient {
       });
     } catch (err) {
       this.bySid.delete(sid);
-      throw new KitError('KIT_ERR_REQUEST', `${opts.method ?? 'GET'} ${origin}${path} failed: ${(err as Error).message}`);
+      throw new KitError(
+        'KIT_ERR_REQUEST',
+        `${opts.method ?? 'GET'} ${origin}${path} failed: ${(err as Error).message}`,
+      );
     }
     let bytes = 0;
     const started = performance.now();
@@ -133,7 +138,12 @@ export function oneConnection(origin: string): Client {
  * Sends one request on a connection of its own, asking the server to close it afterwards
  * (`Connection: close`, undici's `reset`), and closes the dispatcher.
  */
-export async function sendFresh(client: StageClient, origin: string, path: string, opts: SendOptions = {}): Promise<Sent> {
+export async function sendFresh(
+  client: StageClient,
+  origin: string,
+  path: string,
+  opts: SendOptions = {},
+): Promise<Sent> {
   const dispatcher = new Client(origin, { pipelining: 1 });
   try {
     return await client.send(dispatcher, origin, path, { ...opts, reset: true });

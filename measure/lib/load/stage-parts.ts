@@ -43,20 +43,47 @@ async function serverSide(ctx: PartContext, sid: string): Promise<ServerRecord> 
 }
 
 /** Both sides of one request, merged; with `proxyUrl`, the kit's balancer's stages between them too. */
-async function both(ctx: PartContext, label: string, sid: string, sent: Pick<Sent, 'status' | 'events'>, extra: Record<string, number> = {}, proxyUrl?: string): Promise<StagedRequest> {
+async function both(
+  ctx: PartContext,
+  label: string,
+  sid: string,
+  sent: Pick<Sent, 'status' | 'events'>,
+  extra: Record<string, number> = {},
+  proxyUrl?: string,
+): Promise<StagedRequest> {
   const rec = await serverSide(ctx, sid);
   const proxy = proxyUrl ? (await probeOk<ProxyStages>(`${proxyUrl}/__lb/stages/${sid}`)).body.events : [];
-  return { label, status: sent.status, stamps: mergeStamps(sent.events, rec.events, proxy), connectionAfter: rec.connectionAfter, extra: { ...rec.extra, ...extra } };
+  return {
+    label,
+    status: sent.status,
+    stamps: mergeStamps(sent.events, rec.events, proxy),
+    connectionAfter: rec.connectionAfter,
+    extra: { ...rec.extra, ...extra },
+  };
 }
 
 /** `n` loans on one kept-alive connection to `origin` (the kit's balancer with `stamped`, whose stages are asked for too). */
-async function loansOnOneConnection(ctx: PartContext, origin: string, n: number, stamped = false): Promise<StagedRequest[]> {
+async function loansOnOneConnection(
+  ctx: PartContext,
+  origin: string,
+  n: number,
+  stamped = false,
+): Promise<StagedRequest[]> {
   const conn = oneConnection(origin);
   const out: StagedRequest[] = [];
   try {
     for (let i = 1; i <= n; i++) {
       const sid = ctx.nextId();
-      out.push(await both(ctx, `request ${i}`, sid, await ctx.client.send(conn, origin, `/loans?sid=${sid}`, LOAN), {}, stamped ? origin : undefined));
+      out.push(
+        await both(
+          ctx,
+          `request ${i}`,
+          sid,
+          await ctx.client.send(conn, origin, `/loans?sid=${sid}`, LOAN),
+          {},
+          stamped ? origin : undefined,
+        ),
+      );
     }
   } finally {
     await conn.close();
@@ -70,10 +97,18 @@ export async function keepAlivePart(ctx: PartContext): Promise<StagesPart> {
   const fresh: StagedRequest[] = [];
   for (let i = 1; i <= n; i++) {
     const sid = ctx.nextId();
-    fresh.push(await both(ctx, `request ${i}`, sid, await sendFresh(ctx.client, ctx.server.url, `/loans?sid=${sid}`, LOAN)));
+    fresh.push(
+      await both(ctx, `request ${i}`, sid, await sendFresh(ctx.client, ctx.server.url, `/loans?sid=${sid}`, LOAN)),
+    );
   }
   const kept = await loansOnOneConnection(ctx, ctx.server.url, n);
-  return { part: 'keep-alive', groups: [{ name: 'fresh', requests: fresh }, { name: 'keep-alive', requests: kept }] };
+  return {
+    part: 'keep-alive',
+    groups: [
+      { name: 'fresh', requests: fresh },
+      { name: 'keep-alive', requests: kept },
+    ],
+  };
 }
 
 export async function proxyPart(ctx: PartContext): Promise<StagesPart> {
@@ -92,9 +127,20 @@ export async function proxyPart(ctx: PartContext): Promise<StagesPart> {
         continue;
       }
     }
-    ctx.progress.step(`proxy: ${n} loans through ${kind === 'builtin' ? "the kit's balancer" : 'nginx'} (upstream keep-alive on)`);
+    ctx.progress.step(
+      `proxy: ${n} loans through ${kind === 'builtin' ? "the kit's balancer" : 'nginx'} (upstream keep-alive on)`,
+    );
     // The kit's balancer stamps its own stages too (--stages); nginx's times come in ms, so it is seen from both sides only.
-    const lb = await startBalancer(ctx.lab, kind, 'round-robin', [upstream], 0, true, kind === 'builtin' ? ['--stages'] : [], null);
+    const lb = await startBalancer(
+      ctx.lab,
+      kind,
+      'round-robin',
+      [upstream],
+      0,
+      true,
+      kind === 'builtin' ? ['--stages'] : [],
+      null,
+    );
     groups.push({ name: kind, requests: await loansOnOneConnection(ctx, lb.url, n, kind === 'builtin') });
     await ctx.lab.stop(lb);
   }
@@ -104,7 +150,9 @@ export async function proxyPart(ctx: PartContext): Promise<StagesPart> {
 export async function blockedPart(ctx: PartContext): Promise<StagesPart> {
   const groups: StagesGroup[] = [];
   for (const mode of ['blocking', 'pooled'] as const) {
-    ctx.progress.step(`blocked: one heavy /member/verify-${mode}, then a light loan ${ctx.settings.offsetMs} ms later on a kept-alive connection`);
+    ctx.progress.step(
+      `blocked: one heavy /member/verify-${mode}, then a light loan ${ctx.settings.offsetMs} ms later on a kept-alive connection`,
+    );
     const origin = ctx.server.url;
     const conn = oneConnection(origin);
     try {
@@ -115,7 +163,10 @@ export async function blockedPart(ctx: PartContext): Promise<StagesPart> {
       await delay(ctx.settings.offsetMs); // the experiment's design, not a readiness wait
       const lightId = ctx.nextId();
       const light = await ctx.client.send(conn, origin, `/loans?sid=${lightId}`, LOAN);
-      groups.push({ name: mode, requests: [await both(ctx, 'heavy', heavyId, await heavy), await both(ctx, 'light', lightId, light)] });
+      groups.push({
+        name: mode,
+        requests: [await both(ctx, 'heavy', heavyId, await heavy), await both(ctx, 'light', lightId, light)],
+      });
     } finally {
       await conn.close();
     }
@@ -128,12 +179,19 @@ export async function slowReaderPart(ctx: PartContext): Promise<StagesPart> {
   const groups: StagesGroup[] = [];
   for (const ignore of [false, true]) {
     const name = ignore ? 'ignoring-backpressure' : 'backpressure';
-    ctx.progress.step(`slow-reader: a ${exportMb} MiB export read at ${Math.round(readBytesPerS / 1024 ** 2)} MiB/s, ${ignore ? 'ignoring' : 'honouring'} backpressure`);
+    ctx.progress.step(
+      `slow-reader: a ${exportMb} MiB export read at ${Math.round(readBytesPerS / 1024 ** 2)} MiB/s, ${ignore ? 'ignoring' : 'honouring'} backpressure`,
+    );
     const sid = ctx.nextId();
     // A kept-alive connection: undici asserts when the server closes one while it has paused reading.
     const conn = oneConnection(ctx.server.url);
     try {
-      const sent = await ctx.client.send(conn, ctx.server.url, `/catalog/export?mb=${exportMb}${ignore ? '&ignore-backpressure=1' : ''}&sid=${sid}`, { readBytesPerS });
+      const sent = await ctx.client.send(
+        conn,
+        ctx.server.url,
+        `/catalog/export?mb=${exportMb}${ignore ? '&ignore-backpressure=1' : ''}&sid=${sid}`,
+        { readBytesPerS },
+      );
       groups.push({ name, requests: [await both(ctx, 'export', sid, sent)] });
     } finally {
       await conn.close();
@@ -149,13 +207,20 @@ export async function slowReaderPart(ctx: PartContext): Promise<StagesPart> {
  */
 export async function bodyLimitPart(ctx: PartContext): Promise<StagesPart> {
   const groups: StagesGroup[] = [];
-  for (const [check, times] of [['early', 3], ['late', 1]] as const) {
-    ctx.progress.step(`body-limit: a ${Math.round(ctx.settings.uploadBytes / 1024 ** 2)} MiB upload with Expect: 100-continue, the limit checked ${check}${times > 1 ? ` (${times} times)` : ''}`);
+  for (const [check, times] of [
+    ['early', 3],
+    ['late', 1],
+  ] as const) {
+    ctx.progress.step(
+      `body-limit: a ${Math.round(ctx.settings.uploadBytes / 1024 ** 2)} MiB upload with Expect: 100-continue, the limit checked ${check}${times > 1 ? ` (${times} times)` : ''}`,
+    );
     const requests: StagedRequest[] = [];
     for (let i = 1; i <= times; i++) {
       const sid = ctx.nextId();
       const sent = await upload(ctx.server.port, `/upload?check=${check}&sid=${sid}`, ctx.settings.uploadBytes);
-      requests.push(await both(ctx, times > 1 ? `upload ${i}` : 'upload', sid, sent, { bodyBytesSent: sent.bodyBytesSent }));
+      requests.push(
+        await both(ctx, times > 1 ? `upload ${i}` : 'upload', sid, sent, { bodyBytesSent: sent.bodyBytesSent }),
+      );
     }
     groups.push({ name: check, requests });
   }

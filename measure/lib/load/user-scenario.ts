@@ -18,7 +18,10 @@ export function userScenario(checks: { failed: number }, query = '') {
     },
     {
       method: 'GET' as const,
-      setupRequest: (req: Record<string, unknown>, context: Record<string, unknown>) => ({ ...req, path: `/users/${context.id ?? 'missing'}${q}` }),
+      setupRequest: (req: Record<string, unknown>, context: Record<string, unknown>) => ({
+        ...req,
+        path: `/users/${context.id ?? 'missing'}${q}`,
+      }),
       onResponse: (status: number) => {
         if (status !== 200) checks.failed++;
       },

@@ -23,7 +23,13 @@ import { Client } from 'undici';
 import { KitError } from '../../../lib/errors.ts';
 import { createLatencyHistogram, recordMs, summarize, type LatencyHistogram } from '../../../results/report/latency.ts';
 import { assertLoopback } from './probe.ts';
-import { EXPECTED_STATUS, REQUEST_TYPES, type RequestType, type UsersResult, type UsersSecond } from '../../../results/report/users.ts';
+import {
+  EXPECTED_STATUS,
+  REQUEST_TYPES,
+  type RequestType,
+  type UsersResult,
+  type UsersSecond,
+} from '../../../results/report/users.ts';
 
 /** Rounds per iteration, and queries per round (the issue's script: 3 × (refresh + 10 queries)). */
 const ROUNDS = 3;
@@ -70,8 +76,6 @@ interface UsersOptions {
   keepAlive?: boolean;
 }
 
-
-
 /** A running workload: stop it early, or wait for its result. */
 interface RunningUsers {
   stop(): void;
@@ -82,8 +86,14 @@ interface RunningUsers {
 class UsersRecord {
   readonly total = createLatencyHistogram();
   readonly steady = createLatencyHistogram();
-  readonly byType = Object.fromEntries(REQUEST_TYPES.map((t) => [t, createLatencyHistogram()])) as Record<RequestType, LatencyHistogram>;
-  readonly steadyByType = Object.fromEntries(REQUEST_TYPES.map((t) => [t, createLatencyHistogram()])) as Record<RequestType, LatencyHistogram>;
+  readonly byType = Object.fromEntries(REQUEST_TYPES.map((t) => [t, createLatencyHistogram()])) as Record<
+    RequestType,
+    LatencyHistogram
+  >;
+  readonly steadyByType = Object.fromEntries(REQUEST_TYPES.map((t) => [t, createLatencyHistogram()])) as Record<
+    RequestType,
+    LatencyHistogram
+  >;
   readonly counts = Object.fromEntries(REQUEST_TYPES.map((t) => [t, { ok: 0, failed: 0 }])) as UsersResult['counts'];
   readonly seconds: { h: LatencyHistogram; completed: number; errors: number }[] = [];
   readonly failures: string[] = [];
@@ -144,8 +154,12 @@ class UsersRecord {
       errors: sum('failed'),
       latency: summarize(this.total),
       steadyLatency: summarize(this.steady),
-      latencyByType: Object.fromEntries(REQUEST_TYPES.map((t) => [t, summarize(this.byType[t])])) as UsersResult['latencyByType'],
-      steadyByType: Object.fromEntries(REQUEST_TYPES.map((t) => [t, summarize(this.steadyByType[t])])) as UsersResult['steadyByType'],
+      latencyByType: Object.fromEntries(
+        REQUEST_TYPES.map((t) => [t, summarize(this.byType[t])]),
+      ) as UsersResult['latencyByType'],
+      steadyByType: Object.fromEntries(
+        REQUEST_TYPES.map((t) => [t, summarize(this.steadyByType[t])]),
+      ) as UsersResult['steadyByType'],
       timeline: this.seconds.map((_, i) => this.sample(i)),
       failures: this.failures,
     };
@@ -153,7 +167,14 @@ class UsersRecord {
 }
 
 /** A user's request: JSON body in, JSON body out; undefined when it failed (and was recorded as failed). */
-type Call = (client: Client, type: RequestType, method: 'GET' | 'POST', path: string, token?: string, body?: object) => Promise<Record<string, unknown> | undefined>;
+type Call = (
+  client: Client,
+  type: RequestType,
+  method: 'GET' | 'POST',
+  path: string,
+  token?: string,
+  body?: object,
+) => Promise<Record<string, unknown> | undefined>;
 
 /**
  * The requests of a run's users, recorded in `rec`: each resolves with the JSON body, or undefined
@@ -203,8 +224,10 @@ async function iteration(call: Call, client: Client, id: number, n: number): Pro
 export function startUsers(opts: UsersOptions): RunningUsers {
   const base = new URL(opts.url);
   assertLoopback(base);
-  if (!(opts.durationS > 0 && opts.durationS <= 120)) throw new KitError('KIT_ERR_USAGE', `a workload lasts from 0 to 120 s; got ${opts.durationS}`);
-  if (!(Number.isInteger(opts.users) && opts.users >= 1 && opts.users <= 500)) throw new KitError('KIT_ERR_USAGE', `users must be a whole number from 1 to 500; got ${opts.users}`);
+  if (!(opts.durationS > 0 && opts.durationS <= 120))
+    throw new KitError('KIT_ERR_USAGE', `a workload lasts from 0 to 120 s; got ${opts.durationS}`);
+  if (!(Number.isInteger(opts.users) && opts.users >= 1 && opts.users <= 500))
+    throw new KitError('KIT_ERR_USAGE', `users must be a whole number from 1 to 500; got ${opts.users}`);
   const timeoutMs = opts.requestTimeoutMs ?? 10_000;
   const started = performance.now();
   const endAt = started + opts.durationS * 1000;
@@ -218,7 +241,12 @@ export function startUsers(opts: UsersOptions): RunningUsers {
   const user = async (id: number) => {
     await sleep(Math.random() * opts.thinkMs, undefined, { signal: stopper.signal }).catch(() => {});
     // undici's own idle timeout (4 s by default) is raised so that the server's Keep-Alive hint, less undici's 2 s margin, decides.
-    const open = () => new Client(base.origin, { pipelining: 1, connectTimeout: timeoutMs, ...(opts.keepAlive ? { keepAliveTimeout: 600_000, keepAliveMaxTimeout: 600_000 } : {}) });
+    const open = () =>
+      new Client(base.origin, {
+        pipelining: 1,
+        connectTimeout: timeoutMs,
+        ...(opts.keepAlive ? { keepAliveTimeout: 600_000, keepAliveMaxTimeout: 600_000 } : {}),
+      });
     const kept = opts.keepAlive ? open() : undefined;
     for (let n = 0; n < MAX_ITERATIONS && performance.now() < endAt && !stopper.signal.aborted; n++) {
       const client = kept ?? open();

@@ -11,7 +11,16 @@
  * prints whole seconds). There is no steal there. The busiest other programs are named either way.
  */
 import { performance } from 'node:perf_hooks';
-import { allStats, cpuSource, descendants, machineTicks, TICKS_PER_S, type CpuSource, type MachineTicks, type ProcStat } from '../../../lib/proc.ts';
+import {
+  allStats,
+  cpuSource,
+  descendants,
+  machineTicks,
+  TICKS_PER_S,
+  type CpuSource,
+  type MachineTicks,
+  type ProcStat,
+} from '../../../lib/proc.ts';
 
 export interface CpuSnapshot {
   atMs: number;
@@ -44,7 +53,14 @@ export function takeSnapshot(root = process.pid, source: CpuSource = cpuSource()
   if (!machine) return undefined;
   const stats = allStats(source);
   if (stats.size === 0) return undefined;
-  return { atMs: performance.now(), stats, kit: descendants(stats, root), ancestors: ancestorsOf(stats, root), machine, source };
+  return {
+    atMs: performance.now(),
+    stats,
+    kit: descendants(stats, root),
+    ancestors: ancestorsOf(stats, root),
+    machine,
+    source,
+  };
 }
 
 function ancestorsOf(stats: Map<number, ProcStat>, pid: number): Set<number> {
@@ -193,6 +209,12 @@ export class ContentionMonitor {
     if (!this.first || !end || end.atMs - this.first.atMs < MIN_INTERVAL_MS) return undefined;
     const all = otherCpu(this.first, end);
     const round = (x: number) => Math.round(x * 100) / 100;
-    return { averageCores: round(all.otherCores + all.stealCores), peakCores: round(this.peak), stealCores: round(all.stealCores), programs: busiestPrograms(this.first, end), source: end.source };
+    return {
+      averageCores: round(all.otherCores + all.stealCores),
+      peakCores: round(this.peak),
+      stealCores: round(all.stealCores),
+      programs: busiestPrograms(this.first, end),
+      source: end.source,
+    };
   }
 }

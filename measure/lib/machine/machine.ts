@@ -63,7 +63,10 @@ async function versionOf(find: () => string, args: string[], pattern: RegExp): P
 
 /** nginx's and redis-server's versions on this machine (null where one is missing). */
 export async function toolVersions(): Promise<{ nginx: string | null; redis: string | null }> {
-  const [nginx, redis] = await Promise.all([versionOf(findNginx, ['-v'], /nginx\/(\S+)/), versionOf(findRedis, ['--version'], /v=(\S+)/)]);
+  const [nginx, redis] = await Promise.all([
+    versionOf(findNginx, ['-v'], /nginx\/(\S+)/),
+    versionOf(findRedis, ['--version'], /v=(\S+)/),
+  ]);
   return { nginx, redis };
 }
 
@@ -81,4 +84,3 @@ export async function machineInfo(): Promise<MachineInfo> {
     ...tools,
   };
 }
-

@@ -86,7 +86,9 @@ function watchOthers(): () => Disturbance | undefined {
   const before = takeSnapshot();
   return () => {
     const after = takeSnapshot();
-    return before && after ? { ...otherCpu(before, after, { reaped: false }), programs: busiestPrograms(before, after) } : undefined;
+    return before && after
+      ? { ...otherCpu(before, after, { reaped: false }), programs: busiestPrograms(before, after) }
+      : undefined;
   };
 }
 
@@ -95,7 +97,11 @@ function watchOthers(): () => Disturbance | undefined {
  * recent tries, see FLOOR_TRIES) or `tries` are used. Errors from `step` propagate at once (a
  * failure is not noise).
  */
-export async function measureSteadily<T>(label: string, step: () => Promise<T>, o: SteadyOptions = {}): Promise<SteadyResult<T>> {
+export async function measureSteadily<T>(
+  label: string,
+  step: () => Promise<T>,
+  o: SteadyOptions = {},
+): Promise<SteadyResult<T>> {
   const limit = o.busyCores ?? STEP_BUSY_CORES;
   const tries = o.tries ?? STEP_TRIES;
   let best: SteadyResult<T> | undefined;
@@ -110,9 +116,14 @@ export async function measureSteadily<T>(label: string, step: () => Promise<T>, 
     const floor = history.floor();
     if (busy !== undefined) history.add(busy);
     if (!seen || busy! < floor + limit) break;
-    const next = attempt < tries ? `measuring it again (try ${attempt + 1} of ${tries})` : `keeping the least disturbed of ${tries} tries (${best.busyCores!.toFixed(2)} cores)`;
+    const next =
+      attempt < tries
+        ? `measuring it again (try ${attempt + 1} of ${tries})`
+        : `keeping the least disturbed of ${tries} tries (${best.busyCores!.toFixed(2)} cores)`;
     const who = seen.programs?.length ? ` (the busiest: ${formatPrograms(seen.programs)})` : '';
-    o.progress?.note(`${label}: other programs took ${seen.otherCores.toFixed(2)} of the cores during it${who} and other virtual machines ${seen.stealCores.toFixed(2)} (steal); ${next}`);
+    o.progress?.note(
+      `${label}: other programs took ${seen.otherCores.toFixed(2)} of the cores during it${who} and other virtual machines ${seen.stealCores.toFixed(2)} (steal); ${next}`,
+    );
   }
   return best!;
 }

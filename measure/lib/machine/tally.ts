@@ -5,7 +5,12 @@
  * (`turnOrder`), a trend over the run weighs on every step alike; each step's slices are added
  * into one `LoadTally` (counts, seconds, one latency histogram) and summarized once.
  */
-import { createLatencyHistogram, summarize, type LatencyHistogram, type LatencySummary } from '../../../results/report/latency.ts';
+import {
+  createLatencyHistogram,
+  summarize,
+  type LatencyHistogram,
+  type LatencySummary,
+} from '../../../results/report/latency.ts';
 import type { LoadResult } from '../load/load-types.ts';
 
 /** What one slice (or all of a step's slices) measured. */
@@ -52,7 +57,10 @@ export function sliceOf(r: LoadResult, histogram: LatencyHistogram): LoadTally {
 
 /** A tally's throughput (req/s, to 0.1) and latency (ms). */
 export function summarizeLoadTally(t: LoadTally): { throughput: number; latency: LatencySummary } {
-  return { throughput: Math.round((t.completed / Math.max(t.seconds, 0.001)) * 10) / 10, latency: summarize(t.histogram) };
+  return {
+    throughput: Math.round((t.completed / Math.max(t.seconds, 0.001)) * 10) / 10,
+    latency: summarize(t.histogram),
+  };
 }
 
 /** The order of round `round` (from 0): as given in even rounds, reversed in odd ones. */

@@ -41,7 +41,9 @@ function sourcesHash(files = sourceFiles()): string {
 
 /** The servers to bundle: every servers/*.ts. */
 function entries(): string[] {
-  return readdirSync(path.join(ROOT, 'servers')).filter((f) => f.endsWith('.ts')).map((f) => path.join(ROOT, 'servers', f));
+  return readdirSync(path.join(ROOT, 'servers'))
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => path.join(ROOT, 'servers', f));
 }
 
 /**

@@ -130,7 +130,9 @@ export class ServerProcess {
       };
       timer = setTimeout(() => {
         done();
-        reject(new KitError('KIT_ERR_WAIT_TIMEOUT', `${this.name} (pid ${this.pid}): waited ${timeoutMs} ms for ${what}`));
+        reject(
+          new KitError('KIT_ERR_WAIT_TIMEOUT', `${this.name} (pid ${this.pid}): waited ${timeoutMs} ms for ${what}`),
+        );
       }, timeoutMs);
       this.lineWaiters.add(poll);
       poll();
@@ -139,13 +141,17 @@ export class ServerProcess {
 
   /** Waits for a stdout line matching `pattern` at index `from` or later (take `lines.length` before acting). */
   waitForLine(pattern: RegExp, timeoutMs: number, from = 0): Promise<RegExpExecArray> {
-    return this.waitFor(`a line matching ${pattern}`, () => {
-      for (let i = from; i < this.lines.length; i++) {
-        const m = pattern.exec(this.lines[i]!);
-        if (m) return m;
-      }
-      return undefined;
-    }, timeoutMs);
+    return this.waitFor(
+      `a line matching ${pattern}`,
+      () => {
+        for (let i = from; i < this.lines.length; i++) {
+          const m = pattern.exec(this.lines[i]!);
+          if (m) return m;
+        }
+        return undefined;
+      },
+      timeoutMs,
+    );
   }
 
   /** Sends an IPC message (the server must have been launched with `ipc: true`). */
@@ -173,8 +179,14 @@ export class ServerProcess {
     const coded = this.stderrTail.map((l) => /^error (KIT_ERR_[A-Z_]+): (.*)$/.exec(l)).find((m) => m);
     if (coded && !this.port) return new KitError(coded[1] as KitErrorCode, `${this.name} could not start: ${coded[2]}`);
     const how = this.exit?.signal ? `was killed by ${this.exit.signal}` : `exited with code ${this.exit?.code}`;
-    const said = this.stderrTail.filter((l) => l.trim()).slice(-3).join(' | ');
-    return new KitError('KIT_ERR_EXITED_EARLY', `${this.name} ${how} while the harness waited for ${what}${said ? `; it said: ${said}` : ''}`);
+    const said = this.stderrTail
+      .filter((l) => l.trim())
+      .slice(-3)
+      .join(' | ');
+    return new KitError(
+      'KIT_ERR_EXITED_EARLY',
+      `${this.name} ${how} while the harness waited for ${what}${said ? `; it said: ${said}` : ''}`,
+    );
   }
 
   /** SIGTERM to the server's process group, SIGKILL after `graceMs`. Safe to call twice. */
@@ -213,7 +225,9 @@ export async function launch(spec: LaunchSpec, onSpawn: (p: ServerProcess) => vo
       throw new KitError(
         'KIT_ERR_READY_TIMEOUT',
         `${spec.server} (pid ${proc.pid}) printed no ready line within ${timeout} ms`,
-        'is the machine very busy? try again, or start it by hand (npx tsx servers/' + spec.server + '.ts --port 0) to see what it says',
+        'is the machine very busy? try again, or start it by hand (npx tsx servers/' +
+          spec.server +
+          '.ts --port 0) to see what it says',
       );
     }
     throw err;

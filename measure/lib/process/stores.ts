@@ -14,14 +14,20 @@ interface StoreSetup {
 }
 
 /** Redis for this run: REDIS_URL, or a redis-server the lab starts; undefined (with why) if there is none. */
-export async function redisForRun(lab: Lab, env: NodeJS.ProcessEnv = process.env): Promise<{ url?: string; missing?: string }> {
+export async function redisForRun(
+  lab: Lab,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ url?: string; missing?: string }> {
   if (env.REDIS_URL) return { url: env.REDIS_URL };
   try {
     const redis = await lab.start({ server: 'redis', args: ['--port', '0'] });
     return { url: `redis://127.0.0.1:${redis.port}` };
   } catch (err) {
     if (err instanceof KitError && err.code === 'KIT_ERR_REDIS_MISSING') {
-      return { missing: 'redis-server is not installed (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis), so the Redis rows are not shown; SQLite, the default shared store, needs no server' };
+      return {
+        missing:
+          'redis-server is not installed (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis), so the Redis rows are not shown; SQLite, the default shared store, needs no server',
+      };
     }
     throw err;
   }
@@ -34,7 +40,10 @@ let runs = 0;
  */
 export function storeArgs(lab: Lab, kind: StoreKind, redisUrl: string | undefined, label: string): StoreSetup {
   if (kind === 'memory') return { args: ['--state', 'memory'] };
-  if (kind === 'sqlite') return { args: ['--state', 'sqlite', '--state-file', path.join(lab.tempDir(`state-${label}`), 'state.db')] };
+  if (kind === 'sqlite')
+    return { args: ['--state', 'sqlite', '--state-file', path.join(lab.tempDir(`state-${label}`), 'state.db')] };
   if (!redisUrl) throw new KitError('KIT_ERR_USAGE', 'no Redis for this run');
-  return { args: ['--state', 'redis', '--redis-url', redisUrl, '--state-prefix', `nsl:${process.pid}:${++runs}:${label}:`] };
+  return {
+    args: ['--state', 'redis', '--redis-url', redisUrl, '--state-prefix', `nsl:${process.pid}:${++runs}:${label}:`],
+  };
 }

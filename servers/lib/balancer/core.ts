@@ -8,7 +8,16 @@ import { Pool } from 'undici';
 import type http from 'node:http';
 import { admission, newHealth, type HealthState } from '../../../core/failover.ts';
 import { chooseReplica } from '../../../core/choose.ts';
-import { ipHashKey, PICKERS, pickByKey, powerOfTwoChoicesWithReplacement, roundRobin, type BalancerPolicy, type Picker, type ReplicaLoad } from '../../../core/policies.ts';
+import {
+  ipHashKey,
+  PICKERS,
+  pickByKey,
+  powerOfTwoChoicesWithReplacement,
+  roundRobin,
+  type BalancerPolicy,
+  type Picker,
+  type ReplicaLoad,
+} from '../../../core/policies.ts';
 import { parseUpstreamList, UPSTREAM_IDLE_MS, type BalancerOptions, type TwoChoicesSampling } from './upstreams.ts';
 import { KitError } from '../../../lib/errors.ts';
 import { AccessLogWriter } from './access-log.ts';
@@ -96,7 +105,8 @@ export class Balancer {
    */
   add(item: string): Upstream {
     const [{ name, addr }] = parseUpstreamList(item) as [{ name: string; addr: string }];
-    if (this.upstreams.some((u) => u.name === name)) throw new KitError('KIT_ERR_USAGE', `an upstream named '${name}' is already in rotation`);
+    if (this.upstreams.some((u) => u.name === name))
+      throw new KitError('KIT_ERR_USAGE', `an upstream named '${name}' is already in rotation`);
     const up = openUpstream(name, addr, this.options);
     this.upstreams.push(up);
     return up;
@@ -123,7 +133,16 @@ export class Balancer {
       }
       return undefined;
     };
-    const chosen = chooseReplica(this.upstreams, tried, this.rules, performance.now(), this.#pick, this.#cursor, Math.random, prefer);
+    const chosen = chooseReplica(
+      this.upstreams,
+      tried,
+      this.rules,
+      performance.now(),
+      this.#pick,
+      this.#cursor,
+      Math.random,
+      prefer,
+    );
     if (chosen) this.#cursor = chosen.cursor;
     return chosen;
   }

@@ -8,7 +8,17 @@ import { performance } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
 import type { Dispatcher } from 'undici';
 import { HttpError, sendJson } from '../serve/http.ts';
-import { classifyError, failureStatus, mayRetry, recordFailure, recordSuccess, retryLine, triesAllowed, type Attempt, type FailureKind } from '../../../core/failover.ts';
+import {
+  classifyError,
+  failureStatus,
+  mayRetry,
+  recordFailure,
+  recordSuccess,
+  retryLine,
+  triesAllowed,
+  type Attempt,
+  type FailureKind,
+} from '../../../core/failover.ts';
 import type { Balancer, Upstream } from './core.ts';
 import { CLIENT_CLOSED, type AccessLogWriter } from './access-log.ts';
 import { requestWhenSent } from './upstream-timers.ts';
@@ -18,7 +28,16 @@ const BUFFER_LIMIT = 64 * 1024;
 /** Largest request body the balancer reads, bytes (nginx's client_max_body_size default). */
 const MAX_BODY = 1024 * 1024;
 /** Headers that describe one connection, not the message (RFC 9110 §7.6.1): never forwarded. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'host',
+]);
 
 /** Reads a request body whole; HttpError 413 beyond `limit` bytes. */
 async function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
@@ -32,7 +51,9 @@ async function readBody(req: http.IncomingMessage, limit: number): Promise<Buffe
   return Buffer.concat(chunks);
 }
 
-function filterHeaders(headers: http.IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+function filterHeaders(
+  headers: http.IncomingHttpHeaders | Record<string, string | string[] | undefined>,
+): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_BY_HOP.has(k.toLowerCase())) out[k] = v;
   return out;
@@ -45,7 +66,11 @@ function appendCookie(existing: string | string[] | undefined, cookie: string): 
 
 /** A failed try: the FailureKind and the error code (TIMEOUT and CONNECT_TIMEOUT for our own timers). */
 class TryFailure extends Error {
-  constructor(message: string, readonly kind: FailureKind, readonly code: string | undefined) {
+  constructor(
+    message: string,
+    readonly kind: FailureKind,
+    readonly code: string | undefined,
+  ) {
     super(message);
   }
 }
@@ -55,14 +80,23 @@ class TryFailure extends Error {
  * nginx, the connect timeout covers making the connection (the pool's timedConnector), and the
  * response timeout starts once the request is on a connected socket (at once on a kept-alive one).
  */
-async function tryOnce(b: Balancer, up: Upstream, req: http.IncomingMessage, body: Buffer | null): Promise<Dispatcher.ResponseData> {
+async function tryOnce(
+  b: Balancer,
+  up: Upstream,
+  req: http.IncomingMessage,
+  body: Buffer | null,
+): Promise<Dispatcher.ResponseData> {
   const headers = filterHeaders(req.headers);
   if (!b.options.keepAlive) headers.connection = 'close';
   const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const sent = () => (timer = setTimeout(() => abort.abort(), b.options.responseTimeoutMs));
   try {
-    return await requestWhenSent(up.pool, { path: req.url ?? '/', method: (req.method ?? 'GET') as 'GET', headers, body, signal: abort.signal }, sent);
+    return await requestWhenSent(
+      up.pool,
+      { path: req.url ?? '/', method: (req.method ?? 'GET') as 'GET', headers, body, signal: abort.signal },
+      sent,
+    );
   } catch (err) {
     const code = abort.signal.aborted ? 'TIMEOUT' : (err as NodeJS.ErrnoException).code;
     throw new TryFailure((err as Error).message, abort.signal.aborted ? 'timeout' : classifyError(code), code);
@@ -72,11 +106,19 @@ async function tryOnce(b: Balancer, up: Upstream, req: http.IncomingMessage, bod
 }
 
 /** Sends the replica's answer on: small ones whole, larger or unsized ones streamed. */
-async function relay(b: Balancer, up: Upstream, key: string | undefined, answer: Dispatcher.ResponseData, res: http.ServerResponse, attempts: readonly Attempt[]): Promise<void> {
+async function relay(
+  b: Balancer,
+  up: Upstream,
+  key: string | undefined,
+  answer: Dispatcher.ResponseData,
+  res: http.ServerResponse,
+  attempts: readonly Attempt[],
+): Promise<void> {
   // Every replica tried, in order, as nginx's $upstream_addr: a client can see that it was retried.
   res.setHeader('x-upstream-addr', attempts.map((a) => a.addr).join(', '));
   const headers = filterHeaders(answer.headers);
-  if (b.policy === 'sticky-cookie' && key !== up.name) headers['set-cookie'] = appendCookie(answer.headers['set-cookie'], `lb=${up.name}; Path=/; HttpOnly; SameSite=Lax`);
+  if (b.policy === 'sticky-cookie' && key !== up.name)
+    headers['set-cookie'] = appendCookie(answer.headers['set-cookie'], `lb=${up.name}; Path=/; HttpOnly; SameSite=Lax`);
   const length = Number(answer.headers['content-length']);
   if (length <= BUFFER_LIMIT) {
     // Read whole (before the headers go, so a failed read can still be a 502) and sent in one
@@ -92,7 +134,12 @@ async function relay(b: Balancer, up: Upstream, key: string | undefined, answer:
 }
 
 /** Writes the request's access log line once its answer is sent or its client has gone (499, as nginx). */
-function logWhenDone(log: AccessLogWriter, req: http.IncomingMessage, res: http.ServerResponse, attempts: readonly Attempt[]): void {
+function logWhenDone(
+  log: AccessLogWriter,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  attempts: readonly Attempt[],
+): void {
   const began = performance.now();
   res.once('close', () => {
     log.write({
@@ -121,7 +168,12 @@ export async function forward(b: Balancer, req: http.IncomingMessage, res: http.
   try {
     if (method !== 'GET' && method !== 'HEAD') body = await readBody(req, MAX_BODY);
   } catch (err) {
-    sendJson(res, err instanceof HttpError ? err.status : 400, { error: (err as Error).message }, { connection: 'close' });
+    sendJson(
+      res,
+      err instanceof HttpError ? err.status : 400,
+      { error: (err as Error).message },
+      { connection: 'close' },
+    );
     return;
   }
   const tried = new Set<number>();
@@ -155,7 +207,13 @@ export async function forward(b: Balancer, req: http.IncomingMessage, res: http.
       const { kind, code } = err as TryFailure;
       recordFailure(up.health, b.rules, performance.now());
       const status = failureStatus(kind);
-      attempts.push({ replica: up.name, addr: up.addr, status, ms: performance.now() - began, ...(code ? { code } : {}) });
+      attempts.push({
+        replica: up.name,
+        addr: up.addr,
+        status,
+        ms: performance.now() - began,
+        ...(code ? { code } : {}),
+      });
       if (attempts.length < maxTries && mayRetry(method, kind) && !res.destroyed) continue;
       logRetries();
       sendJson(res, status, { error: gatewayError(status), upstream: up.addr, detail: (err as Error).message });
@@ -168,7 +226,8 @@ export async function forward(b: Balancer, req: http.IncomingMessage, res: http.
       await relay(b, up, key, answer, res, attempts);
     } catch (err) {
       up.failures++;
-      if (!res.headersSent) sendJson(res, 502, { error: 'bad gateway', upstream: up.addr, detail: (err as Error).message });
+      if (!res.headersSent)
+        sendJson(res, 502, { error: 'bad gateway', upstream: up.addr, detail: (err as Error).message });
       else res.destroy();
     } finally {
       up.inFlight--;

@@ -34,8 +34,17 @@ export const NGINX_METHOD: Record<BalancerPolicy, string> = {
  * cookie → the round-robin group. Each answer sets `lb` to the replica that sent it, read from
  * its x-replica header ($upstream_http_x_replica), so names must match the replicas' own names.
  */
-function stickyCookieBlocks(upstreams: { name: string; addr: string }[], serverParams: string, keepalive: string): string {
-  const map = ['    map $cookie_lb $nsl_sticky {', '        default replicas;', ...upstreams.map((u) => `        ${u.name} sticky_${u.name};`), '    }'];
+function stickyCookieBlocks(
+  upstreams: { name: string; addr: string }[],
+  serverParams: string,
+  keepalive: string,
+): string {
+  const map = [
+    '    map $cookie_lb $nsl_sticky {',
+    '        default replicas;',
+    ...upstreams.map((u) => `        ${u.name} sticky_${u.name};`),
+    '    }',
+  ];
   const groups = upstreams.flatMap((u) => [
     `    upstream sticky_${u.name} {`,
     `        server ${u.addr} ${serverParams};`,
@@ -77,18 +86,29 @@ export function renderNginxConfig(template: string, input: NginxConfigInput): st
     port: String(input.port),
     policy: input.policy,
     token: input.token,
-    method: NGINX_METHOD[input.policy] || '# round robin: nginx\'s default method',
+    method: NGINX_METHOD[input.policy] || "# round robin: nginx's default method",
     servers: input.upstreams.map((u) => `        server ${u.addr} ${serverParams};`).join('\n'),
-    sticky: input.policy === 'sticky-cookie' ? stickyCookieBlocks(input.upstreams, serverParams, keepalive) : '    # (sticky-cookie only: a map from the lb cookie to one upstream group per replica)',
+    sticky:
+      input.policy === 'sticky-cookie'
+        ? stickyCookieBlocks(input.upstreams, serverParams, keepalive)
+        : '    # (sticky-cookie only: a map from the lb cookie to one upstream group per replica)',
     proxyTarget: input.policy === 'sticky-cookie' ? 'http://$nsl_sticky' : 'http://replicas',
-    stickyCookie: input.policy === 'sticky-cookie' ? 'add_header Set-Cookie "lb=$upstream_http_x_replica; Path=/; HttpOnly; SameSite=Lax" always;' : '# (sticky-cookie only: Set-Cookie lb=<replica>)',
+    stickyCookie:
+      input.policy === 'sticky-cookie'
+        ? 'add_header Set-Cookie "lb=$upstream_http_x_replica; Path=/; HttpOnly; SameSite=Lax" always;'
+        : '# (sticky-cookie only: Set-Cookie lb=<replica>)',
     connectTimeout: String(f.connectTimeoutMs),
     responseTimeout: String(f.responseTimeoutMs),
     // proxy_next_upstream_tries counts the first try too; its 0 would mean "no limit".
-    nextUpstream: f.retries > 0 ? `proxy_next_upstream error timeout;\n            proxy_next_upstream_tries ${f.retries + 1};` : 'proxy_next_upstream off;',
+    nextUpstream:
+      f.retries > 0
+        ? `proxy_next_upstream error timeout;\n            proxy_next_upstream_tries ${f.retries + 1};`
+        : 'proxy_next_upstream off;',
     keepalive,
     accessFormat: NGINX_ACCESS_FORMAT,
-    accessLog: input.accessLog ? `access_log "${input.accessLog}" nsl_upstreams;` : '# (--access-log only: a line per request in nsl_upstreams)',
+    accessLog: input.accessLog
+      ? `access_log "${input.accessLog}" nsl_upstreams;`
+      : '# (--access-log only: a line per request in nsl_upstreams)',
     upstreamConnection: input.keepAlive ? 'proxy_set_header Connection "";' : 'proxy_set_header Connection close;',
   };
   const text = template.replace(/\{\{(\w+)\}\}/g, (whole, key: string) => values[key] ?? whole);
@@ -103,7 +123,14 @@ export function renderNginxConfig(template: string, input: NginxConfigInput): st
  * /opt/local/sbin, and a build from source's /usr/local/nginx/sbin.
  */
 export function nginxDirs(root = '/'): string[] {
-  return ['/usr/sbin', '/usr/local/sbin', '/usr/local/bin', '/opt/homebrew/bin', '/opt/local/sbin', '/usr/local/nginx/sbin'].map((d) => path.join(root, d));
+  return [
+    '/usr/sbin',
+    '/usr/local/sbin',
+    '/usr/local/bin',
+    '/opt/homebrew/bin',
+    '/opt/local/sbin',
+    '/usr/local/nginx/sbin',
+  ].map((d) => path.join(root, d));
 }
 
 /** The nginx binary's path, or throws KIT_ERR_NGINX_MISSING with how to install it. */
@@ -116,7 +143,7 @@ export function findNginx(env: NodeJS.ProcessEnv = process.env, extraDirs: reado
   throw new KitError(
     'KIT_ERR_NGINX_MISSING',
     'nginx was not found (looked on PATH and in /usr/sbin, /usr/local/sbin, /opt/homebrew/bin, /opt/local/sbin)',
-    'install it (Debian/Ubuntu: sudo apt-get install nginx; macOS: brew install nginx, or sudo port install nginx) or leave out --lb nginx: the kit\'s balancer is the default',
+    "install it (Debian/Ubuntu: sudo apt-get install nginx; macOS: brew install nginx, or sudo port install nginx) or leave out --lb nginx: the kit's balancer is the default",
   );
 }
 
@@ -125,7 +152,12 @@ export function findNginx(env: NodeJS.ProcessEnv = process.env, extraDirs: reado
  * undefined when it prints none within 2 s.
  */
 export function nginxVersion(binary: string): string | undefined {
-  const r = spawnSync(binary, ['-v'], { timeout: 2000, killSignal: 'SIGKILL', stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  const r = spawnSync(binary, ['-v'], {
+    timeout: 2000,
+    killSignal: 'SIGKILL',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+  });
   const text = `${r.stdout ?? ''}${r.stderr ?? ''}`;
   return /nginx\/(\d+\.\d+\.\d+)/.exec(text)?.[1];
 }
@@ -149,7 +181,10 @@ const DEFAULT_LOG_ALERT = /could not open error log file/;
  * (see acceptsErrorLogSwitch). Pure.
  */
 export function nginxErrorLines(stderr: string, errorLog: string): string {
-  const lines = `${stderr}\n${errorLog}`.split('\n').map((l) => l.trim()).filter((l) => l && !DEFAULT_LOG_ALERT.test(l));
+  const lines = `${stderr}\n${errorLog}`
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !DEFAULT_LOG_ALERT.test(l));
   return [...new Set(lines)].slice(-3).join(' | ');
 }
 

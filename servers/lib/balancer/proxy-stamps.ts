@@ -37,7 +37,8 @@ export class ProxyStageRecorder {
   private readonly bySid = new Map<string, Pending>();
 
   constructor(private readonly server: http.Server) {
-    const on = (channel: string, f: (m: Message, at: number) => void) => dc.subscribe(channel, (m) => f(m as Message, nowUs()));
+    const on = (channel: string, f: (m: Message, at: number) => void) =>
+      dc.subscribe(channel, (m) => f(m as Message, nowUs()));
     on('net.server.socket', (m, at) => m.socket && this.acceptedAt.set(m.socket, at));
     on('http.server.request.start', (m, at) => {
       const sid = m.server === this.server ? stageId(m.request?.url) : undefined;
@@ -57,10 +58,13 @@ export class ProxyStageRecorder {
       const p = this.pending(m.request?.path);
       if (!p) return;
       const connected = m.socket && this.upstreamConnectedAt.get(m.socket);
-      if (connected !== undefined && connected >= p.events[0]!.atUs) p.events.push({ stage: 'upstream-connect', atUs: connected });
+      if (connected !== undefined && connected >= p.events[0]!.atUs)
+        p.events.push({ stage: 'upstream-connect', atUs: connected });
       p.events.push({ stage: 'upstream-request-written', atUs: at });
     });
-    on('undici:request:headers', (m, at) => this.pending(m.request?.path)?.events.push({ stage: 'upstream-headers-parsed', atUs: at }));
+    on('undici:request:headers', (m, at) =>
+      this.pending(m.request?.path)?.events.push({ stage: 'upstream-headers-parsed', atUs: at }),
+    );
     on('http.server.response.finish', (m, at) => {
       const p = m.server === this.server ? this.pending(m.request?.url) : undefined;
       p?.events.push({ stage: 'finish', atUs: at });

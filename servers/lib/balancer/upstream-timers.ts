@@ -32,7 +32,11 @@ diagnostics.subscribe('undici:client:sendHeaders', (message) => {
 });
 
 /** pool.request(opts), calling `sent` once the request's headers go out on a connected socket. */
-export function requestWhenSent(pool: Pool, opts: Dispatcher.RequestOptions, sent: () => void): Promise<Dispatcher.ResponseData> {
+export function requestWhenSent(
+  pool: Pool,
+  opts: Dispatcher.RequestOptions,
+  sent: () => void,
+): Promise<Dispatcher.ResponseData> {
   creating = sent;
   try {
     return pool.request(opts);
@@ -43,14 +47,17 @@ export function requestWhenSent(pool: Pool, opts: Dispatcher.RequestOptions, sen
 
 /** A connector for undici's Pool `connect` option that gives up after `timeoutMs`, on time. */
 export function timedConnector(timeoutMs: number): buildConnector.connector {
-  const connect = buildConnector({ timeout: 0 }) // 0: no timer of undici's own (lib/core/connect.js);
+  const connect = buildConnector({ timeout: 0 }); // 0: no timer of undici's own (lib/core/connect.js);
   return (options, callback) => {
     let settled = false;
     const timer = setTimeout(() => {
       if (settled) return;
       settled = true;
       socket.destroy();
-      callback(new errors.ConnectTimeoutError(`connect timeout after ${timeoutMs} ms (${options.hostname}:${options.port})`), null);
+      callback(
+        new errors.ConnectTimeoutError(`connect timeout after ${timeoutMs} ms (${options.hostname}:${options.port})`),
+        null,
+      );
     }, timeoutMs);
     const socket = connect(options, (...args) => {
       clearTimeout(timer);

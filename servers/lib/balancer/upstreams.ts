@@ -8,16 +8,65 @@ import { BALANCER_POLICIES, isBalancerPolicy, type BalancerPolicy } from '../../
 /** --policy, --upstream, --port, --keepalive and the failover flags, with `defaultPort`. */
 export function balancerFlags(defaultPort: number) {
   return {
-    policy: { type: 'string', valueName: 'policy', description: `one of ${BALANCER_POLICIES.join(', ')}`, default: 'round-robin' },
-    upstream: { type: 'string', valueName: 'host:port,...', description: 'the replicas, on loopback (name=host:port to name one)' },
-    port: { type: 'string', valueName: 'n', description: 'port to listen on, 0 for any free port', default: String(defaultPort) },
-    keepalive: { type: 'string', valueName: 'on|off', description: 'keep upstream connections open between requests', default: 'on' },
-    retries: { type: 'string', valueName: 'n', description: 'tries on other replicas after a failed one (0: no retries)', default: String(FAILOVER_DEFAULTS.retries) },
-    'max-fails': { type: 'string', valueName: 'n', description: 'failures within --fail-timeout that make a replica rest (0: no passive health checks)', default: String(FAILOVER_DEFAULTS.maxFails) },
-    'fail-timeout': { type: 'string', valueName: 's', description: 'the window for --max-fails, and how long a failed replica rests, whole seconds (as nginx takes it)', default: String(FAILOVER_DEFAULTS.failTimeoutMs / 1000) },
-    'connect-timeout': { type: 'string', valueName: 'ms', description: 'give up connecting to a replica after this long', default: String(FAILOVER_DEFAULTS.connectTimeoutMs) },
-    'response-timeout': { type: 'string', valueName: 'ms', description: 'give up waiting for a replica\'s answer after this long (504)', default: String(FAILOVER_DEFAULTS.responseTimeoutMs) },
-    'access-log': { type: 'string', valueName: 'file', description: 'append a line per forwarded request to this file: the replicas tried, their statuses and times (nginx\'s variables; servers/lib/balancer/access-log.ts)' },
+    policy: {
+      type: 'string',
+      valueName: 'policy',
+      description: `one of ${BALANCER_POLICIES.join(', ')}`,
+      default: 'round-robin',
+    },
+    upstream: {
+      type: 'string',
+      valueName: 'host:port,...',
+      description: 'the replicas, on loopback (name=host:port to name one)',
+    },
+    port: {
+      type: 'string',
+      valueName: 'n',
+      description: 'port to listen on, 0 for any free port',
+      default: String(defaultPort),
+    },
+    keepalive: {
+      type: 'string',
+      valueName: 'on|off',
+      description: 'keep upstream connections open between requests',
+      default: 'on',
+    },
+    retries: {
+      type: 'string',
+      valueName: 'n',
+      description: 'tries on other replicas after a failed one (0: no retries)',
+      default: String(FAILOVER_DEFAULTS.retries),
+    },
+    'max-fails': {
+      type: 'string',
+      valueName: 'n',
+      description: 'failures within --fail-timeout that make a replica rest (0: no passive health checks)',
+      default: String(FAILOVER_DEFAULTS.maxFails),
+    },
+    'fail-timeout': {
+      type: 'string',
+      valueName: 's',
+      description: 'the window for --max-fails, and how long a failed replica rests, whole seconds (as nginx takes it)',
+      default: String(FAILOVER_DEFAULTS.failTimeoutMs / 1000),
+    },
+    'connect-timeout': {
+      type: 'string',
+      valueName: 'ms',
+      description: 'give up connecting to a replica after this long',
+      default: String(FAILOVER_DEFAULTS.connectTimeoutMs),
+    },
+    'response-timeout': {
+      type: 'string',
+      valueName: 'ms',
+      description: "give up waiting for a replica's answer after this long (504)",
+      default: String(FAILOVER_DEFAULTS.responseTimeoutMs),
+    },
+    'access-log': {
+      type: 'string',
+      valueName: 'file',
+      description:
+        "append a line per forwarded request to this file: the replicas tried, their statuses and times (nginx's variables; servers/lib/balancer/access-log.ts)",
+    },
   } as const satisfies FlagSpecs;
 }
 
@@ -53,17 +102,31 @@ export type TwoChoicesSampling = (typeof TWO_CHOICES_SAMPLING)[number];
 /** --two-choices, checked: distinct or with-replacement; throws KIT_ERR_USAGE otherwise. */
 export function twoChoicesSampling(value: string | undefined): TwoChoicesSampling {
   const v = value ?? 'distinct';
-  if (!(TWO_CHOICES_SAMPLING as readonly string[]).includes(v)) throw new KitError('KIT_ERR_USAGE', `--two-choices is ${TWO_CHOICES_SAMPLING.join(' or ')}; got '${v}'`);
+  if (!(TWO_CHOICES_SAMPLING as readonly string[]).includes(v))
+    throw new KitError('KIT_ERR_USAGE', `--two-choices is ${TWO_CHOICES_SAMPLING.join(' or ')}; got '${v}'`);
   return v as TwoChoicesSampling;
 }
 
-type BalancerFlagValues = { policy?: string; upstream?: string; port?: string; keepalive?: string; retries?: string; 'max-fails'?: string; 'fail-timeout'?: string; 'connect-timeout'?: string; 'response-timeout'?: string; 'access-log'?: string };
+type BalancerFlagValues = {
+  policy?: string;
+  upstream?: string;
+  port?: string;
+  keepalive?: string;
+  retries?: string;
+  'max-fails'?: string;
+  'fail-timeout'?: string;
+  'connect-timeout'?: string;
+  'response-timeout'?: string;
+  'access-log'?: string;
+};
 
 /** Checks the balancer flags; throws KIT_ERR_USAGE naming the bad one. */
 export function balancerOptions(flags: BalancerFlagValues, defaultPort: number): BalancerOptions {
   const policy = flags.policy ?? 'round-robin';
-  if (!isBalancerPolicy(policy)) throw new KitError('KIT_ERR_USAGE', `unknown policy '${policy}': pick one of ${BALANCER_POLICIES.join(', ')}`);
-  if (flags.keepalive !== 'on' && flags.keepalive !== 'off') throw new KitError('KIT_ERR_USAGE', `--keepalive is on or off; got '${flags.keepalive}'`);
+  if (!isBalancerPolicy(policy))
+    throw new KitError('KIT_ERR_USAGE', `unknown policy '${policy}': pick one of ${BALANCER_POLICIES.join(', ')}`);
+  if (flags.keepalive !== 'on' && flags.keepalive !== 'off')
+    throw new KitError('KIT_ERR_USAGE', `--keepalive is on or off; got '${flags.keepalive}'`);
   const d = FAILOVER_DEFAULTS;
   return {
     policy,
@@ -86,7 +149,10 @@ export function balancerOptions(flags: BalancerFlagValues, defaultPort: number):
  */
 export function accessLogPath(text: string): string {
   if (text === '' || /["'`;{}$\\\s]/.test(text)) {
-    throw new KitError('KIT_ERR_USAGE', `--access-log takes a file path without spaces, quotes, ;, braces, $ or backslashes; got '${text}'`);
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `--access-log takes a file path without spaces, quotes, ;, braces, $ or backslashes; got '${text}'`,
+    );
   }
   return path.resolve(text);
 }
@@ -100,7 +166,10 @@ export function parseUpstreamList(text: string | undefined): { name: string; add
   return text.split(',').map((item, i) => {
     const m = /^(?:([\w.-]+)=)?(127\.\d+\.\d+\.\d+|localhost):(\d{1,5})$/.exec(item.trim());
     if (!m || Number(m[3]) < 1 || Number(m[3]) > 65535) {
-      throw new KitError('KIT_ERR_USAGE', `bad upstream '${item}': write host:port with a loopback host (127.x.x.x), e.g. 127.0.0.1:3010`);
+      throw new KitError(
+        'KIT_ERR_USAGE',
+        `bad upstream '${item}': write host:port with a loopback host (127.x.x.x), e.g. 127.0.0.1:3010`,
+      );
     }
     return { name: m[1] ?? `upstream${i + 1}`, addr: `${m[2]}:${m[3]}` };
   });

@@ -25,7 +25,12 @@ export function startAutoscaler(s: Supervisor, quota: QuotaDelivery, config: Hpa
     const samples: (WorkerSample & { id: number })[] = active.map((w) => {
       const readyAt = quota.cpu.get(w.id)?.readyAt;
       const utilization = quota.utilization(w.id, METRIC_WINDOW_SYNCS * syncMs);
-      return { id: w.id, pid: w.process.pid!, ...(readyAt !== undefined ? { readyAt } : {}), ...(utilization !== undefined ? { utilization } : {}) };
+      return {
+        id: w.id,
+        pid: w.process.pid!,
+        ...(readyAt !== undefined ? { readyAt } : {}),
+        ...(utilization !== undefined ? { utilization } : {}),
+      };
     });
     const d = decide(config, hpaState, now, samples);
     hpaState = d.state;
@@ -37,8 +42,13 @@ export function startAutoscaler(s: Supervisor, quota: QuotaDelivery, config: Hpa
       for (const w of [...active].sort((a, b) => b.id - a.id).slice(0, before - d.desired)) s.retire(w);
     }
     if (d.desired !== before) {
-      const avg = d.averageUtilization === undefined ? 'no metrics' : `average ${Math.round(d.averageUtilization * 100)}% of quota`;
-      s.say(`autoscale: ${before} -> ${d.desired} workers (${avg}, target ${Math.round(config.target * 100)}%): ${d.reason}`);
+      const avg =
+        d.averageUtilization === undefined
+          ? 'no metrics'
+          : `average ${Math.round(d.averageUtilization * 100)}% of quota`;
+      s.say(
+        `autoscale: ${before} -> ${d.desired} workers (${avg}, target ${Math.round(config.target * 100)}%): ${d.reason}`,
+      );
     }
     s.tell({
       event: 'autoscale',
@@ -50,9 +60,17 @@ export function startAutoscaler(s: Supervisor, quota: QuotaDelivery, config: Hpa
       reason: d.reason,
       workers: samples.map((w) => {
         const throttle = quota.throttleStats(w.id);
-        return { pid: w.pid, ready: w.readyAt !== undefined, utilization: w.utilization, ...(throttle ? { throttle } : {}) };
+        return {
+          pid: w.pid,
+          ready: w.readyAt !== undefined,
+          utilization: w.utilization,
+          ...(throttle ? { throttle } : {}),
+        };
       }),
-      retiring: s.living().filter((w) => s.retiring.has(w.id)).map((w) => w.process.pid!),
+      retiring: s
+        .living()
+        .filter((w) => s.retiring.has(w.id))
+        .map((w) => w.process.pid!),
     });
   }, syncMs);
   timer.unref();

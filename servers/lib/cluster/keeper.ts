@@ -179,7 +179,8 @@ export class WorkerKeeper {
    */
   private quietWhenGone(w: Worker): void {
     w.on('error', (err: NodeJS.ErrnoException) => {
-      if (!saysWorkerIsGone(err.code)) process.stderr.write(`worker ${w.process.pid ?? '(not started)'}: ${err.message}\n`);
+      if (!saysWorkerIsGone(err.code))
+        process.stderr.write(`worker ${w.process.pid ?? '(not started)'}: ${err.message}\n`);
     });
   }
 
@@ -192,7 +193,7 @@ export class WorkerKeeper {
     const err = new KitError(
       'KIT_ERR_RESTART_BUDGET',
       `${this.deaths.length} worker deaths within ${BUDGET_WINDOW_MS / 1000} s (budget ${this.budget}); last: worker ${pid} ${how}`,
-      'the primary stopped replacing workers and is exiting; look at the workers\' errors above',
+      "the primary stopped replacing workers and is exiting; look at the workers' errors above",
     );
     process.stderr.write(describeError(err) + '\n');
     this.shutdown(exitCodeFor(err));

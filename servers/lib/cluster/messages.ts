@@ -50,6 +50,9 @@ export type PrimaryEvent =
 export type WorkerMessage = { type: 'port-in-use'; port: number } | CpuSample | PauseRequest;
 
 /** A guard for one kind of primary event: `isEvent('worker-replaced')(m)`. */
-export function isEvent<K extends PrimaryEvent['event']>(kind: K): (m: unknown) => m is Extract<PrimaryEvent, { event: K }> {
-  return (m: unknown): m is Extract<PrimaryEvent, { event: K }> => typeof m === 'object' && m !== null && (m as { event?: unknown }).event === kind;
+export function isEvent<K extends PrimaryEvent['event']>(
+  kind: K,
+): (m: unknown) => m is Extract<PrimaryEvent, { event: K }> {
+  return (m: unknown): m is Extract<PrimaryEvent, { event: K }> =>
+    typeof m === 'object' && m !== null && (m as { event?: unknown }).event === kind;
 }

@@ -5,7 +5,19 @@
  * the primary also keeps each worker's CPU reports for the autoscaler.
  */
 import type { Worker } from 'node:cluster';
-import { limitProcess, probeCgroup, QUOTA_PERIOD_MS, readThrottleStats, releaseCgroup, removeGroup, utilizationFrom, wallMs, type CgroupSupport, type CpuSample, type QuotaMode } from '../cpu/quota.ts';
+import {
+  limitProcess,
+  probeCgroup,
+  QUOTA_PERIOD_MS,
+  readThrottleStats,
+  releaseCgroup,
+  removeGroup,
+  utilizationFrom,
+  wallMs,
+  type CgroupSupport,
+  type CpuSample,
+  type QuotaMode,
+} from '../cpu/quota.ts';
 import type { WorkerThrottle } from './messages.ts';
 import { MAX_PAUSE_MS } from '../cpu/throttle.ts';
 
@@ -43,15 +55,21 @@ export class QuotaDelivery {
     readonly periodMs?: number,
   ) {
     this.fraction = quota ?? 1;
-    this.cgroup = quota !== undefined && wanted !== 'throttle' ? probeCgroup(`nsl-${process.pid}`) : { ok: false, reason: 'no quota' };
+    this.cgroup =
+      quota !== undefined && wanted !== 'throttle'
+        ? probeCgroup(`nsl-${process.pid}`)
+        : { ok: false, reason: 'no quota' };
     this.mode = quota === undefined ? 'off' : this.cgroup.ok ? 'cgroup' : 'throttle';
   }
 
   /** The line the primary prints about the quota, or undefined without one. */
   describe(): string | undefined {
     if (this.quota === undefined) return undefined;
-    const how = this.cgroup.ok ? `enforced by a cgroup v${this.cgroup.version} (${this.cgroup.base})` : `enforced by the in-process throttle${this.wanted === 'auto' ? ` (no cgroup: ${this.cgroup.reason})` : ''}`;
-    const period = this.cgroup.ok || this.periodMs !== undefined ? `, period ${this.periodMs ?? QUOTA_PERIOD_MS} ms` : '';
+    const how = this.cgroup.ok
+      ? `enforced by a cgroup v${this.cgroup.version} (${this.cgroup.base})`
+      : `enforced by the in-process throttle${this.wanted === 'auto' ? ` (no cgroup: ${this.cgroup.reason})` : ''}`;
+    const period =
+      this.cgroup.ok || this.periodMs !== undefined ? `, period ${this.periodMs ?? QUOTA_PERIOD_MS} ms` : '';
     return `cpu quota: ${this.quota} core per worker${period}, ${how}`;
   }
 
@@ -96,7 +114,10 @@ export class QuotaDelivery {
     try {
       worker.process.kill('SIGSTOP');
     } catch (err) {
-      if (!this.pauseFailed) say(`cpu quota: the throttle could not pause worker ${worker.process.pid} (SIGSTOP: ${(err as Error).message}); no worker is held to its quota, so this run's numbers are an uncapped cluster's`);
+      if (!this.pauseFailed)
+        say(
+          `cpu quota: the throttle could not pause worker ${worker.process.pid} (SIGSTOP: ${(err as Error).message}); no worker is held to its quota, so this run's numbers are an uncapped cluster's`,
+        );
       this.pauseFailed = true;
       return;
     }
@@ -117,7 +138,8 @@ export class QuotaDelivery {
     if (dir !== undefined) return readThrottleStats(dir);
     const m = this.cpu.get(id);
     if (!m || this.mode !== 'throttle') return undefined;
-    const periods = this.periodMs && m.readyAt !== undefined ? Math.floor((wallMs() - m.readyAt) / this.periodMs) : undefined;
+    const periods =
+      this.periodMs && m.readyAt !== undefined ? Math.floor((wallMs() - m.readyAt) / this.periodMs) : undefined;
     return { ...(periods !== undefined ? { periods } : {}), throttled: m.pauses, throttledMs: Math.round(m.pausedMs) };
   }
 

@@ -15,9 +15,13 @@ const STEP_TIMEOUT_MS = 15_000;
 /** Resolves when `event` fires for worker `w`, rejects after `ms` or if it exits first. */
 function waitFor(w: Worker, event: 'listening' | 'exit', ms: number): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => done(new Error(`worker ${w.process.pid} did not reach '${event}' within ${ms} ms`)), ms);
+    const timer = setTimeout(
+      () => done(new Error(`worker ${w.process.pid} did not reach '${event}' within ${ms} ms`)),
+      ms,
+    );
     const onEvent = () => done();
-    const onExit = () => done(event === 'exit' ? undefined : new Error(`worker ${w.process.pid} exited before listening`));
+    const onExit = () =>
+      done(event === 'exit' ? undefined : new Error(`worker ${w.process.pid} exited before listening`));
     const done = (err?: Error) => {
       clearTimeout(timer);
       w.off(event, onEvent);
@@ -33,7 +37,10 @@ function waitFor(w: Worker, event: 'listening' | 'exit', ms: number): Promise<vo
 /** Replaces every worker of `s`, one at a time: the new one listens before the old one drains. */
 export async function rollingRestart(s: Supervisor): Promise<void> {
   if (s.rolling || s.shuttingDown) {
-    s.tell({ event: 'rolling-restart-failed', reason: s.rolling ? 'a rolling restart is already running' : 'shutting down' });
+    s.tell({
+      event: 'rolling-restart-failed',
+      reason: s.rolling ? 'a rolling restart is already running' : 'shutting down',
+    });
     return;
   }
   s.rolling = true;

@@ -75,7 +75,8 @@ export class Supervisor extends WorkerKeeper {
 
   private onMessage(worker: Worker, msg: WorkerMessage): void {
     if (msg?.type === 'cpu') this.o.quota.report(worker.id, msg);
-    else if (msg?.type === 'pause') this.o.quota.pause(worker, msg.ms, !this.shuttingDown && !this.retiring.has(worker.id), (l) => this.say(l));
+    else if (msg?.type === 'pause')
+      this.o.quota.pause(worker, msg.ms, !this.shuttingDown && !this.retiring.has(worker.id), (l) => this.say(l));
   }
 
   private onExit(worker: Worker, code: number, signal: string): void {
@@ -93,7 +94,9 @@ export class Supervisor extends WorkerKeeper {
       this.say(`worker ${death.pid} ${death.how}; the autoscaler will start what is needed`);
       return;
     }
-    this.say(`worker ${death.pid} ${death.how}; starting a replacement${death.delayMs ? ` in ${death.delayMs} ms` : ''}`);
+    this.say(
+      `worker ${death.pid} ${death.how}; starting a replacement${death.delayMs ? ` in ${death.delayMs} ms` : ''}`,
+    );
     setTimeout(() => {
       if (!this.shuttingDown) this.fork(death.pid);
     }, death.delayMs);

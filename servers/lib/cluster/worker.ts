@@ -19,7 +19,12 @@ export async function runWorker(): Promise<void> {
   if (process.env.LAB_CRASH_AT_START) throw new Error('crashing at start-up, as asked by --crash-at-start');
   const heavy = heavyCostFrom(undefined);
   const state = JSON.parse(process.env.LAB_STATE_JSON ?? '{}') as StateOptions;
-  const quota = JSON.parse(process.env.LAB_QUOTA_JSON ?? '{}') as { mode?: string; quota?: number; periodMs?: number; report?: boolean };
+  const quota = JSON.parse(process.env.LAB_QUOTA_JSON ?? '{}') as {
+    mode?: string;
+    quota?: number;
+    periodMs?: number;
+    report?: boolean;
+  };
   if (quota.report) reportCpu((sample) => process.send?.(sample));
   const signupCost = parseCost(process.env.LAB_SIGNUP_COST || formatCost(SIGNUP_COST));
   // With --state memory (the default) the counter lives in this worker alone: lesson 3's finding.
@@ -29,7 +34,12 @@ export async function runWorker(): Promise<void> {
   const server = http.createServer(
     router(
       {
-        ...stateRoutes(store, state, () => ({ pid: process.pid }), (total) => ({ loanCounter: total })),
+        ...stateRoutes(
+          store,
+          state,
+          () => ({ pid: process.pid }),
+          (total) => ({ loanCounter: total }),
+        ),
         ...workloadRoutes(process.env.LAB_TOKEN_SECRET || 'lesson-6', signupCost, () => ({ pid: process.pid })),
         '/status': { GET: async (_req, res) => sendJson(res, 200, await me()) },
         '/member/verify-blocking': {
@@ -44,6 +54,6 @@ export async function runWorker(): Promise<void> {
   );
   await serveWorker(server);
   // Like the cgroup (see the primary's 'listening'), the throttle starts once the worker listens.
-  if (quota.mode === 'throttle' && quota.quota) startThrottle(quota.quota, (ms) => process.send?.({ type: 'pause', ms } satisfies PauseRequest), quota.periodMs);
+  if (quota.mode === 'throttle' && quota.quota)
+    startThrottle(quota.quota, (ms) => process.send?.({ type: 'pause', ms } satisfies PauseRequest), quota.periodMs);
 }
-

@@ -27,14 +27,35 @@ const TOKEN_TTL_MS = 10 * 60_000;
 /** Largest /work?ms= accepted. */
 const MAX_WORK_MS = 10_000;
 
-const WORDS = ['river', 'night', 'garden', 'iron', 'silent', 'north', 'glass', 'winter', 'paper', 'stone', 'golden', 'city', 'last', 'small', 'hidden', 'long'];
+const WORDS = [
+  'river',
+  'night',
+  'garden',
+  'iron',
+  'silent',
+  'north',
+  'glass',
+  'winter',
+  'paper',
+  'stone',
+  'golden',
+  'city',
+  'last',
+  'small',
+  'hidden',
+  'long',
+];
 /** 2000 made-up titles, the same in every worker. */
-const CATALOGUE = Array.from({ length: 2000 }, (_, i) => `The ${WORDS[i % 16]} ${WORDS[(i * 7 + 3) % 16]} of ${WORDS[(i * 11 + 5) % 16]} ${i}`);
+const CATALOGUE = Array.from(
+  { length: 2000 },
+  (_, i) => `The ${WORDS[i % 16]} ${WORDS[(i * 7 + 3) % 16]} of ${WORDS[(i * 11 + 5) % 16]} ${i}`,
+);
 
 function bearer(authorization: string | undefined, secret: string): string {
   const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
   const member = token ? verifyToken(token, secret) : undefined;
-  if (!member) throw new HttpError(401, 'a valid token is needed: Authorization: Bearer <token> (POST /signup gives one)');
+  if (!member)
+    throw new HttpError(401, 'a valid token is needed: Authorization: Bearer <token> (POST /signup gives one)');
   return member;
 }
 
@@ -69,7 +90,8 @@ export function workloadRoutes(secret: string, cost: ScryptCost, fields: () => o
     '/work': {
       GET: (_req, res, url) => {
         const raw = url.searchParams.get('ms') ?? '';
-        if (!/^\d+$/.test(raw) || Number(raw) > MAX_WORK_MS) throw new HttpError(400, `ms must be a whole number from 0 to ${MAX_WORK_MS}; got '${raw}'`);
+        if (!/^\d+$/.test(raw) || Number(raw) > MAX_WORK_MS)
+          throw new HttpError(400, `ms must be a whole number from 0 to ${MAX_WORK_MS}; got '${raw}'`);
         burnCpu(Number(raw));
         sendJson(res, 200, { ms: Number(raw), ...fields() });
       },

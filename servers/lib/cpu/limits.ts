@@ -23,10 +23,20 @@ export function applyQuota(limits: ReturnType<typeof limitOptions>): SelfQuota |
 }
 
 /** --cpu-quota, --quota-mode and --commit-ms, checked (KIT_ERR_USAGE naming the flag). */
-export function limitOptions(flags: { 'cpu-quota'?: string; 'quota-mode'?: string; 'commit-ms'?: string; db?: string }): { quota?: number; quotaMode: QuotaMode; commitMs: number } {
+export function limitOptions(flags: {
+  'cpu-quota'?: string;
+  'quota-mode'?: string;
+  'commit-ms'?: string;
+  db?: string;
+}): { quota?: number; quotaMode: QuotaMode; commitMs: number } {
   const quota = quotaCores(flags['cpu-quota']);
-  if (flags['quota-mode'] !== undefined && quota === undefined) throw new KitError('KIT_ERR_USAGE', '--quota-mode only means something with --cpu-quota');
+  if (flags['quota-mode'] !== undefined && quota === undefined)
+    throw new KitError('KIT_ERR_USAGE', '--quota-mode only means something with --cpu-quota');
   const mode = quotaMode(flags['quota-mode']);
-  if (flags['commit-ms'] !== undefined && (flags.db === undefined || isPostgresUrl(flags.db))) throw new KitError('KIT_ERR_USAGE', '--commit-ms only means something with a SQLite --db (PostgreSQL flushes for real)');
+  if (flags['commit-ms'] !== undefined && (flags.db === undefined || isPostgresUrl(flags.db)))
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      '--commit-ms only means something with a SQLite --db (PostgreSQL flushes for real)',
+    );
   return { quota, quotaMode: mode, commitMs: intFlag('commit-ms', flags['commit-ms'], 0, MAX_COMMIT_MS, 0) };
 }

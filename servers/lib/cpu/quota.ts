@@ -43,14 +43,16 @@ export function quotaCores(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const cores = Number(text);
   const [min, max] = QUOTA_CORES_RANGE;
-  if (!(cores >= min && cores <= max)) throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from ${min} to ${max}; got '${text}'`);
+  if (!(cores >= min && cores <= max))
+    throw new KitError('KIT_ERR_USAGE', `--cpu-quota must be a number of cores from ${min} to ${max}; got '${text}'`);
   return cores;
 }
 
 /** --quota-mode: 'auto' when not given; KIT_ERR_USAGE for anything but auto, cgroup or throttle. */
 export function quotaMode(text: string | undefined): QuotaMode {
   const mode = text ?? 'auto';
-  if (!QUOTA_MODES.includes(mode as QuotaMode)) throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${mode}'`);
+  if (!QUOTA_MODES.includes(mode as QuotaMode))
+    throw new KitError('KIT_ERR_USAGE', `--quota-mode must be auto, cgroup or throttle; got '${mode}'`);
   return mode as QuotaMode;
 }
 
@@ -99,7 +101,8 @@ export type CgroupSupport = { ok: true; version: 1 | 2; base: string } | { ok: f
  * `<base>/nsl-<pid>` to prove it may; release() removes it. Linux only.
  */
 export function probeCgroup(label: string, root = '/sys/fs/cgroup'): CgroupSupport {
-  if (process.platform !== 'linux') return { ok: false, reason: `cgroups are Linux-only (this is ${process.platform})` };
+  if (process.platform !== 'linux')
+    return { ok: false, reason: `cgroups are Linux-only (this is ${process.platform})` };
   const v2 = existsSync(path.join(root, 'cgroup.controllers'));
   const v1 = existsSync(path.join(root, 'cpu', 'cpu.cfs_quota_us'));
   if (!v2 && !v1) return { ok: false, reason: `no cgroup cpu controller found under ${root}` };
@@ -109,8 +112,10 @@ export function probeCgroup(label: string, root = '/sys/fs/cgroup'): CgroupSuppo
   try {
     if (v2) {
       const controllers = readFileSync(path.join(root, 'cgroup.controllers'), 'utf8');
-      if (!/\bcpu\b/.test(controllers)) return { ok: false, reason: 'the cgroup v2 root does not offer the cpu controller' };
-      if (!/\bcpu\b/.test(readFileSync(path.join(root, 'cgroup.subtree_control'), 'utf8'))) writeFileSync(path.join(root, 'cgroup.subtree_control'), '+cpu');
+      if (!/\bcpu\b/.test(controllers))
+        return { ok: false, reason: 'the cgroup v2 root does not offer the cpu controller' };
+      if (!/\bcpu\b/.test(readFileSync(path.join(root, 'cgroup.subtree_control'), 'utf8')))
+        writeFileSync(path.join(root, 'cgroup.subtree_control'), '+cpu');
     }
     sweepStale(parent);
     mkdirSync(base);
@@ -121,7 +126,10 @@ export function probeCgroup(label: string, root = '/sys/fs/cgroup'): CgroupSuppo
       rmdirSync(base);
     } catch {}
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'EACCES' || code === 'EPERM' || code === 'EROFS' ? `no permission to create cgroups under ${root} (run as root)` : (err as Error).message;
+    const why =
+      code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
+        ? `no permission to create cgroups under ${root} (run as root)`
+        : (err as Error).message;
     return { ok: false, reason: `cgroup v${version}: ${why}` };
   }
 }
@@ -156,7 +164,12 @@ function pidAlive(pid: number): boolean {
  * Puts `pid` in a new cgroup `<base>/w<pid>` limited to `quota` cores. Throws on failure, after
  * removing the group it made.
  */
-export function limitProcess(support: Extract<CgroupSupport, { ok: true }>, pid: number, quota: number, periodMs = QUOTA_PERIOD_MS): string {
+export function limitProcess(
+  support: Extract<CgroupSupport, { ok: true }>,
+  pid: number,
+  quota: number,
+  periodMs = QUOTA_PERIOD_MS,
+): string {
   const dir = path.join(support.base, `w${pid}`);
   mkdirSync(dir);
   try {
@@ -225,7 +238,12 @@ export function releaseCgroup(support: CgroupSupport): void {
  * `spanMs` before it and not before `sinceMs` (when it began listening: its start-up CPU says
  * nothing about the load); undefined with fewer than two such reports or less than half a span covered.
  */
-export function utilizationFrom(samples: readonly CpuSample[], spanMs: number, quota: number, sinceMs = -Infinity): number | undefined {
+export function utilizationFrom(
+  samples: readonly CpuSample[],
+  spanMs: number,
+  quota: number,
+  sinceMs = -Infinity,
+): number | undefined {
   const last = samples.at(-1);
   if (!last) return undefined;
   const first = samples.find((s) => last.at - s.at <= spanMs && s.at >= sinceMs);

@@ -62,7 +62,10 @@ function badCost(text: string, why: string): KitError {
  */
 export function parseCost(text: string): ScryptCost {
   const cost: ScryptCost = { ...HEAVY_COST };
-  const parts = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const parts = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (parts.length === 0) throw badCost(text, 'it is empty');
   for (const part of parts) {
     const m = /^([Nrp])=(?:(\d+)|2\^(\d+))$/.exec(part);
@@ -97,6 +100,8 @@ export function hashOnEventLoop(password: string, cost: ScryptCost): Buffer {
 /** Hashes `password` on libuv's thread pool; the event loop stays free meanwhile. */
 export function hashOnThreadPool(password: string, cost: ScryptCost): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    scrypt(password, SALT, KEY_LENGTH, { ...cost, maxmem: maxmemFor(cost) }, (err, key) => (err ? reject(err) : resolve(key)));
+    scrypt(password, SALT, KEY_LENGTH, { ...cost, maxmem: maxmemFor(cost) }, (err, key) =>
+      err ? reject(err) : resolve(key),
+    );
   });
 }

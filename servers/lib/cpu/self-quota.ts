@@ -18,7 +18,17 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { limitProcess, probeCgroup, QUOTA_PERIOD_MS, readThrottleStats, releaseCgroup, removeGroup, type CgroupSupport, type QuotaMode, type ThrottleStats } from './quota.ts';
+import {
+  limitProcess,
+  probeCgroup,
+  QUOTA_PERIOD_MS,
+  readThrottleStats,
+  releaseCgroup,
+  removeGroup,
+  type CgroupSupport,
+  type QuotaMode,
+  type ThrottleStats,
+} from './quota.ts';
 import { KitError } from '../../../lib/errors.ts';
 import { startThrottle } from './throttle.ts';
 
@@ -33,7 +43,11 @@ export interface SelfQuota {
 }
 
 /** Moves this process into a cgroup of its own under `cgroup`, or returns why it could not (the probe's group is then removed). */
-function joinCgroup(cgroup: Extract<CgroupSupport, { ok: true }>, quota: number, periodMs: number): { dir: string } | { reason: string } {
+function joinCgroup(
+  cgroup: Extract<CgroupSupport, { ok: true }>,
+  quota: number,
+  periodMs: number,
+): { dir: string } | { reason: string } {
   try {
     return { dir: limitProcess(cgroup, process.pid, quota, periodMs) };
   } catch (err) {
@@ -48,7 +62,10 @@ function joinCgroup(cgroup: Extract<CgroupSupport, { ok: true }>, quota: number,
  * to the throttle.
  */
 export function holdSelfToQuota(quota: number, wanted: QuotaMode, periodMs = QUOTA_PERIOD_MS): SelfQuota {
-  const probe = wanted === 'throttle' ? ({ ok: false, reason: 'asked for the throttle' } as const) : probeCgroup(`nsl-${process.pid}`);
+  const probe =
+    wanted === 'throttle'
+      ? ({ ok: false, reason: 'asked for the throttle' } as const)
+      : probeCgroup(`nsl-${process.pid}`);
   const joined = probe.ok ? joinCgroup(probe, quota, periodMs) : { reason: probe.reason };
   if (probe.ok && 'dir' in joined) {
     const { dir } = joined;
@@ -59,10 +76,20 @@ export function holdSelfToQuota(quota: number, wanted: QuotaMode, periodMs = QUO
       removeGroup(dir);
       releaseCgroup(probe);
     });
-    return { mode: 'cgroup', describe: `cpu quota: ${quota} core, period ${periodMs} ms, enforced by a cgroup v${probe.version} (${probe.base})`, stats: () => readThrottleStats(dir), checkpoint: () => {} };
+    return {
+      mode: 'cgroup',
+      describe: `cpu quota: ${quota} core, period ${periodMs} ms, enforced by a cgroup v${probe.version} (${probe.base})`,
+      stats: () => readThrottleStats(dir),
+      checkpoint: () => {},
+    };
   }
   const reason = 'reason' in joined ? joined.reason : '';
-  if (wanted === 'cgroup') throw new KitError('KIT_ERR_USAGE', `--quota-mode cgroup: ${reason}`, 'use --quota-mode throttle (or auto), which needs no permission');
+  if (wanted === 'cgroup')
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `--quota-mode cgroup: ${reason}`,
+      'use --quota-mode throttle (or auto), which needs no permission',
+    );
   const asleep = new Int32Array(new SharedArrayBuffer(4));
   let pauses = 0;
   let pausedMs = 0;
@@ -77,5 +104,10 @@ export function holdSelfToQuota(quota: number, wanted: QuotaMode, periodMs = QUO
     true,
   );
   const why = wanted === 'auto' ? ` (no cgroup: ${reason})` : '';
-  return { mode: 'throttle', describe: `cpu quota: ${quota} core, period ${periodMs} ms, enforced by the in-process throttle${why}`, stats: () => ({ throttled: pauses, throttledMs: pausedMs }), checkpoint: throttle.check };
+  return {
+    mode: 'throttle',
+    describe: `cpu quota: ${quota} core, period ${periodMs} ms, enforced by the in-process throttle${why}`,
+    stats: () => ({ throttled: pauses, throttledMs: pausedMs }),
+    checkpoint: throttle.check,
+  };
 }

@@ -34,7 +34,13 @@ export const MAX_PAUSE_MS = 2000;
  * returns the new credit and how long to pause (0 for none). Credit is in ms of CPU and holds at
  * most quota × period (unused quota does not pile up).
  */
-export function throttleStep(creditMs: number, usedMs: number, elapsedMs: number, quota: number, periodMs = THROTTLE_BUCKET_MS): { creditMs: number; pauseMs: number } {
+export function throttleStep(
+  creditMs: number,
+  usedMs: number,
+  elapsedMs: number,
+  quota: number,
+  periodMs = THROTTLE_BUCKET_MS,
+): { creditMs: number; pauseMs: number } {
   const credit = Math.min(quota * periodMs, creditMs + quota * elapsedMs) - usedMs;
   if (credit >= 0) return { creditMs: credit, pauseMs: 0 };
   // During the pause the credit refills by quota × pauseMs, back to zero.
@@ -55,11 +61,20 @@ interface PeriodState {
  * used at the start of that stretch (a request's work before its synchronous wait); by default it
  * is booked after them, the stricter choice when the stretch may have been idle first.
  */
-export function periodStep(s: PeriodState, usedMs: number, nowMs: number, quota: number, periodMs: number, chargeFirst = false): { state: PeriodState; pauseMs: number } {
+export function periodStep(
+  s: PeriodState,
+  usedMs: number,
+  nowMs: number,
+  quota: number,
+  periodMs: number,
+  chargeFirst = false,
+): { state: PeriodState; pauseMs: number } {
   const grant = quota * periodMs;
   const period = Math.floor(nowMs / periodMs);
   const grants = Math.max(0, period - s.period) * grant;
-  const credit = chargeFirst ? Math.min(grant, s.creditMs - usedMs + grants) : Math.min(grant, s.creditMs + grants) - usedMs;
+  const credit = chargeFirst
+    ? Math.min(grant, s.creditMs - usedMs + grants)
+    : Math.min(grant, s.creditMs + grants) - usedMs;
   const state = { creditMs: credit, period };
   if (credit >= 0) return { state, pauseMs: 0 };
   const grantsNeeded = Math.ceil(-credit / grant);
@@ -74,7 +89,12 @@ export function periodStep(s: PeriodState, usedMs: number, nowMs: number, quota:
  * server whose event loop is blocked for long stretches (a synchronous database call) calls it as
  * each request arrives, since a late timer would see the CPU of many periods as one period's debt.
  */
-export function startThrottle(quota: number, pause: (ms: number) => void, periodMs?: number, chargeFirst = false): { stop: () => void; check: () => void } {
+export function startThrottle(
+  quota: number,
+  pause: (ms: number) => void,
+  periodMs?: number,
+  chargeFirst = false,
+): { stop: () => void; check: () => void } {
   const began = performance.now();
   let bucket = quota * THROTTLE_BUCKET_MS;
   let periods: PeriodState = { creditMs: quota * (periodMs ?? 0), period: 0 };

@@ -65,7 +65,11 @@ export async function runDaemon(spec: DaemonSpec): Promise<() => void> {
     spec.onExit?.();
     if (state === 'failed') return;
     if (state === 'stopping') process.exit(0);
-    failStartup(spec.portTaken.test(said) ? portInUse(spec.port) : new KitError(spec.errorCode, `${spec.program} exited (${signal ?? `code ${code}`})${quote(said)}`));
+    failStartup(
+      spec.portTaken.test(said)
+        ? portInUse(spec.port)
+        : new KitError(spec.errorCode, `${spec.program} exited (${signal ?? `code ${code}`})${quote(said)}`),
+    );
   });
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
@@ -81,6 +85,7 @@ export async function runDaemon(spec: DaemonSpec): Promise<() => void> {
     }
     return stop; // the 'exit' handler reports it
   }
-  for (const line of [...(spec.readyLines ?? []), formatReady(spec.name, spec.port, process.pid)]) process.stdout.write(line + '\n');
+  for (const line of [...(spec.readyLines ?? []), formatReady(spec.name, spec.port, process.pid)])
+    process.stdout.write(line + '\n');
   return stop;
 }

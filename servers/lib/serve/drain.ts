@@ -128,7 +128,8 @@ export function drainOnStop(server: http.Server, opts: DrainOptions = {}): void 
     net.Server.prototype.close.call(server, () => finish(0));
     const sweep = setInterval(() => {
       const now = performance.now();
-      for (const [socket, conn] of connections) if (conn.active === 0 && now - conn.idleSince >= DRAIN_IDLE_CLOSE_MS) socket.end();
+      for (const [socket, conn] of connections)
+        if (conn.active === 0 && now - conn.idleSince >= DRAIN_IDLE_CLOSE_MS) socket.end();
     }, 50);
     sweep.unref();
     setTimeout(() => {

@@ -8,12 +8,20 @@ import net, { type AddressInfo } from 'node:net';
 import { KitError } from '../../../lib/errors.ts';
 import { HOST } from '../../../lib/ready.ts';
 
-export type Handler = (req: http.IncomingMessage, res: http.ServerResponse, url: URL, params: Record<string, string>) => void | Promise<void>;
+export type Handler = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  url: URL,
+  params: Record<string, string>,
+) => void | Promise<void>;
 /** path → method → handler. A path segment `:name` matches any one segment (given as params.name). */
 export type Routes = Record<string, Partial<Record<string, Handler>>>;
 
 /** Finds the route for `pathname`: an exact key first, then keys with `:param` segments. */
-function match(routes: Routes, pathname: string): { byMethod: Partial<Record<string, Handler>>; params: Record<string, string> } | undefined {
+function match(
+  routes: Routes,
+  pathname: string,
+): { byMethod: Partial<Record<string, Handler>>; params: Record<string, string> } | undefined {
   const exact = routes[pathname];
   if (exact) return { byMethod: exact, params: {} };
   const parts = pathname.split('/');
@@ -22,7 +30,13 @@ function match(routes: Routes, pathname: string): { byMethod: Partial<Record<str
     const keyParts = key.split('/');
     if (keyParts.length !== parts.length) continue;
     const params: Record<string, string> = {};
-    if (keyParts.every((k, i) => (k.startsWith(':') ? parts[i] !== '' && ((params[k.slice(1)] = decodeURIComponent(parts[i]!)), true) : k === parts[i]))) {
+    if (
+      keyParts.every((k, i) =>
+        k.startsWith(':')
+          ? parts[i] !== '' && ((params[k.slice(1)] = decodeURIComponent(parts[i]!)), true)
+          : k === parts[i],
+      )
+    ) {
       return { byMethod, params };
     }
   }
@@ -30,7 +44,12 @@ function match(routes: Routes, pathname: string): { byMethod: Partial<Record<str
 }
 
 /** Sends `body` as JSON with `status`. Safe to call once per response. */
-export function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
+export function sendJson(
+  res: http.ServerResponse,
+  status: number,
+  body: unknown,
+  headers: http.OutgoingHttpHeaders = {},
+): void {
   const text = JSON.stringify(body) + '\n'; // a newline, so curl output ends its line
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
@@ -72,8 +91,19 @@ export function router(routes: Routes, errorFields: () => object = () => ({})): 
     // connection stays usable for keep-alive.
     const fail = (err: unknown) => {
       if (res.headersSent) res.destroy();
-      else if (err instanceof HttpError) sendJson(res, err.status, { error: err.message, ...errorFields() }, err.status === 413 ? { connection: 'close' } : {});
-      else sendJson(res, 500, { error: 'internal error', detail: String((err as Error)?.message ?? err), ...errorFields() });
+      else if (err instanceof HttpError)
+        sendJson(
+          res,
+          err.status,
+          { error: err.message, ...errorFields() },
+          err.status === 413 ? { connection: 'close' } : {},
+        );
+      else
+        sendJson(res, 500, {
+          error: 'internal error',
+          detail: String((err as Error)?.message ?? err),
+          ...errorFields(),
+        });
     };
     try {
       const out = handler(req, res, url, found.params);
@@ -119,7 +149,10 @@ export function portInUse(port: number): KitError {
 
 /** An error a handler throws to answer with a 4xx status and a JSON `{ error }` body. */
 export class HttpError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -140,7 +173,10 @@ export function drainOrClose(stream: NodeJS.EventEmitter): Promise<void> {
  * leaves the rest to Node, which drops it. (Leaving a `for await` over the request early would
  * destroy it, and with it the socket a 413 must go out on.)
  */
-export function readBody(req: http.IncomingMessage, stopAt: number): Promise<{ chunks: Buffer[]; size: number; complete: boolean }> {
+export function readBody(
+  req: http.IncomingMessage,
+  stopAt: number,
+): Promise<{ chunks: Buffer[]; size: number; complete: boolean }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -21,7 +21,12 @@ import { DRAIN_IDLE_CLOSE_MS } from './drain.ts';
 const VANISH_DEADLINE_MS = 1000;
 
 /** Wires SIGUSR2 to the fault on `server` (listening with `backlog` on `port()`); `say` prints its `vanish:` lines. */
-export function vanishOnSignal(server: http.Server, backlog: number, port: () => number, say: (line: string) => void): void {
+export function vanishOnSignal(
+  server: http.Server,
+  backlog: number,
+  port: () => number,
+  say: (line: string) => void,
+): void {
   /** Per open connection: answers in progress, and since when it has had none (performance.now() ms). */
   const open = new Map<Socket, { active: number; idleSince: number }>();
   let closing = false;
@@ -47,10 +52,16 @@ export function vanishOnSignal(server: http.Server, backlog: number, port: () =>
     if (frozen) return;
     frozen = true;
     const fill = 2 * (backlog + 1);
-    say(`vanish: filling the accept queue (${fill} connections to itself) and stopping; new connections get no answer until SIGCONT`);
+    say(
+      `vanish: filling the accept queue (${fill} connections to itself) and stopping; new connections get no answer until SIGCONT`,
+    );
     // net.connect to an IP address connects on the next tick, ahead of the tick that stops the
     // process: the kernel completes these handshakes into the queue, which is never accepted from.
-    for (let i = 0; i < fill; i++) net.connect({ host: HOST, port: port() }).on('error', () => {}).unref();
+    for (let i = 0; i < fill; i++)
+      net
+        .connect({ host: HOST, port: port() })
+        .on('error', () => {})
+        .unref();
     process.nextTick(() => {
       for (const s of open.keys()) s.destroy(); // only those the deadline caught
       process.kill(process.pid, 'SIGSTOP');

@@ -43,7 +43,14 @@ export function seedCatalogue(db: SqliteDatabase): void {
 }
 
 /** Sends `body` as JSON after stamping the stages and setting Server-Timing. */
-function answer(rec: StageRecorder, req: http.IncomingMessage, res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
+function answer(
+  rec: StageRecorder,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  status: number,
+  body: unknown,
+  headers: http.OutgoingHttpHeaders = {},
+): void {
   rec.stamp(req, 'handler-end');
   const timing = rec.serverTiming(req);
   rec.stamp(req, 'response-headers-written');
@@ -57,7 +64,8 @@ function loanRoute(rec: StageRecorder, db: SqliteDatabase, cost: ScryptCost): ht
     const body = (await readJsonBody(req, 64 * 1024)) as { book?: unknown; member?: unknown } | null;
     rec.stamp(req, 'body-read');
     const book = body?.book;
-    if (typeof book !== 'number' || !Number.isInteger(book) || book < 1 || book > BOOKS) throw new HttpError(400, `book: an integer from 1 to ${BOOKS}`);
+    if (typeof book !== 'number' || !Number.isInteger(book) || book < 1 || book > BOOKS)
+      throw new HttpError(400, `book: an integer from 1 to ${BOOKS}`);
     if (typeof body?.member !== 'string' || body.member === '') throw new HttpError(400, 'member: a non-empty string');
     const row = find.get(book) as { id: number; title: string };
     rec.stamp(req, 'sqlite-read');
@@ -78,16 +86,26 @@ function flag01(url: URL, name: string): boolean {
  * Writes `mb` MiB, one 64 KiB chunk per turn of the event loop; honours backpressure unless told
  * not to; notes how often write() said false, how long 'drain' took and the most bytes queued.
  */
-async function exportRoute(rec: StageRecorder, req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
+async function exportRoute(
+  rec: StageRecorder,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  url: URL,
+): Promise<void> {
   rec.stamp(req, 'handler-start');
   const mb = Number(url.searchParams.get('mb') ?? '8');
-  if (!Number.isInteger(mb) || mb < 1 || mb > MAX_EXPORT_MB) throw new HttpError(400, `mb: an integer from 1 to ${MAX_EXPORT_MB}`);
+  if (!Number.isInteger(mb) || mb < 1 || mb > MAX_EXPORT_MB)
+    throw new HttpError(400, `mb: an integer from 1 to ${MAX_EXPORT_MB}`);
   const ignore = flag01(url, 'ignore-backpressure');
   const chunks = (mb * 1024 * 1024) / EXPORT_CHUNK_BYTES;
   let writeFalse = 0;
   let drainWaitUs = 0;
   let queuedMax = 0;
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': mb * 1024 * 1024, 'server-timing': rec.serverTiming(req) });
+  res.writeHead(200, {
+    'content-type': 'application/octet-stream',
+    'content-length': mb * 1024 * 1024,
+    'server-timing': rec.serverTiming(req),
+  });
   rec.stamp(req, 'response-headers-written');
   for (let i = 0; i < chunks && !res.destroyed; i++) {
     // A turn of the loop per chunk, as a file read gives: a synchronous loop would keep the
@@ -102,7 +120,13 @@ async function exportRoute(rec: StageRecorder, req: http.IncomingMessage, res: h
     await drainOrClose(res);
     drainWaitUs += Number((process.hrtime.bigint() - waited) / 1000n);
   }
-  for (const [k, v] of Object.entries({ writeFalse, drainWaitUs, queuedMaxBytes: queuedMax, responseBytes: mb * 1024 * 1024 })) rec.note(req, k, v);
+  for (const [k, v] of Object.entries({
+    writeFalse,
+    drainWaitUs,
+    queuedMaxBytes: queuedMax,
+    responseBytes: mb * 1024 * 1024,
+  }))
+    rec.note(req, k, v);
   rec.stamp(req, 'handler-end');
   res.end();
 }
@@ -114,9 +138,23 @@ function uploadCheck(url: URL): 'early' | 'late' {
   return check;
 }
 
-function tooLarge(rec: StageRecorder, req: http.IncomingMessage, res: http.ServerResponse, limit: number, readBytes: number, close: boolean): void {
+function tooLarge(
+  rec: StageRecorder,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  limit: number,
+  readBytes: number,
+  close: boolean,
+): void {
   rec.note(req, 'bodyBytesRead', readBytes);
-  answer(rec, req, res, 413, { error: `body over ${limit} bytes`, limitBytes: limit, readBytes }, close ? { connection: 'close' } : {});
+  answer(
+    rec,
+    req,
+    res,
+    413,
+    { error: `body over ${limit} bytes`, limitBytes: limit, readBytes },
+    close ? { connection: 'close' } : {},
+  );
 }
 
 function uploadRoute(rec: StageRecorder, limit: number): http.RequestListener {
@@ -126,7 +164,8 @@ function uploadRoute(rec: StageRecorder, limit: number): http.RequestListener {
     const check = uploadCheck(url);
     // Node reads and drops the rest of an unread body once the answer ends, keeping the
     // connection; closing it instead could reset it under a client still sending, losing the 413.
-    if (check === 'early' && Number(req.headers['content-length']) > limit) return tooLarge(rec, req, res, limit, 0, false);
+    if (check === 'early' && Number(req.headers['content-length']) > limit)
+      return tooLarge(rec, req, res, limit, 0, false);
     const { size, complete } = await readBody(req, check === 'early' ? limit : LATE_READ_CAP * limit); // held whole, as a naive handler does
     rec.stamp(req, 'body-read');
     // Past the cap the late check gives up on the connection rather than read on without end.
@@ -140,12 +179,17 @@ function uploadRoute(rec: StageRecorder, limit: number): http.RequestListener {
  * anything else gets 100 Continue and goes on as a request (the router answers a bad target or a
  * bad ?check= with 400). Node docs: http.Server 'checkContinue'.
  */
-export function continueOrRefuse(rec: StageRecorder, server: http.Server, limit: number): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+export function continueOrRefuse(
+  rec: StageRecorder,
+  server: http.Server,
+  limit: number,
+): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   return (req, res) => {
     let early = false;
     try {
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-      early = url.pathname === '/upload' && uploadCheck(url) === 'early' && Number(req.headers['content-length']) > limit;
+      early =
+        url.pathname === '/upload' && uploadCheck(url) === 'early' && Number(req.headers['content-length']) > limit;
     } catch {
       /* not a target this listener can judge: the router will answer it */
     }
@@ -168,7 +212,8 @@ export function stageRoutes(rec: StageRecorder, db: SqliteDatabase, cost: Scrypt
       GET: (req, res, _url, params) => {
         rec.stamp(req, 'handler-start');
         const id = Number(params.id);
-        if (!Number.isInteger(id) || id < 1 || id > BOOKS) throw new HttpError(400, `id: an integer from 1 to ${BOOKS}`);
+        if (!Number.isInteger(id) || id < 1 || id > BOOKS)
+          throw new HttpError(400, `id: an integer from 1 to ${BOOKS}`);
         const row = find.get(id);
         rec.stamp(req, 'sqlite-read');
         answer(rec, req, res, 200, { book: row });
@@ -180,7 +225,10 @@ export function stageRoutes(rec: StageRecorder, db: SqliteDatabase, cost: Scrypt
       GET: async (_req, res, _url, params) => {
         if (!isStageId(params.id!)) throw new HttpError(400, `id: ${STAGE_ID_RULE}`);
         const record = await rec.complete(params.id!, 2000);
-        if (!record) return sendJson(res, 404, { error: `id: no complete record of a request sent with ?sid=${params.id} (within 2 s)` });
+        if (!record)
+          return sendJson(res, 404, {
+            error: `id: no complete record of a request sent with ?sid=${params.id} (within 2 s)`,
+          });
         const start = record.events[0]?.atUs ?? 0;
         sendJson(res, 200, { ...record, events: record.events.map((e) => ({ ...e, offsetUs: e.atUs - start })) });
       },

@@ -111,7 +111,11 @@ export class StageRecorder {
   };
 
   private readonly onRequest = (msg: unknown) => {
-    const { request, socket, server } = msg as { request: http.IncomingMessage; socket: net.Socket; server: http.Server };
+    const { request, socket, server } = msg as {
+      request: http.IncomingMessage;
+      socket: net.Socket;
+      server: http.Server;
+    };
     if (server !== this.server) return;
     const conn = this.connections.get(socket);
     if (conn) conn.requests++;
@@ -125,7 +129,11 @@ export class StageRecorder {
     events.push({ stage: 'headers-parsed', atUs: nowUs() });
     let settle = () => {};
     const done = new Promise<void>((resolve) => (settle = resolve));
-    const pending: Pending = { record: { id, connection: conn?.id ?? 0, requestOnConnection: conn?.requests ?? 0, events, extra: {} }, done, settle };
+    const pending: Pending = {
+      record: { id, connection: conn?.id ?? 0, requestOnConnection: conn?.requests ?? 0, events, extra: {} },
+      done,
+      settle,
+    };
     this.byRequest.set(request, pending);
     this.byId.delete(id);
     this.byId.set(id, pending);

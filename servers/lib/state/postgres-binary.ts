@@ -43,7 +43,10 @@ export function postgresDirs(root = '/'): string[] {
 }
 
 /** The first folder with both binaries, or throws KIT_ERR_POSTGRES_MISSING with how to install them. */
-export function findPostgres(env: NodeJS.ProcessEnv = process.env, extraDirs: readonly string[] = postgresDirs()): PostgresBinaries {
+export function findPostgres(
+  env: NodeJS.ProcessEnv = process.env,
+  extraDirs: readonly string[] = postgresDirs(),
+): PostgresBinaries {
   for (const dir of [...(env.PATH ?? '').split(path.delimiter).filter(Boolean), ...extraDirs]) {
     const initdb = path.join(dir, 'initdb');
     const postgres = path.join(dir, 'postgres');
@@ -51,7 +54,7 @@ export function findPostgres(env: NodeJS.ProcessEnv = process.env, extraDirs: re
   }
   throw new KitError(
     'KIT_ERR_POSTGRES_MISSING',
-    'PostgreSQL\'s initdb and postgres were not found (looked on PATH, in /usr/lib/postgresql/*/bin, Homebrew\'s and MacPorts\' folders)',
+    "PostgreSQL's initdb and postgres were not found (looked on PATH, in /usr/lib/postgresql/*/bin, Homebrew's and MacPorts' folders)",
     'install it (Debian/Ubuntu: sudo apt-get install postgresql; macOS: brew install postgresql@16, or sudo port install postgresql16-server), or leave out --db postgres: SQLite, the default, needs no server',
   );
 }

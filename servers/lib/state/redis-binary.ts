@@ -8,7 +8,9 @@ import { KitError } from '../../../lib/errors.ts';
  * own): Debian's, Homebrew's (Apple silicon and Intel) and MacPorts' /opt/local/bin.
  */
 export function redisDirs(root = '/'): string[] {
-  return ['/usr/bin', '/usr/sbin', '/usr/local/bin', '/opt/homebrew/bin', '/opt/local/bin'].map((d) => path.join(root, d));
+  return ['/usr/bin', '/usr/sbin', '/usr/local/bin', '/opt/homebrew/bin', '/opt/local/bin'].map((d) =>
+    path.join(root, d),
+  );
 }
 
 /** The redis-server binary's path, or throws KIT_ERR_REDIS_MISSING with how to install it. */
@@ -23,4 +25,3 @@ export function findRedis(env: NodeJS.ProcessEnv = process.env, extraDirs: reado
     'install it (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis, or sudo port install redis), or use --state sqlite, the default, which needs no server',
   );
 }
-

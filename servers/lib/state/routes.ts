@@ -20,7 +20,12 @@ import { HttpError, readJsonBody, sendJson, type Handler, type Routes } from '..
 import { createToken, verifyToken } from './session-token.ts';
 import { isStoreKind, openStore, STORES, type StateStore, type StoreKind } from './stores.ts';
 
-const scryptAsync = promisify(scrypt) as (password: string, salt: string, keylen: number, options: { N: number }) => Promise<Buffer>;
+const scryptAsync = promisify(scrypt) as (
+  password: string,
+  salt: string,
+  keylen: number,
+  options: { N: number },
+) => Promise<Buffer>;
 
 /** Light scrypt for /login: N=2^10, r=8 (about 1 ms here), so logins test state, not hashing. */
 const LOGIN_COST = { N: 1024 };
@@ -44,27 +49,69 @@ export interface StateOptions {
 /** The flags for StateOptions, shared by servers/replica.ts and servers/managed-cluster.ts. */
 export function stateFlags() {
   return {
-    state: { type: 'string', valueName: STORES.join('|'), description: 'where sessions, loan counts and rate limits live', default: 'memory' },
-    'state-file': { type: 'string', valueName: 'file', description: 'the SQLite file for --state sqlite (every process opens the same one)' },
+    state: {
+      type: 'string',
+      valueName: STORES.join('|'),
+      description: 'where sessions, loan counts and rate limits live',
+      default: 'memory',
+    },
+    'state-file': {
+      type: 'string',
+      valueName: 'file',
+      description: 'the SQLite file for --state sqlite (every process opens the same one)',
+    },
     'redis-url': { type: 'string', valueName: 'url', description: 'redis://127.0.0.1:<port> for --state redis' },
-    'state-prefix': { type: 'string', valueName: 'text', description: 'prefix of every Redis key (runs sharing one Redis keep apart)', default: 'nsl:' },
-    sessions: { type: 'string', valueName: 'store|token', description: 'sessions in the state store, or in a signed cookie (token)', default: 'store' },
-    'session-secret': { type: 'string', valueName: 'text', description: 'HMAC secret for --sessions token: the same on every replica (env LAB_SESSION_SECRET)' },
-    'loan-limit': { type: 'string', valueName: 'n', description: 'loans per member per window (POST /loan with a member)', default: '10' },
-    'loan-window': { type: 'string', valueName: 'ms', description: 'the loan limit\'s window', default: '60000' },
+    'state-prefix': {
+      type: 'string',
+      valueName: 'text',
+      description: 'prefix of every Redis key (runs sharing one Redis keep apart)',
+      default: 'nsl:',
+    },
+    sessions: {
+      type: 'string',
+      valueName: 'store|token',
+      description: 'sessions in the state store, or in a signed cookie (token)',
+      default: 'store',
+    },
+    'session-secret': {
+      type: 'string',
+      valueName: 'text',
+      description: 'HMAC secret for --sessions token: the same on every replica (env LAB_SESSION_SECRET)',
+    },
+    'loan-limit': {
+      type: 'string',
+      valueName: 'n',
+      description: 'loans per member per window (POST /loan with a member)',
+      default: '10',
+    },
+    'loan-window': { type: 'string', valueName: 'ms', description: "the loan limit's window", default: '60000' },
   } as const satisfies FlagSpecs;
 }
 
 /** Checks the state flags; throws KIT_ERR_USAGE naming the bad one. */
-export function stateOptions(flags: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv = process.env): StateOptions {
+export function stateOptions(
+  flags: Record<string, string | boolean | undefined>,
+  env: NodeJS.ProcessEnv = process.env,
+): StateOptions {
   const store = String(flags.state ?? 'memory');
-  if (!isStoreKind(store)) throw new KitError('KIT_ERR_USAGE', `--state is one of ${STORES.join(', ')}; got '${store}'`);
+  if (!isStoreKind(store))
+    throw new KitError('KIT_ERR_USAGE', `--state is one of ${STORES.join(', ')}; got '${store}'`);
   const sessions = String(flags.sessions ?? 'store');
-  if (sessions !== 'store' && sessions !== 'token') throw new KitError('KIT_ERR_USAGE', `--sessions is store or token; got '${sessions}'`);
+  if (sessions !== 'store' && sessions !== 'token')
+    throw new KitError('KIT_ERR_USAGE', `--sessions is store or token; got '${sessions}'`);
   const secret = (flags['session-secret'] as string | undefined) ?? env.LAB_SESSION_SECRET;
-  if (sessions === 'token' && !secret) throw new KitError('KIT_ERR_USAGE', '--sessions token needs --session-secret (the same on every replica, or they reject each other\'s tokens)');
-  if (store === 'sqlite' && !flags['state-file']) throw new KitError('KIT_ERR_USAGE', '--state sqlite needs --state-file <file> (one file all processes share)');
-  if (store === 'redis' && !flags['redis-url']) throw new KitError('KIT_ERR_USAGE', '--state redis needs --redis-url redis://127.0.0.1:<port> (npx tsx servers/redis.ts starts one)');
+  if (sessions === 'token' && !secret)
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      "--sessions token needs --session-secret (the same on every replica, or they reject each other's tokens)",
+    );
+  if (store === 'sqlite' && !flags['state-file'])
+    throw new KitError('KIT_ERR_USAGE', '--state sqlite needs --state-file <file> (one file all processes share)');
+  if (store === 'redis' && !flags['redis-url'])
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      '--state redis needs --redis-url redis://127.0.0.1:<port> (npx tsx servers/redis.ts starts one)',
+    );
   return {
     store,
     stateFile: flags['state-file'] as string | undefined,
@@ -132,15 +179,26 @@ function loginHandler(store: StateStore, o: StateOptions, identity: () => object
     const body = (await readJsonBody(req, 4096)) as { member?: unknown; password?: unknown } | null;
     const member = body?.member;
     const password = body?.password;
-    if (typeof member !== 'string' || !/^[\w.-]{1,64}$/.test(member) || typeof password !== 'string' || password.length > 256) {
+    if (
+      typeof member !== 'string' ||
+      !/^[\w.-]{1,64}$/.test(member) ||
+      typeof password !== 'string' ||
+      password.length > 256
+    ) {
       throw new HttpError(400, 'body must be {"member": "<1 to 64 letters, digits, . _ ->", "password": "..."}');
     }
-    const [given, expected] = await Promise.all([scryptAsync(password, `nsl:${member}`, 32, LOGIN_COST), expectedHash(member)]);
+    const [given, expected] = await Promise.all([
+      scryptAsync(password, `nsl:${member}`, 32, LOGIN_COST),
+      expectedHash(member),
+    ]);
     if (!timingSafeEqual(given, expected)) {
       sendJson(res, 401, { error: 'wrong member or password', ...identity() });
       return;
     }
-    const value = o.sessions === 'token' ? createToken(member, o.sessionTtlMs, o.secret!) : await store.createSession(member, o.sessionTtlMs);
+    const value =
+      o.sessions === 'token'
+        ? createToken(member, o.sessionTtlMs, o.secret!)
+        : await store.createSession(member, o.sessionTtlMs);
     const cookieText = `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${Math.floor(o.sessionTtlMs / 1000)}`;
     sendJson(res, 200, { member, ...identity() }, { 'set-cookie': cookieText });
   };
@@ -150,7 +208,12 @@ function loginHandler(store: StateStore, o: StateOptions, identity: () => object
  * The lesson 7 routes over `store`. `identity` adds the answering process's fields (replica name,
  * pid) to every answer; `loanAnswer` shapes POST /loan's answer from the new total.
  */
-export function stateRoutes(raw: StateStore, o: StateOptions, identity: () => object, loanAnswer: (total: number) => object = (loans) => ({ loans })): Routes {
+export function stateRoutes(
+  raw: StateStore,
+  o: StateOptions,
+  identity: () => object,
+  loanAnswer: (total: number) => object = (loans) => ({ loans }),
+): Routes {
   const store = storeOr503(raw, o);
   const memberOf = async (req: http.IncomingMessage): Promise<string | undefined> => {
     const value = cookie(req, SESSION_COOKIE);
@@ -173,7 +236,12 @@ export function stateRoutes(raw: StateStore, o: StateOptions, identity: () => ob
         if (member !== undefined) {
           const { allowed, count } = await store.hit(`loans:${member}`, o.loanLimit, o.loanWindowMs);
           if (!allowed) {
-            sendJson(res, 429, { error: `${member} is over ${o.loanLimit} loans per ${o.loanWindowMs / 1000} s`, count, ...identity() }, { 'retry-after': String(Math.ceil(o.loanWindowMs / 1000)) });
+            sendJson(
+              res,
+              429,
+              { error: `${member} is over ${o.loanLimit} loans per ${o.loanWindowMs / 1000} s`, count, ...identity() },
+              { 'retry-after': String(Math.ceil(o.loanWindowMs / 1000)) },
+            );
             return;
           }
         }

@@ -48,7 +48,6 @@ function newSessionId(): string {
   return randomBytes(18).toString('base64url');
 }
 
-
 /** State in this process's memory. Correct for one process only: that is the lesson. */
 export function memoryStore(clock: () => number = Date.now): StateStore {
   const sessions = new Map<string, { member: string; expiresAt: number }>();
@@ -101,7 +100,11 @@ export function sqliteStore(file: string, clock: () => number = Date.now): State
     db = openDatabase(file);
   } catch (err) {
     if (err instanceof KitError) throw err; // KIT_ERR_NATIVE_BUILD: the file is not the problem
-    throw new KitError('KIT_ERR_STORE', `cannot open the SQLite file ${file}: ${(err as Error).message}`, 'does its folder exist, and may you write there?');
+    throw new KitError(
+      'KIT_ERR_STORE',
+      `cannot open the SQLite file ${file}: ${(err as Error).message}`,
+      'does its folder exist, and may you write there?',
+    );
   }
   db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
@@ -113,19 +116,25 @@ export function sqliteStore(file: string, clock: () => number = Date.now): State
   const insertSession = db.prepare('INSERT INTO sessions (id, member, expires_at) VALUES (?, ?, ?)');
   const readSession = db.prepare('SELECT member FROM sessions WHERE id = ? AND expires_at > ?').pluck();
   const sweepSessions = db.prepare('DELETE FROM sessions WHERE expires_at <= ?');
-  const add = db.prepare(
-    'INSERT INTO counters (key, value, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = value + excluded.value RETURNING value',
-  ).pluck();
-  const read = db.prepare('SELECT value FROM counters WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)').pluck();
+  const add = db
+    .prepare(
+      'INSERT INTO counters (key, value, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = value + excluded.value RETURNING value',
+    )
+    .pluck();
+  const read = db
+    .prepare('SELECT value FROM counters WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)')
+    .pluck();
   const sweepCounters = db.prepare('DELETE FROM counters WHERE expires_at IS NOT NULL AND expires_at <= ?');
   // One statement, so the window check and the count are atomic: an expired window starts over.
-  const hitWindow = db.prepare(
-    `INSERT INTO counters (key, value, expires_at) VALUES (@key, 1, @now + @windowMs)
+  const hitWindow = db
+    .prepare(
+      `INSERT INTO counters (key, value, expires_at) VALUES (@key, 1, @now + @windowMs)
      ON CONFLICT (key) DO UPDATE SET
        value = CASE WHEN expires_at <= @now THEN 1 ELSE value + 1 END,
        expires_at = CASE WHEN expires_at <= @now THEN @now + @windowMs ELSE expires_at END
      RETURNING value`,
-  ).pluck();
+    )
+    .pluck();
   let sweptAt = 0;
   const sweep = (now: number) => {
     if (now - sweptAt < 10_000) return;
@@ -170,13 +179,22 @@ export function sqliteStore(file: string, clock: () => number = Date.now): State
  * Rejects KIT_ERR_STORE if Redis cannot be reached.
  */
 async function redisStore(url: string, prefix = 'nsl:'): Promise<StateStore> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: 2000, enableOfflineQueue: true });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 2,
+    connectTimeout: 2000,
+    enableOfflineQueue: true,
+  });
   redis.on('error', () => {}); // reported by the failing command instead
   try {
     await redis.connect();
   } catch (err) {
     redis.disconnect();
-    throw new KitError('KIT_ERR_STORE', `cannot reach Redis at ${url} (${(err as Error).message.replace(/\.$/, '')})`, 'is redis-server running? the experiments start their own; or pick --state sqlite');
+    throw new KitError(
+      'KIT_ERR_STORE',
+      `cannot reach Redis at ${url} (${(err as Error).message.replace(/\.$/, '')})`,
+      'is redis-server running? the experiments start their own; or pick --state sqlite',
+    );
   }
   return {
     kind: 'redis',
@@ -222,10 +240,15 @@ interface StoreOptions {
 export async function openStore(opts: StoreOptions): Promise<StateStore> {
   if (opts.kind === 'memory') return memoryStore();
   if (opts.kind === 'sqlite') {
-    if (!opts.file) throw new KitError('KIT_ERR_USAGE', '--state sqlite needs --state-file <file> (one file all processes share)');
+    if (!opts.file)
+      throw new KitError('KIT_ERR_USAGE', '--state sqlite needs --state-file <file> (one file all processes share)');
     return sqliteStore(opts.file);
   }
   if (!opts.redisUrl) throw new KitError('KIT_ERR_USAGE', '--state redis needs --redis-url redis://127.0.0.1:<port>');
-  if (!/^rediss?:\/\//.test(opts.redisUrl)) throw new KitError('KIT_ERR_USAGE', `--redis-url starts with redis://, e.g. redis://127.0.0.1:6379; got '${opts.redisUrl}'`);
+  if (!/^rediss?:\/\//.test(opts.redisUrl))
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `--redis-url starts with redis://, e.g. redis://127.0.0.1:6379; got '${opts.redisUrl}'`,
+    );
   return redisStore(opts.redisUrl, opts.prefix);
 }

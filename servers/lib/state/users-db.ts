@@ -62,9 +62,13 @@ export function openUsersDb(file: string, options: UsersDbOptions = {}): UsersDb
   const db = openDatabase(file);
   db.pragma('journal_mode = WAL');
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  db.exec('CREATE TABLE IF NOT EXISTS users (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, created_by TEXT NOT NULL)');
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS users (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, created_by TEXT NOT NULL)',
+  );
   const insert = db.prepare('INSERT INTO users (name, created_by) VALUES (?, ?)');
-  const select = db.prepare<[number], { id: number; name: string; created_by: string }>('SELECT id, name, created_by FROM users WHERE id = ?');
+  const select = db.prepare<[number], { id: number; name: string; created_by: string }>(
+    'SELECT id, name, created_by FROM users WHERE id = ?',
+  );
   const begin = db.prepare('BEGIN IMMEDIATE');
   const commit = db.prepare('COMMIT');
   const rollback = db.prepare('ROLLBACK');

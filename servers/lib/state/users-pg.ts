@@ -21,22 +21,34 @@ export async function openUsersPg(url: string): Promise<UsersDb> {
   const pool = new pg.Pool({ connectionString: url, max: POOL_SIZE });
   pool.on('error', () => {}); // an idle client's error (the server stopping) is seen by the next query
   try {
-    await pool.query('CREATE TABLE IF NOT EXISTS users (id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL, created_by TEXT NOT NULL)');
+    await pool.query(
+      'CREATE TABLE IF NOT EXISTS users (id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL, created_by TEXT NOT NULL)',
+    );
   } catch (err) {
     await pool.end().catch(() => {});
-    throw new KitError('KIT_ERR_STORE', `cannot use PostgreSQL at ${url}: ${(err as Error).message}`, 'start one with npx tsx servers/postgres.ts, and pass the URL it prints');
+    throw new KitError(
+      'KIT_ERR_STORE',
+      `cannot use PostgreSQL at ${url}: ${(err as Error).message}`,
+      'start one with npx tsx servers/postgres.ts, and pass the URL it prints',
+    );
   }
   const stats = { writes: 0, writeMs: 0 };
   return {
     async create(name, createdBy): Promise<User> {
       const asked = performance.now();
-      const r = await pool.query<{ id: string }>('INSERT INTO users (name, created_by) VALUES ($1, $2) RETURNING id', [name, createdBy]);
+      const r = await pool.query<{ id: string }>('INSERT INTO users (name, created_by) VALUES ($1, $2) RETURNING id', [
+        name,
+        createdBy,
+      ]);
       stats.writes++;
       stats.writeMs += performance.now() - asked;
       return { id: Number(r.rows[0]!.id), name, createdBy };
     },
     async get(id) {
-      const r = await pool.query<{ id: string; name: string; created_by: string }>('SELECT id, name, created_by FROM users WHERE id = $1', [id]);
+      const r = await pool.query<{ id: string; name: string; created_by: string }>(
+        'SELECT id, name, created_by FROM users WHERE id = $1',
+        [id],
+      );
       const row = r.rows[0];
       return row && { id: Number(row.id), name: row.name, createdBy: row.created_by };
     },

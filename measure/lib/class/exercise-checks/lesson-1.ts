@@ -23,14 +23,22 @@ export const LESSON_1: readonly ExerciseCheck[] = [
       const beyond = (rate: number) => 1000 / rate - r.ms;
       // Beyond 0: the HTTP work around the route costs CPU too. Below the shape's own "near
       // 1000/ms" floor (NEAR_IDEAL): past it, something else took the core, not the request.
-      const held = busy !== undefined && busy.throughput > 0 && beyond(busy.throughput) > 0 && busy.throughput >= NEAR_IDEAL[0] * (1000 / r.ms);
+      const held =
+        busy !== undefined &&
+        busy.throughput > 0 &&
+        beyond(busy.throughput) > 0 &&
+        busy.throughput >= NEAR_IDEAL[0] * (1000 / r.ms);
       return {
         held,
         saw: [
           busy
             ? `${BUSY_CONNECTIONS} connections: ${fmtRate(busy.throughput)}, so 1000 / req/s − ${r.ms} = ${fmtMs(beyond(busy.throughput))} beyond each request's ${r.ms} ms`
             : `no step of ${BUSY_CONNECTIONS} connections on the CPU-bound route`,
-          ...(one ? [`1 connection: ${fmtRate(one.throughput)}, the same sum ${fmtMs(beyond(one.throughput))}: it also counts the moments the process waited for the next request`] : []),
+          ...(one
+            ? [
+                `1 connection: ${fmtRate(one.throughput)}, the same sum ${fmtMs(beyond(one.throughput))}: it also counts the moments the process waited for the next request`,
+              ]
+            : []),
         ],
       };
     },

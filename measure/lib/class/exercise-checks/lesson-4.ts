@@ -1,5 +1,14 @@
 /** Lesson 4's exercises (where requests go) that a run can check (measure/lib/class/exercises.ts). */
-import { AWARE, blockedShare, DEGRADED_SPEC, P95_FACTOR, SMALL_SHARE, TAIL_FACTOR, type DegradedResult, type PolicyRun } from '../../../../results/degraded/report.ts';
+import {
+  AWARE,
+  blockedShare,
+  DEGRADED_SPEC,
+  P95_FACTOR,
+  SMALL_SHARE,
+  TAIL_FACTOR,
+  type DegradedResult,
+  type PolicyRun,
+} from '../../../../results/degraded/report.ts';
 import { fmtMs, fmtRate } from '../../../../results/report/format.ts';
 import { FAST } from '../../../../sim/scenarios/common.ts';
 import { meanOf } from '../../../../sim/dist.ts';
@@ -64,8 +73,11 @@ export const LESSON_4: readonly ExerciseCheck[] = [
       const two = p95('power-of-two-choices');
       const least = p95('least-connections');
       return {
-        held: r.twoChoices === 'with-replacement' && two !== undefined && least !== undefined && two >= P95_APART * least,
-        saw: [`p95: power of two choices ${two === undefined ? '–' : fmtMs(two)}, least connections ${least === undefined ? '–' : fmtMs(least)}, round robin ${fmtMs(p95('round-robin') ?? NaN)}`],
+        held:
+          r.twoChoices === 'with-replacement' && two !== undefined && least !== undefined && two >= P95_APART * least,
+        saw: [
+          `p95: power of two choices ${two === undefined ? '–' : fmtMs(two)}, least connections ${least === undefined ? '–' : fmtMs(least)}, round robin ${fmtMs(p95('round-robin') ?? NaN)}`,
+        ],
       };
     },
   },
@@ -81,20 +93,25 @@ export const LESSON_4: readonly ExerciseCheck[] = [
       const rr = policyOf(r, 'round-robin');
       return {
         held: rr !== undefined && rr.p95 >= TAIL_FACTOR * rr.p50 && rr.p95 >= DEGRADED_SPEC.hogMs && rr.p99 >= rr.p95,
-        saw: rr ? [describePolicy(r, rr), `round robin's p95 is ${(rr.p95 / rr.p50).toFixed(0)}x its p50`] : ['no round robin row in the result'],
+        saw: rr
+          ? [describePolicy(r, rr), `round robin's p95 is ${(rr.p95 / rr.p50).toFixed(0)}x its p50`]
+          : ['no round robin row in the result'],
       };
     },
   },
   {
     lesson: 4,
     n: 3,
-    title: 'nginx versus the kit\'s balancer',
+    title: "nginx versus the kit's balancer",
     runs: [{ script: 'measure/degraded.ts', args: ['--lb', 'nginx'] }],
     quickOk: true,
     expect: `through nginx the same policies win: least_conn and random two least_conn send the blocked replica under ${SMALL_SHARE * 100} % and keep p95 at least ${P95_FACTOR}x below round robin's and random's`,
     check: ([result]) => {
       const r = result as DegradedResult;
-      return { held: r.balancer === 'nginx' && awareWin(r), saw: [`balancer: ${r.balancer}`, ...r.policies.map((p) => describePolicy(r, p))] };
+      return {
+        held: r.balancer === 'nginx' && awareWin(r),
+        saw: [`balancer: ${r.balancer}`, ...r.policies.map((p) => describePolicy(r, p))],
+      };
     },
   },
   {
@@ -116,10 +133,20 @@ export const LESSON_4: readonly ExerciseCheck[] = [
       const low = HOG_QUEUE_MS * (1 - HISTOGRAM_PRECISION);
       const fifoExact = f !== undefined && f.p95 >= low && f.p99 <= high;
       const turnsLonger = t !== undefined && t.p95 >= HOG_QUEUE_MS + DEGRADED_SPEC.hogMs;
-      const awareSame = [turns, fifo].every((x) => x !== undefined && aware(x.result).every((p) => p.p95 < DEGRADED_SPEC.hogMs && blockedShare(p, x.result.degraded) < SMALL_SHARE));
+      const awareSame = [turns, fifo].every(
+        (x) =>
+          x !== undefined &&
+          aware(x.result).every((p) => p.p95 < DEGRADED_SPEC.hogMs && blockedShare(p, x.result.degraded) < SMALL_SHARE),
+      );
       return {
         held: turns?.loop === 'turns' && fifo?.loop === 'fifo' && fifoExact && turnsLonger && awareSame,
-        saw: [turns, fifo].flatMap((x) => (x ? [`${x.loop}: ${x.result.policies.map((p) => `${p.policy} p95 ${fmtMs(p.p95)} p99 ${fmtMs(p.p99)}`).join(', ')}`] : [])),
+        saw: [turns, fifo].flatMap((x) =>
+          x
+            ? [
+                `${x.loop}: ${x.result.policies.map((p) => `${p.policy} p95 ${fmtMs(p.p95)} p99 ${fmtMs(p.p99)}`).join(', ')}`,
+              ]
+            : [],
+        ),
       };
     },
   },
@@ -127,7 +154,10 @@ export const LESSON_4: readonly ExerciseCheck[] = [
     lesson: 4,
     n: 6,
     title: 'How old may load information be?',
-    runs: [5, 1, 2, 20, 200].map((ms) => ({ script: 'sim/run.ts' as const, args: ['--scenario', 'stale', '--requests', '200000', '--stale-ms', String(ms)] })),
+    runs: [5, 1, 2, 20, 200].map((ms) => ({
+      script: 'sim/run.ts' as const,
+      args: ['--scenario', 'stale', '--requests', '200000', '--stale-ms', String(ms)],
+    })),
     quickOk: true,
     expect: `least connections' p99 beats power of two choices' with the freshest load information and loses to it from an age below the ${STALE.serviceMs} ms service time`,
     check: (results) => {
@@ -135,10 +165,20 @@ export const LESSON_4: readonly ExerciseCheck[] = [
       const lost = race.find((x) => x.least.p99 >= x.two.p99);
       const first = race[0];
       return {
-        held: race.length === results.length && first !== undefined && first.least.p99 < first.two.p99 && lost !== undefined && lost.ageMs < STALE.serviceMs,
+        held:
+          race.length === results.length &&
+          first !== undefined &&
+          first.least.p99 < first.two.p99 &&
+          lost !== undefined &&
+          lost.ageMs < STALE.serviceMs,
         saw: [
-          ...race.map((x) => `${x.ageMs} ms old: p99 least connections ${fmtMs(x.least.p99)}, power of two choices ${fmtMs(x.two.p99)}`),
-          lost ? `least connections stops beating power of two choices at ${lost.ageMs} ms, against a mean service time of ${STALE.serviceMs} ms` : 'least connections beat power of two choices at every age',
+          ...race.map(
+            (x) =>
+              `${x.ageMs} ms old: p99 least connections ${fmtMs(x.least.p99)}, power of two choices ${fmtMs(x.two.p99)}`,
+          ),
+          lost
+            ? `least connections stops beating power of two choices at ${lost.ageMs} ms, against a mean service time of ${STALE.serviceMs} ms`
+            : 'least connections beat power of two choices at every age',
         ],
       };
     },

@@ -1,5 +1,11 @@
 /** Lesson 5's exercises (capacity) that a run can check (measure/lib/class/exercises.ts). */
-import { BELOW_CAP_SHARE, CAPPED_GROWS_FACTOR, DB_FLAT_FACTOR, databaseVerdict, step } from '../../../../results/capped-scale-out/report.ts';
+import {
+  BELOW_CAP_SHARE,
+  CAPPED_GROWS_FACTOR,
+  DB_FLAT_FACTOR,
+  databaseVerdict,
+  step,
+} from '../../../../results/capped-scale-out/report.ts';
 import type { CappedScaleOutResult, CappedStep } from '../../../../results/capped-scale-out/result.ts';
 import { CPU_GROWS_FACTOR, type ScaleOutResult } from '../../../../results/scale-out/report.ts';
 import { growthVerdict, plateauVerdict } from '../../../../results/report/scaling.ts';
@@ -10,7 +16,8 @@ import type { ExerciseCheck } from '../exercises.ts';
 const users = (r: CappedScaleOutResult) => r.workloads.find((w) => w.name === 'user-scenario');
 
 /** The user scenario's throughput at each replica count, e.g. "1: 39 req/s, 2: 79 req/s, ...". */
-const row = (r: CappedScaleOutResult) => (users(r)?.steps ?? []).map((s) => `${s.replicas}: ${fmtRate(s.throughput)}`).join(', ');
+const row = (r: CappedScaleOutResult) =>
+  (users(r)?.steps ?? []).map((s) => `${s.replicas}: ${fmtRate(s.throughput)}`).join(', ');
 
 /** At 5 replicas the scenario still grows past 3 (the shape's `5-replicas-vs-3 keeps-growing`). */
 const keepsGrowing = (r: CappedScaleOutResult) => {
@@ -20,7 +27,8 @@ const keepsGrowing = (r: CappedScaleOutResult) => {
 };
 
 /** At 5 replicas they use their CPU quotas (the shape's `replicas-cpu-at-5 at-cap`): CPU, not the database, sets the pace. */
-const atCap = (r: CappedScaleOutResult, s: CappedStep | undefined) => !!s && s.replicaCores >= BELOW_CAP_SHARE * s.replicas * r.cap.cores;
+const atCap = (r: CappedScaleOutResult, s: CappedStep | undefined) =>
+  !!s && s.replicaCores >= BELOW_CAP_SHARE * s.replicas * r.cap.cores;
 
 /** One sentence on a SQLite run's 5-replica step: its lock and its CPU. */
 function sqliteAtFive(r: CappedScaleOutResult): string {
@@ -34,7 +42,8 @@ function sqliteAtFive(r: CappedScaleOutResult): string {
   );
 }
 
-const isSqlite = (r: CappedScaleOutResult, commitMs: number) => r.database.kind === 'sqlite' && r.database.commitMs === commitMs;
+const isSqlite = (r: CappedScaleOutResult, commitMs: number) =>
+  r.database.kind === 'sqlite' && r.database.commitMs === commitMs;
 
 export const LESSON_5: readonly ExerciseCheck[] = [
   {
@@ -60,9 +69,14 @@ export const LESSON_5: readonly ExerciseCheck[] = [
       return {
         held: knee,
         ...(growth === CANNOT_SHOW || plateau === CANNOT_SHOW
-          ? { cannotShow: `with ${r.machine.cores} core${r.machine.cores === 1 ? '' : 's'} the steps of 1, 2, 3 and 5 replicas have no growth up to the core count and a step past it; the knee needs 2 to 4 cores` }
+          ? {
+              cannotShow: `with ${r.machine.cores} core${r.machine.cores === 1 ? '' : 's'} the steps of 1, 2, 3 and 5 replicas have no growth up to the core count and a step past it; the knee needs 2 to 4 cores`,
+            }
           : {}),
-        saw: [`/work?ms=5 on ${r.machine.cores} cores: ${points.map((x) => `${x.n} → ${fmtRate(x.throughput)}`).join(', ')}`, ...busiest],
+        saw: [
+          `/work?ms=5 on ${r.machine.cores} cores: ${points.map((x) => `${x.n} → ${fmtRate(x.throughput)}`).join(', ')}`,
+          ...busiest,
+        ],
       };
     },
   },
@@ -81,7 +95,8 @@ export const LESSON_5: readonly ExerciseCheck[] = [
       const z = zero as CappedScaleOutResult;
       const f = four as CappedScaleOutResult;
       const zFive = step(users(z), 5);
-      const zeroShows = isSqlite(z, 0) && keepsGrowing(z) && !!zFive && databaseVerdict(zFive) === 'has-room' && atCap(z, zFive);
+      const zeroShows =
+        isSqlite(z, 0) && keepsGrowing(z) && !!zFive && databaseVerdict(zFive) === 'has-room' && atCap(z, zFive);
       const fourShows = isSqlite(f, 4) && keepsGrowing(f) && atCap(f, step(users(f), 5));
       return { held: zeroShows && fourShows, saw: [sqliteAtFive(z), sqliteAtFive(f)] };
     },
@@ -99,7 +114,10 @@ export const LESSON_5: readonly ExerciseCheck[] = [
       const five = step(users(r), 5);
       const cores = five?.db.cores;
       // The 1-replica row's CPU taken away: what the extra creates and reads cost, not the server's idle work.
-      const extra = one && five && cores !== undefined ? { cores: cores - (one.db.cores ?? 0), pairs: five.db.writesPerS - one.db.writesPerS } : undefined;
+      const extra =
+        one && five && cores !== undefined
+          ? { cores: cores - (one.db.cores ?? 0), pairs: five.db.writesPerS - one.db.writesPerS }
+          : undefined;
       const perPairMs = extra && extra.pairs > 0 && extra.cores > 0 ? (extra.cores / extra.pairs) * 1000 : NaN;
       const perReplica = one ? one.db.writesPerS : NaN;
       const toFill = 1000 / perPairMs / perReplica;

@@ -11,7 +11,7 @@ export const LESSON_6: readonly ExerciseCheck[] = [
     title: 'Longer timeouts',
     runs: [{ script: 'measure/failover.ts', args: ['--response-timeout', '5000'] }],
     quickOk: false,
-    expect: 'the frozen replica\'s requests now wait about 5 s, the response timeout you gave, before their retry',
+    expect: "the frozen replica's requests now wait about 5 s, the response timeout you gave, before their retry",
     check: ([result]) => {
       const r = result as FailoverResult;
       const frozen = r.runs.find((x) => x.name === 'sigstop');
@@ -19,7 +19,11 @@ export const LESSON_6: readonly ExerciseCheck[] = [
       const ratio = frozen && frozen.slow.count > 0 ? frozen.slow.medianMs / timeout : 0;
       return {
         held: timeout === 5000 && ratio >= TIMEOUT_MATCH.low && ratio <= TIMEOUT_MATCH.high,
-        saw: [frozen ? `${frozen.slow.count} slow requests in the frozen run, median ${fmtMs(frozen.slow.medianMs)}, against a response timeout of ${fmtMs(timeout)}` : 'no frozen run in the result'],
+        saw: [
+          frozen
+            ? `${frozen.slow.count} slow requests in the frozen run, median ${fmtMs(frozen.slow.medianMs)}, against a response timeout of ${fmtMs(timeout)}`
+            : 'no frozen run in the result',
+        ],
       };
     },
   },

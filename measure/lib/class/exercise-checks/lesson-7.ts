@@ -9,7 +9,8 @@ export const LESSON_7: readonly ExerciseCheck[] = [
     title: 'Four workers, one limit',
     runs: [{ script: 'measure/rate-limit.ts', args: [] }],
     quickOk: true,
-    expect: 'with the count in memory each worker lets the limit through on its own: 4 workers allow 4 × the limit, so 8 would allow 8 ×',
+    expect:
+      'with the count in memory each worker lets the limit through on its own: 4 workers allow 4 × the limit, so 8 would allow 8 ×',
     check: ([result]) => {
       const r = result as RateLimitResult;
       const memory = r.runs.find((x) => x.store === 'memory');

@@ -20,8 +20,15 @@ function throttledShare(r: SharedComputeResult): { share?: number; p99: number; 
   if (!row) return { p99: NaN, text: 'no 100 ms row in the result' };
   const st = computeStats(row, r.quota);
   const share = st.periods ? st.throttled! / st.periods : undefined;
-  const periods = share === undefined ? 'throttled periods not counted' : `throttled in ${st.throttled} of ${st.periods} periods (${Math.round(share * 100)} %)`;
-  return { ...(share !== undefined ? { share } : {}), p99: st.queryP99, text: `${r.quota} core, 100 ms period: ${periods}, search p99 ${fmtMs(st.queryP99)}` };
+  const periods =
+    share === undefined
+      ? 'throttled periods not counted'
+      : `throttled in ${st.throttled} of ${st.periods} periods (${Math.round(share * 100)} %)`;
+  return {
+    ...(share !== undefined ? { share } : {}),
+    p99: st.queryP99,
+    text: `${r.quota} core, 100 ms period: ${periods}, search p99 ${fmtMs(st.queryP99)}`,
+  };
 }
 
 export const LESSON_8: readonly ExerciseCheck[] = [
@@ -42,7 +49,10 @@ export const LESSON_8: readonly ExerciseCheck[] = [
         saw: auto.length
           ? auto.map((s) => {
               const st = stats(s, r.hpa.syncMs);
-              const back = s.backToMinS === undefined ? 'not back to 1 worker within the wait' : `back to 1 worker ${s.backToMinS.toFixed(1)} s after the load`;
+              const back =
+                s.backToMinS === undefined
+                  ? 'not back to 1 worker within the wait'
+                  : `back to 1 worker ${s.backToMinS.toFixed(1)} s after the load`;
               return `${s.name}: ${back} (window ${windowS} s), ${st.workerSecondsAfter} worker·s after the load against ${st.workerSeconds} during it`;
             })
           : ['no autoscaled scenario in the result'],
@@ -68,8 +78,12 @@ export const LESSON_8: readonly ExerciseCheck[] = [
       return {
         held: r.keepAlive === true && ratio >= MORE_THROUGHPUT,
         saw: [
-          r.keepAlive ? 'each user kept one connection (--keep-alive)' : 'the users opened a connection per iteration: not the exercise',
-          one && auto ? `40 users, steady: ${fmtRate(auto.steadyRps)} autoscaled (up to ${auto.maxWorkers} workers) against ${fmtRate(one.steadyRps)} on one worker (${ratio.toFixed(2)}×)` : 'a 40-user scenario is missing',
+          r.keepAlive
+            ? 'each user kept one connection (--keep-alive)'
+            : 'the users opened a connection per iteration: not the exercise',
+          one && auto
+            ? `40 users, steady: ${fmtRate(auto.steadyRps)} autoscaled (up to ${auto.maxWorkers} workers) against ${fmtRate(one.steadyRps)} on one worker (${ratio.toFixed(2)}×)`
+            : 'a 40-user scenario is missing',
         ],
       };
     },
@@ -85,7 +99,8 @@ export const LESSON_8: readonly ExerciseCheck[] = [
       { script: 'sim/run.ts', args: ['--scenario', 'autoscale', '--window-s', '0', '--tolerance', '0'] },
     ],
     quickOk: true,
-    expect: 'the autoscaled count flaps (a scale-up after a scale-down during the load) only with neither the window nor the tolerance; with either guard alone it does not',
+    expect:
+      'the autoscaled count flaps (a scale-up after a scale-down during the load) only with neither the window nor the tolerance; with either guard alone it does not',
     check: (results) => {
       const runs = (results as SimAutoscaleJson[]).map((j) => {
         const { rows, loadS, hpa } = j.result;
@@ -94,7 +109,12 @@ export const LESSON_8: readonly ExerciseCheck[] = [
       });
       const [defaults, noWindow, noTolerance, neither] = runs;
       return {
-        held: runs.length === 4 && neither!.flaps > 0 && defaults!.flaps === 0 && noWindow!.flaps === 0 && noTolerance!.flaps === 0,
+        held:
+          runs.length === 4 &&
+          neither!.flaps > 0 &&
+          defaults!.flaps === 0 &&
+          noWindow!.flaps === 0 &&
+          noTolerance!.flaps === 0,
         saw: runs.map((x) => `${x.label}: ${x.flaps} scale-up(s) after a scale-down during the load`),
       };
     },
@@ -115,7 +135,8 @@ export const LESSON_8: readonly ExerciseCheck[] = [
       const a = throttledShare(h);
       const b = throttledShare(q);
       return {
-        held: h.quota === 0.5 && q.quota === 0.25 && a.share !== undefined && b.share !== undefined && a.share < b.share,
+        held:
+          h.quota === 0.5 && q.quota === 0.25 && a.share !== undefined && b.share !== undefined && a.share < b.share,
         saw: [a.text, b.text],
       };
     },
