@@ -29,9 +29,13 @@ function sourceFiles(): string[] {
   return out.sort();
 }
 
-/** A hash of every source file's path, size and modification time: a new one for any edit. */
+/** Changed with the build's options (sourcemap, say), so that a build made with the old ones is not run. */
+const BUILD_OPTIONS = 'esm,node20,external,sourcemap';
+
+/** A hash of every source file's path, size and modification time, and of the build's options: a new one for any edit. */
 function sourcesHash(files = sourceFiles()): string {
   const h = createHash('sha256');
+  h.update(`${BUILD_OPTIONS}\n`);
   for (const f of files) {
     const st = statSync(f);
     h.update(`${path.relative(ROOT, f)}\0${st.size}\0${st.mtimeMs}\n`);
@@ -76,6 +80,8 @@ export async function serverBuild(): Promise<string | undefined> {
           packages: 'external',
           outfile: path.join(tmp, path.basename(entry).replace(/\.ts$/, '.mjs')),
           define: { 'import.meta.url': JSON.stringify(pathToFileURL(entry).href) },
+          // A map beside each bundle lets --profile name TypeScript files and lines (profile/collect.ts).
+          sourcemap: true,
           logLevel: 'silent',
         }),
       ),

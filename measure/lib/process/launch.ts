@@ -22,6 +22,8 @@ export interface LaunchSpec {
   args?: string[];
   /** Added to this process's environment (e.g. UV_THREADPOOL_SIZE). */
   env?: Record<string, string>;
+  /** Options for Node itself, before the script (--cpu-prof: a cluster's workers inherit them). */
+  nodeArgs?: string[];
   /** Open an IPC channel to the child (the cluster primary takes commands over it). */
   ipc?: boolean;
   /** How long to wait for the ready line, in ms (default 20 000: tsx compiles on first start). */
@@ -204,7 +206,7 @@ export class ServerProcess {
  */
 export async function launch(spec: LaunchSpec, onSpawn: (p: ServerProcess) => void = () => {}): Promise<ServerProcess> {
   const command = spec.script ? ['--import', 'tsx', spec.script] : serverCommand(spec.server, await serverBuild());
-  const child = spawn(process.execPath, [...command, ...(spec.args ?? [])], {
+  const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), ...command, ...(spec.args ?? [])], {
     cwd: ROOT,
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe', ...(spec.ipc ? (['ipc'] as const) : [])],
