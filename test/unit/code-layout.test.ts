@@ -251,8 +251,9 @@ const FLAT_BY_DESIGN = new Set(['measure', 'results']);
 /** The topics of the folders that hold only topic folders, each with what goes there. */
 const TOPICS: Record<string, readonly string[]> = {
   // harness: running an experiment; machine: how busy the machine is; process: starting servers;
-  // load: sending requests; class: comparing, grading and rolling up students' runs.
-  'measure/lib': ['harness', 'machine', 'process', 'load', 'class'],
+  // load: sending requests; class: comparing, grading and rolling up students' runs; profile: --profile's
+  // CPU profiles, cut to the load and summed by function.
+  'measure/lib': ['harness', 'machine', 'process', 'load', 'class', 'profile'],
   // serve: listening, draining, daemons; balancer: the kit's balancer and nginx's config;
   // cluster: node:cluster primaries and workers; cpu: quotas and CPU work; state: stores and
   // databases; stages: lesson 9's stamps.

@@ -18,3 +18,16 @@ export async function readExpected(file: string): Promise<string[]> {
     throw err;
   }
 }
+
+/**
+ * The lines a --profile run adds to its shape, from `file` (expected-output/profile/<name>.txt):
+ * none when the experiment has no such file, since most print no profile line.
+ */
+export async function readProfileExpected(file: string): Promise<string[]> {
+  try {
+    return parseExpected(await readFile(file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+}

@@ -24,8 +24,11 @@ import { Progress } from './progress.ts';
 import { compareShape } from '../../../results/report/shape.ts';
 import { grade, renderPredictions, type Answers } from '../../../results/report/predictions.ts';
 import { ASK, askAnswers, normalizePredictFlag, questionList, readAnswersFile } from './predict.ts';
-import { readExpected } from './expected.ts';
+import { readExpected, readProfileExpected } from './expected.ts';
 import { assertSignals } from '../../../lib/platform.ts';
+import { profileClockUs, ProfileSession } from '../profile/session.ts';
+import { renderProfiles } from '../profile/render.ts';
+import { profileDir, profileExpectedFile } from './paths.ts';
 
 /** Flags every experiment has, besides --help. Spread into each experiment's own flags. */
 export const COMMON_FLAGS = {
@@ -50,6 +53,11 @@ export const COMMON_FLAGS = {
     description:
       'with --predict: print the questions with their ids and choices (for an answers file) and start nothing',
   },
+  profile: {
+    type: 'boolean',
+    description:
+      "profile every Node process the run starts (V8's CPU profiler) while it is under load, and write each one's .cpuprofile and flame graph page to profiles/",
+  },
   save: {
     type: 'string',
     valueName: 'folder|file.json',
@@ -66,6 +74,8 @@ export interface RunContext<O> {
   quick: boolean;
   port: number;
   machine: MachineInfo;
+  /** With --profile: name the windows to profile (the load, each half of it) with profile.window(). */
+  profile?: ProfileSession;
 }
 
 /**
@@ -222,7 +232,10 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
       throw new KitError('KIT_ERR_USAGE', '--shape and --json are two different outputs; pick one');
     const port = intFlag('port', flags.port as string | undefined, 0, 65535, 0);
     const options = exp.options(parsed.flags);
-    const expected = await readExpected(expectedFile(exp.name));
+    const expected = [
+      ...(await readExpected(expectedFile(exp.name))),
+      ...(flags.profile ? await readProfileExpected(profileExpectedFile(exp.name)) : []),
+    ];
     const saveTo = typeof flags.save === 'string' ? savePath(flags.save, exp.name) : undefined;
     const answers = typeof flags.predict === 'string' ? await collectAnswers(exp, flags.predict, io) : undefined;
 
@@ -230,12 +243,15 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     const machine = await machineInfo();
     lab = new Lab();
     lab.log = (l) => progress.note(l);
-    const result = await runWatched(machine, () =>
-      exp.run({ lab: lab!, progress, options, quick: Boolean(flags.quick), port, machine }),
-    );
+    const profile = flags.profile ? (lab.profile = new ProfileSession(profileDir(exp.name))) : undefined;
+    const ctx = { lab, progress, options, quick: Boolean(flags.quick), port, machine, ...(profile ? { profile } : {}) };
+    const runFrom = profileClockUs();
+    const result = await runWatched(machine, () => exp.run(ctx));
+    if (profile) profile.run = { fromUs: runFrom, toUs: profileClockUs() };
     progress.step('stopping servers');
     await lab.close();
     progress.done();
+    if (profile) io.stderr.write('\n' + renderProfiles(profile.collect(), profile.dir, colorEnabled(io.stderr)) + '\n');
 
     const format = flags.json ? 'json' : flags.shape ? 'shape' : 'table';
     return showOutcome(exp, result, machine, { expected, format, saveTo, answers }, io);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { KitError } from '../../../lib/errors.ts';
 import { launch, type LaunchSpec, type ServerProcess } from './launch.ts';
 import { signalGroup } from '../../../lib/terminate.ts';
+import type { ProfileSession } from '../profile/session.ts';
 
 export class Lab {
   private readonly running = new Set<ServerProcess>();
@@ -20,6 +21,8 @@ export class Lab {
   };
   /** Called with a line whenever a server starts or stops (the progress reporter shows it). */
   log: (line: string) => void = () => {};
+  /** With --profile: every server is started under the CPU profiler, and named for its profile. */
+  profile: ProfileSession | undefined;
 
   constructor() {
     process.on('exit', this.onExit);
@@ -28,7 +31,11 @@ export class Lab {
   /** Launches a server (see launch()) and registers it for cleanup before waiting for readiness. */
   async start(spec: LaunchSpec): Promise<ServerProcess> {
     if (this.closing) throw new KitError('KIT_ERR_USAGE', 'the lab is closing; no new servers');
-    const proc = await launch(spec, (p) => {
+    const profiled = this.profile
+      ? { ...spec, nodeArgs: [...(spec.nodeArgs ?? []), ...this.profile.nodeArgs()] }
+      : spec;
+    const proc = await launch(profiled, (p) => {
+      this.profile?.names.set(p.pid, spec.server);
       this.running.add(p);
       p.exited.then(() => this.running.delete(p));
     });
