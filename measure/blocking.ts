@@ -44,13 +44,16 @@ const command = defineCommand({
   epilogue: 'Example: npx tsx measure/blocking.ts --shape | diff - expected-output/blocking.txt',
 });
 
+/** Functions per half kept in the result from the loan service's profile, heaviest self time first. */
+const PROFILE_TOP = 5;
+
 interface Options {
   cost: string;
   light: number;
   offsetMs: number;
 }
 
-async function run({ lab, progress, options, port, machine }: RunContext<Options>): Promise<BlockingResult> {
+async function run({ lab, progress, options, port, machine, profile }: RunContext<Options>): Promise<BlockingResult> {
   progress.step('starting the loan service');
   const server = await lab.start({ server: 'loan', args: ['--port', String(port), '--cost', options.cost] });
   for (let i = 0; i < 3; i++) await probeOk(`${server.url}/books`); // warm up: first requests pay for JIT and sockets
@@ -69,10 +72,13 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
   ] as const) {
     progress.step(`one heavy /member/${route}, then ${options.light} × /books ${options.offsetMs} ms later`);
     await probeOk(`${server.url}/stats/reset`, { method: 'POST' });
-    const heavy = probeOk(`${server.url}/member/${route}`);
-    await delay(options.offsetMs); // the experiment's design, not a readiness wait
-    const lights = await Promise.all(Array.from({ length: options.light }, () => probeOk(`${server.url}/books`)));
-    const heavyDone = await heavy;
+    const half = async () => {
+      const heavy = probeOk(`${server.url}/member/${route}`);
+      await delay(options.offsetMs); // the experiment's design, not a readiness wait
+      const lights = await Promise.all(Array.from({ length: options.light }, () => probeOk(`${server.url}/books`)));
+      return { lights, heavyDone: await heavy };
+    };
+    const { lights, heavyDone } = profile ? await profile.window(mode, half) : await half();
     const stats = await probeOk<LoanServiceStats>(`${server.url}/stats`);
     blocks.push({
       mode,
@@ -82,12 +88,26 @@ async function run({ lab, progress, options, port, machine }: RunContext<Options
       eventLoopDelayMaxMs: stats.body.eventLoopDelay.maxMs,
     });
   }
+  // The loan service writes its profile when it exits: stopped here, so that the result holds it.
+  if (profile) await lab.stop(server);
+  const loan = profile?.collect().find((p) => p.name === 'loan');
   return {
     machine,
     heavyCost: formatCost(parseCost(options.cost)),
     offsetMs: options.offsetMs,
     idleLightMs: median(idle),
     blocks,
+    ...(profile
+      ? {
+          profile: {
+            windows: (loan?.windows ?? []).map((w) => ({
+              label: w.label,
+              samples: w.samples,
+              top: w.selfTimes.slice(0, PROFILE_TOP),
+            })),
+          },
+        }
+      : {}),
   };
 }
 

@@ -6,6 +6,7 @@
 import { fmtMs, machineCaption, makeChalk, makeTable, type MachineInfo } from '../report/format.ts';
 import { line } from '../report/shape.ts';
 import { measure, ratio, type Measure } from '../report/measures.ts';
+import type { SelfTime } from '../report/cpuprofile.ts';
 
 export interface BlockingBlock {
   mode: 'blocking' | 'pooled';
@@ -29,6 +30,11 @@ export interface BlockingResult {
    */
   idleLightMs: number;
   blocks: BlockingBlock[];
+  /**
+   * With --profile: the loan service's heaviest functions by self time in each half (blocking,
+   * pooled), from its CPU profile cut to that half (measure/lib/profile/).
+   */
+  profile?: { windows: { label: string; samples: number; top: SelfTime[] }[] };
 }
 
 /** A light request "waited for the heavy one" when it took at least this share of (heavy − offset). */
@@ -79,7 +85,40 @@ export function shape(r: BlockingResult): string[] {
       line('heavy', 'blocking-vs-pooled', ratio >= 0.5 && ratio <= 2 ? 'similar-duration' : 'different-duration'),
     );
   }
+  // Last: expected-output/profile/blocking.txt adds them after the lines of every run.
+  if (r.profile) out.push(...profileLines(r.profile));
   return out;
+}
+
+/**
+ * scrypt "holds" a half of the loan service's profile when frames named for it (scryptSync, or
+ * the kit's hashOnEventLoop around it) take at least this share of that half's samples. On the
+ * event loop it takes most of the half; on the thread pool the main thread only starts the job.
+ */
+const SCRYPT_SHARE = 0.1;
+const isScrypt = (s: SelfTime) => /scrypt|hashOnEventLoop/i.test(s.functionName);
+
+/** With --profile: what the loan service's main thread spent the most time in, in each half. */
+function profileLines(p: NonNullable<BlockingResult['profile']>): string[] {
+  const half = (label: string) => p.windows.find((w) => w.label === label);
+  const blocking = half('blocking');
+  const pooled = half('pooled');
+  const scryptShare = (w: typeof blocking) => (w?.top ?? []).filter(isScrypt).reduce((n, s) => n + s.share, 0);
+  const heaviest = blocking?.top.find((s) => s.functionName !== '(idle)');
+  return [
+    line(
+      'profile',
+      'blocking',
+      'heaviest-self-frame',
+      !blocking?.samples ? 'unmeasured' : heaviest && isScrypt(heaviest) ? 'scrypt' : 'other',
+    ),
+    line(
+      'profile',
+      'pooled',
+      'scrypt-on-main-thread',
+      !pooled?.samples ? 'unmeasured' : scryptShare(pooled) >= SCRYPT_SHARE ? 'some' : 'none',
+    ),
+  ];
 }
 
 /** Sentences on what this run could not show. */
@@ -101,6 +140,10 @@ export const hints: Record<string, string> = {
     'event loop (is /member/verify-pooled still calling crypto.scrypt, not scryptSync?)',
   heavy:
     'the same scrypt should take about as long on the event loop as on a pool thread (one core either way); did the two routes get different costs?',
+  'profile  blocking  heaviest-self-frame':
+    "scryptSync on the event loop should be the loan service's heaviest function in the blocking half (the top table lists what was); a small --cost leaves it too short to show",
+  'profile  pooled  scrypt-on-main-thread':
+    "crypto.scrypt hashes on libuv's thread pool, which the main thread's profile does not sample; scrypt frames here mean the pooled route ran scrypt on the event loop",
 };
 
 export function render(r: BlockingResult, color: boolean, caption = machineCaption(r.machine)): string {

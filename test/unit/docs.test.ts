@@ -49,8 +49,12 @@ test('and the reverse: no script, expected file, lesson text or Makefile lesson 
   for (const f of readdirSync(path.join(ROOT, 'measure')).filter((f) => f.endsWith('.ts') && !NOT_EXPERIMENTS.has(f))) {
     assert.ok(experiments.includes(f.replace(/\.ts$/, '')), `measure/${f} is in no lesson`);
   }
-  for (const f of readdirSync(path.join(ROOT, 'expected-output'))) {
+  for (const f of readdirSync(path.join(ROOT, 'expected-output')).filter((f) => f !== 'profile')) {
     assert.ok(experiments.includes(f.replace(/\.txt$/, '')), `expected-output/${f} is in no lesson`);
+  }
+  // expected-output/profile/<x>.txt: the lines a --profile run of experiment x adds.
+  for (const f of readdirSync(path.join(ROOT, 'expected-output', 'profile'))) {
+    assert.ok(experiments.includes(f.replace(/\.txt$/, '')), `expected-output/profile/${f} is in no lesson`);
   }
   for (const f of readdirSync(path.join(ROOT, 'lessons')).filter((f) => f !== 'glossary.md')) {
     assert.ok(

@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { caveats, classifyDelay, classifyLight, render, shape } from '../../results/blocking/report.ts';
 import { compareShape } from '../../results/report/shape.ts';
 import { blockingResult } from '../fixtures/results.ts';
-import { expectedShape, failOnWarnings } from '../helpers.ts';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { expectedShape, failedLines, failOnWarnings, ROOT } from '../helpers.ts';
 
 failOnWarnings();
 const expected = expectedShape('blocking');
@@ -105,4 +107,42 @@ test('render: the table without colour, exactly', () => {
   );
   assert.doesNotMatch(text, /\x1b\[/, 'no ANSI codes without colour');
   assert.match(render(blockingResult(), true), /\x1b\[/, 'colour when asked');
+});
+
+test('with --profile: scrypt heaviest in the blocking half and off the main thread in the pooled one, each able to fail', () => {
+  const profiled = readFileSync(path.join(ROOT, 'expected-output', 'profile', 'blocking.txt'), 'utf8')
+    .trim()
+    .split('\n');
+  const fn = (functionName: string, share: number) => ({
+    functionName,
+    where: 'node:internal/crypto/scrypt:1',
+    selfMs: share * 1000,
+    share,
+  });
+  const withProfile = (blocking: ReturnType<typeof fn>[], pooled: ReturnType<typeof fn>[]) => ({
+    ...blockingResult(),
+    profile: {
+      windows: [
+        { label: 'blocking', samples: 1000, top: blocking },
+        { label: 'pooled', samples: 1000, top: pooled },
+      ],
+    },
+  });
+  const healthy = withProfile([fn('scryptSync', 0.9), fn('(idle)', 0.05)], [fn('(idle)', 0.95), fn('scrypt', 0.01)]);
+  assert.deepEqual(shape(healthy), [...expected, ...profiled]);
+  // The route made pooled: nothing of scrypt on the main thread in the blocking half either.
+  const bothPooled = withProfile([fn('(idle)', 0.9), fn('parserOnHeadersComplete', 0.05)], [fn('(idle)', 0.95)]);
+  assert.deepEqual(failedLines([...expected, ...profiled], shape(bothPooled)), [
+    'profile  blocking  heaviest-self-frame  scrypt',
+  ]);
+  // The pooled route made blocking: scrypt holds the main thread in both halves.
+  const bothBlocking = withProfile([fn('scryptSync', 0.9)], [fn('scryptSync', 0.85), fn('(idle)', 0.1)]);
+  assert.deepEqual(failedLines([...expected, ...profiled], shape(bothBlocking)), [
+    'profile  pooled  scrypt-on-main-thread  none',
+  ]);
+  // Without --profile the run prints no profile line.
+  assert.equal(
+    shape(blockingResult()).some((l) => l.startsWith('profile')),
+    false,
+  );
 });

@@ -65,7 +65,12 @@ test('readExpected: a missing file is KIT_ERR_EXPECTED_MISSING', async () => {
 
 test('every expected-output file has lines of at least two tokens, unique keys, no colour codes', () => {
   const dir = path.join(ROOT, 'expected-output');
-  for (const f of readdirSync(dir)) {
+  const files = [
+    ...readdirSync(dir).filter((f) => f !== 'profile'),
+    ...readdirSync(path.join(dir, 'profile')).map((f) => `profile/${f}`),
+  ];
+  assert.ok(files.includes('profile/blocking.txt'));
+  for (const f of files) {
     const lines = parseExpected(readFileSync(path.join(dir, f), 'utf8'));
     assert.ok(lines.length > 0, `${f} is empty`);
     const keys = lines.map((l) =>
