@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CANNOT_SHOW, compareShape, line, parseExpected } from '../../results/report/shape.ts';
 import { readExpected } from '../../measure/lib/harness/expected.ts';
-import { renderComparison } from '../../measure/lib/harness/outcome.ts';
+import { failedMeasures, renderComparison } from '../../measure/lib/harness/outcome.ts';
 import { ROOT } from '../../measure/lib/harness/paths.ts';
 import { compareText, loadExpected, renderVerdict } from '../../measure/lib/class/compare.ts';
 import { failOnWarnings } from '../helpers.ts';
@@ -131,4 +131,25 @@ test('compare: a run that noted a busy machine has its lines that did not hold m
   );
   assert.deepEqual([...quiet.busy], ['blocking']);
   assert.match(renderVerdict(quiet, false), /✗ pool: 5 held, 1 did not hold/);
+});
+
+test('under --shape, a line that did not hold is printed with the number behind it', () => {
+  const measures = [
+    {
+      id: 'growth',
+      label: 'growth',
+      unit: '×' as const,
+      value: 1.2149,
+      line: 'throughput  up-to-core-count',
+      threshold: 1.4,
+    },
+    { id: 'other', label: 'other', unit: 'ms' as const, value: 3, line: 'pooled  light-1' },
+  ];
+  const expected = ['throughput  up-to-core-count  grows', 'pooled  light-1  answered-at-once'];
+  const failed = compareShape(expected, [
+    'throughput  up-to-core-count  does-not-grow',
+    'pooled  light-1  answered-at-once',
+  ]);
+  assert.deepEqual(failedMeasures(failed, measures), ['throughput  up-to-core-count: 1.21 × (threshold 1.4)']);
+  assert.deepEqual(failedMeasures(compareShape(expected, expected), measures), []);
 });

@@ -11,7 +11,13 @@ import {
   makeChalk,
   type MachineInfo,
 } from '../../../results/report/format.ts';
-import { NOT_SHOWN_PREFIX, NOTE_PREFIX, type Comparison, type ReportExamples } from '../../../results/report/shape.ts';
+import {
+  NOT_SHOWN_PREFIX,
+  NOTE_PREFIX,
+  splitLine,
+  type Comparison,
+  type ReportExamples,
+} from '../../../results/report/shape.ts';
 import type { Measure } from '../../../results/report/measures.ts';
 import type { Question } from '../../../results/report/predictions.ts';
 
@@ -111,6 +117,23 @@ export function jsonDocument<R>(
   );
 }
 
+/**
+ * The numbers behind the lines that did not hold, for stderr under --shape: `<line key>: <value>
+ * <unit> (threshold <t>)`. A failed line's number is what tells a lockstep or a busy second from a
+ * lost mechanism, and --shape prints no table.
+ */
+export function failedMeasures(cmp: Comparison, measures: readonly Measure[]): string[] {
+  const failedKeys = new Set(
+    cmp.lines.filter((l) => l.status === 'failed' || l.status === 'missing').map((l) => splitLine(l.expected!).key),
+  );
+  return measures
+    .filter((m) => m.line !== undefined && failedKeys.has(m.line))
+    .map(
+      (m) =>
+        `${m.line}: ${Number(m.value.toPrecision(3))} ${m.unit}${m.threshold !== undefined ? ` (threshold ${m.threshold})` : ''}`,
+    );
+}
+
 /** Writes a finished run as the table (default), the shape lines (--shape) or JSON (--json). */
 export function writeOutcome<R>(
   exp: Reported<R>,
@@ -135,10 +158,12 @@ export function writeOutcome<R>(
         '\n',
     );
     for (const c of caveats) io.stderr.write(`Note: ${c}\n`);
-    if (!cmp.holds)
+    if (!cmp.holds) {
       io.stderr.write(
         `${busy ? 'The shape was not shown (the machine was busy)' : 'The shape does not hold'}: diff it with expected-output/${exp.name}.txt\n`,
       );
+      for (const m of failedMeasures(cmp, exp.report.measures?.(result) ?? [])) io.stderr.write(`  ${m}\n`);
+    }
   } else {
     const color = colorEnabled(io.stdout);
     io.stdout.write(exp.report.render(result, color) + '\n');
