@@ -28,6 +28,7 @@ import { readExpected, readProfileExpected } from './expected.ts';
 import { assertSignals } from '../../../lib/platform.ts';
 import { profileClockUs, ProfileSession } from '../profile/session.ts';
 import { renderProfiles } from '../profile/render.ts';
+import { costSentence, profilingCost } from '../profile/cost.ts';
 import { profileDir, profileExpectedFile } from './paths.ts';
 
 /** Flags every experiment has, besides --help. Spread into each experiment's own flags. */
@@ -187,6 +188,28 @@ function showOutcome<S extends FlagSpecs, O, R>(
 }
 
 /**
+ * After a --profile run: what profiling costs on this machine, in a lab of its own (the run's is
+ * closed; `adopt` hands it to the caller, so that Ctrl-C stops its replicas too), then the
+ * profiles with that cost, on stderr.
+ */
+async function showProfiles(
+  profile: ProfileSession,
+  progress: Progress,
+  io: Io,
+  adopt: (lab: Lab) => void,
+): Promise<void> {
+  const lab = new Lab();
+  adopt(lab);
+  lab.log = (l) => progress.note(l);
+  const cost = await profilingCost(lab, progress);
+  await lab.close();
+  progress.done();
+  io.stderr.write(
+    '\n' + renderProfiles(profile.collect(), profile.dir, colorEnabled(io.stderr), costSentence(cost)) + '\n',
+  );
+}
+
+/**
  * Runs an experiment as a command and resolves with its exit code. Only this function (called
  * from the experiment's entry file) writes to the terminal.
  */
@@ -251,7 +274,7 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     progress.step('stopping servers');
     await lab.close();
     progress.done();
-    if (profile) io.stderr.write('\n' + renderProfiles(profile.collect(), profile.dir, colorEnabled(io.stderr)) + '\n');
+    if (profile) await showProfiles(profile, progress, io, (l) => (lab = l));
 
     const format = flags.json ? 'json' : flags.shape ? 'shape' : 'table';
     return showOutcome(exp, result, machine, { expected, format, saveTo, answers }, io);

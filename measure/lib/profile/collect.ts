@@ -1,12 +1,12 @@
 /**
  * After a run with --profile: the profiles every Node process of the lab wrote when it exited
- * (`node --cpu-prof`, set through NODE_OPTIONS by the Lab), each cut to the run's profile windows
+ * (`node --cpu-prof`, which the Lab puts on each server's command line), each cut to the windows
  * and mapped from the servers' bundles back to their TypeScript sources, then written per process
  * as a `.cpuprofile` (Chrome DevTools: Performance, then "Load profile") and a flame graph page,
  * and summed into the heaviest functions by self time.
  *
  * A process killed with SIGKILL writes no profile (V8 writes it on a normal exit only; nodejs/node
- * #55094): a cluster worker killed by an experiment is missing from the list, and the summary says so.
+ * #55094): a cluster worker killed by an experiment is missing from the list.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';

@@ -4,8 +4,8 @@
  * offline. speedscope reads V8's `.cpuprofile` as it is, and draws the same profile three ways: in
  * time order, "left heavy" (the flame graph: each function's callees side by side, widest first)
  * and as a sandwich (callers and callees of one function). Chosen because it is kept up (1.25.0,
- * December 2025), needs no server, and reads a `.cpuprofile` without
- * conversion; 0x draws its own graphs but cannot profile a cluster (davidmarkclements/0x).
+ * December 2025), needs no server, and reads a `.cpuprofile` without conversion; 0x draws its own
+ * graphs but cannot profile a cluster (davidmarkclements/0x).
  *
  * The profile is handed over as speedscope's own command line does it: with `#localProfilePath=`
  * in the address, speedscope defines `window.speedscope.loadFileFromBase64`, and the page calls it

@@ -9,15 +9,16 @@ import type { ProcessProfile } from './collect.ts';
 /** How many functions each process and window lists. */
 const TOP = 8;
 
-/** The profiles as tables for people: `dir` is the folder the files went to. */
-export function renderProfiles(profiles: ProcessProfile[], dir: string, color: boolean): string {
+/** The profiles as tables for people: `dir` is the folder the files went to, `cost` what profiling cost (cost.ts). */
+export function renderProfiles(profiles: ProcessProfile[], dir: string, color: boolean, cost?: string): string {
   const c = makeChalk(color);
   const out = [
     c.bold(
       `Profiles (--profile): ${profiles.length} process(es), written to ${path.relative(process.cwd(), dir) || dir}/`,
     ),
   ];
-  if (profiles.length === 0) out.push('  no Node process wrote a profile (a process killed with SIGKILL writes none)');
+  out.push(c.dim('  each Node process writes its profile when it exits; one killed with SIGKILL writes none'));
+  if (cost) out.push(`  ${cost}`);
   for (const p of profiles) {
     for (const w of p.windows) {
       const ms = w.selfTimes.reduce((n, s) => n + s.selfMs, 0);
