@@ -86,6 +86,7 @@ async function run({ lab, progress, options, port, machine, profile }: RunContex
       heavyMs: heavyDone.ms,
       lightMs: lights.map((l) => l.ms),
       eventLoopDelayMaxMs: stats.body.eventLoopDelay.maxMs,
+      eventLoopUtilization: stats.body.eventLoopUtilization,
     });
   }
   // The loan service writes its profile when it exits: stopped here, so that the result holds it.

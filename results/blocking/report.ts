@@ -17,6 +17,12 @@ export interface BlockingBlock {
   lightMs: number[];
   /** The server's event-loop delay during the block (max, resolution subtracted), ms. */
   eventLoopDelayMaxMs: number;
+  /**
+   * The share of the block the server's event loop spent running code rather than waiting for
+   * events, 0 to 1 (performance.eventLoopUtilization; absent in results saved before it was kept).
+   * Beside the delay: the delay says how long one wait was, utilization how busy the loop was.
+   */
+  eventLoopUtilization?: number;
 }
 
 export interface BlockingResult {
@@ -176,6 +182,11 @@ export function render(r: BlockingResult, color: boolean, caption = machineCapti
     cell(blk, blk?.eventLoopDelayMaxMs, 'delay'),
     cell(pool, pool?.eventLoopDelayMaxMs, 'delay'),
   ]);
+  const busy = (b: BlockingBlock | undefined) =>
+    b?.eventLoopUtilization === undefined ? '' : `${Math.round(b.eventLoopUtilization * 100)} %`;
+  if (r.blocks.some((b) => b.eventLoopUtilization !== undefined)) {
+    table.push(['event-loop utilization', busy(blk), busy(pool)]);
+  }
   return [
     c.bold(`Lesson 3 · blocking: one heavy scrypt, then ${n} light requests ${r.offsetMs} ms later`),
     c.dim(`heavy cost ${r.heavyCost} · ${caption}`),

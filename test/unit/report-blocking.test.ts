@@ -146,3 +146,11 @@ test('with --profile: scrypt heaviest in the blocking half and off the main thre
     false,
   );
 });
+
+test('render: event-loop utilization beside the delay when the run kept it, not otherwise', () => {
+  const r = blockingResult();
+  assert.doesNotMatch(render(r, false), /utilization/);
+  r.blocks[0]!.eventLoopUtilization = 0.968;
+  r.blocks[1]!.eventLoopUtilization = 0.031;
+  assert.match(render(r, false), /│ event-loop utilization +│ +97 % │ +3 % │/);
+});
