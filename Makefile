@@ -150,9 +150,10 @@ test-all: ready
 	NSL_CLASS_DIR=$$class $(MAKE) --no-print-directory test test-e2e
 
 # The pictures in docs/, taken by the browser tests that check those pages (test/helpers.ts
-# screenshotPath): the class roll-up at a projector's 1,400 x 900, and the Traffic Lab in each mode.
+# screenshotPath): the class roll-up at a projector's 1,400 x 900, the Traffic Lab in each mode, and a
+# --profile flame graph page.
 screenshots: ready
-	NSL_SCREENSHOTS=$(CURDIR)/docs $(NODE_TEST) --test-concurrency=1 test/integration/rollup-page.test.ts test/integration/traffic-lab.test.ts test/integration/traffic-lab-live.test.ts
+	NSL_SCREENSHOTS=$(CURDIR)/docs $(NODE_TEST) --test-concurrency=1 test/integration/rollup-page.test.ts test/integration/traffic-lab.test.ts test/integration/traffic-lab-live.test.ts test/e2e/profile.test.ts
 
 clean:
 	rm -rf node_modules
