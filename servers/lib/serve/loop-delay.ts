@@ -16,9 +16,14 @@ export function lastSecondLoopDelay(): () => { p99: number; max: number } {
   h.enable();
   let last = { p99: 0, max: 0 };
   const ms = (ns: number) => Math.max(0, Math.round(ns / 1e3 - LOOP_SAMPLE_MS * 1e3) / 1e3);
+  // Read and reset in the check phase (setImmediate), after every timer due now has run, the
+  // monitor's own included: a reset clears the time of its last sample, so a reset that ran just
+  // before the sample that follows a block would drop the block's delay altogether.
   setInterval(() => {
-    last = { p99: ms(h.percentile(99)), max: ms(h.max) };
-    h.reset();
+    setImmediate(() => {
+      last = { p99: ms(h.percentile(99)), max: ms(h.max) };
+      h.reset();
+    });
   }, 1000).unref();
   return () => last;
 }
