@@ -21,6 +21,15 @@ export function line(...tokens: (string | number)[]): string {
   return tokens.map(String).join('  ');
 }
 
+/**
+ * The shape without the lines a --profile run adds (`profile  ...`, from expected-output/profile/):
+ * the class tools (compare, the roll-up) hold a run to its experiment's expected file, which a run
+ * without --profile prints exactly, so a student's profiled run is judged by the same lines.
+ */
+export function withoutProfileLines(shape: readonly string[]): string[] {
+  return shape.filter((l) => !l.startsWith('profile  '));
+}
+
 /** A shape line's key (every token but the last) and verdict (the last token). */
 export function splitLine(l: string): { key: string; verdict: string } {
   const tokens = l.trim().split(/\s{2,}/);

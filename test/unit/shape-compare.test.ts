@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CANNOT_SHOW, compareShape, line, parseExpected } from '../../results/report/shape.ts';
+import { CANNOT_SHOW, compareShape, line, parseExpected, withoutProfileLines } from '../../results/report/shape.ts';
 import { readExpected } from '../../measure/lib/harness/expected.ts';
 import { failedMeasures, renderComparison } from '../../measure/lib/harness/outcome.ts';
 import { ROOT } from '../../measure/lib/harness/paths.ts';
@@ -152,4 +152,17 @@ test('under --shape, a line that did not hold is printed with the number behind 
   ]);
   assert.deepEqual(failedMeasures(failed, measures), ['throughput  up-to-core-count: 1.21 × (threshold 1.4)']);
   assert.deepEqual(failedMeasures(compareShape(expected, expected), measures), []);
+});
+
+test("compare: a --profile run's extra lines are left out, so it is held to its experiment's file", () => {
+  const all = loadExpected();
+  const profiled = [
+    ...all.get('blocking')!,
+    'profile  blocking  heaviest-self-frame  scrypt',
+    'profile  pooled  scrypt-on-main-thread  none',
+  ];
+  assert.equal(compareText('blocking.txt', profiled.join('\n') + '\n', all).holds, true);
+  assert.deepEqual(withoutProfileLines(profiled), all.get('blocking'));
+  // Without the filter the profile lines would be foreign: the check can fail.
+  assert.equal(compareShape(all.get('blocking')!, profiled).holds, false);
 });

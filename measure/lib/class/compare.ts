@@ -14,6 +14,7 @@ import {
   parseExpected,
   splitLine,
   type Comparison,
+  withoutProfileLines,
 } from '../../../results/report/shape.ts';
 
 /** Every experiment's expected lines, by name. */
@@ -49,7 +50,7 @@ interface FileVerdict {
  * experiment whose lines it follows (the run writes it after them).
  */
 export function compareText(file: string, text: string, expected: Map<string, string[]>, only?: string): FileVerdict {
-  const lines = text.split('\n').map((l) => l.trimEnd());
+  const lines = withoutProfileLines(text.split('\n').map((l) => l.trimEnd()));
   const notShown = lines.filter((l) => l.startsWith(NOT_SHOWN_PREFIX)).map((l) => l.slice(NOT_SHOWN_PREFIX.length));
   const notes = lines.filter((l) => l.startsWith(NOTE_PREFIX)).map((l) => l.slice(NOTE_PREFIX.length));
   const owners = new Map<string, string[]>();

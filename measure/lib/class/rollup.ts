@@ -7,7 +7,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { compareShape, type Comparison } from '../../../results/report/shape.ts';
+import { compareShape, withoutProfileLines, type Comparison } from '../../../results/report/shape.ts';
 import { makeChalk, makeTable, type MachineInfo } from '../../../results/report/format.ts';
 import { isGradedDocument, readGraded, type GradedExercise } from './graded.ts';
 import {
@@ -102,7 +102,7 @@ export function rollUp(
       skipped.push({ file, reason: `no experiment '${data.experiment}' in this kit's expected-output/` });
       continue;
     }
-    const shape = (data.shape as unknown[]).filter((l): l is string => typeof l === 'string');
+    const shape = withoutProfileLines((data.shape as unknown[]).filter((l): l is string => typeof l === 'string'));
     runs.push({
       student,
       file,
