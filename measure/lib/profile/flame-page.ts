@@ -8,8 +8,9 @@
  * graphs but cannot profile a cluster (davidmarkclements/0x).
  *
  * The profile is handed over as speedscope's own command line does it: with `#localProfilePath=`
- * in the address, speedscope defines `window.speedscope.loadFileFromBase64`, and the page calls it
- * (the script speedscope then asks for under that path is not needed, and is not there).
+ * in the address, speedscope defines `window.speedscope.loadFileFromBase64`, then adds a script
+ * element for that path, whose code calls it. The page has no such file: it takes that one script
+ * element in and makes the call itself, so nothing is fetched and nothing fails.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -53,16 +54,21 @@ export function flameGraphPage(title: string, fileName: string, profileJson: str
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <title>${title.replace(/[<&]/g, (c) => (c === '<' ? '&lt;' : '&amp;'))} · flame graph</title>
 <style>${inline(css)}</style>
-<script>if (!location.hash.includes('localProfilePath')) history.replaceState(null, '', '#localProfilePath=inline&view=left-heavy');</script>
+<script>
+if (!location.hash.includes('localProfilePath')) history.replaceState(null, '', '#localProfilePath=inline&view=left-heavy');
+(function () {
+  var append = document.head.appendChild.bind(document.head);
+  document.head.appendChild = function (el) {
+    if (el.tagName !== 'SCRIPT' || el.src.slice(-7) !== '/inline' || !window.speedscope) return append(el);
+    // After speedscope's own start-up has finished, as a loaded script's call would come.
+    setTimeout(function () { window.speedscope.loadFileFromBase64(${JSON.stringify(fileName)}, ${JSON.stringify(base64)}); });
+    return el;
+  };
+})();
+</script>
 </head>
 <body>
 <script>${inline(js)}</script>
-<script>
-(function load(tries) {
-  if (window.speedscope) return window.speedscope.loadFileFromBase64(${JSON.stringify(fileName)}, ${JSON.stringify(base64)});
-  if (tries > 0) setTimeout(function () { load(tries - 1); }, 50);
-})(100);
-</script>
 </body>
 </html>
 `;
