@@ -138,10 +138,13 @@ export function drainOnStop(server: http.Server, opts: DrainOptions = {}): void 
       finish(cut);
     }, drainDeadlineMs).unref();
   };
+  // `on`, not `once`: a second SIGTERM during the drain (the launcher signals a cluster's whole
+  // process group, then the primary signals each worker) must not fall back to SIGTERM's default,
+  // which kills the worker mid-drain and, under --profile, before V8 writes its profile.
   const arm = () => {
-    process.once('SIGTERM', stop);
+    process.on('SIGTERM', stop);
     if (!announce) return;
-    process.once('SIGINT', stop);
+    process.on('SIGINT', stop);
     exitWithLauncher(stop);
   };
   // Armed once the server listens. Before that a stop signal ends the process at once (SIGTERM's
