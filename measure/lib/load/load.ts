@@ -18,6 +18,7 @@ import {
 import { assertLoopback } from './probe.ts';
 import type { TimelineSecond } from '../../../results/report/timeline.ts';
 import { headerCounter } from './header-count.ts';
+import { markLoad } from './windows.ts';
 import type { LoadOptions, LoadResult, RunningLoad, SlowResponses } from './load-types.ts';
 
 /** autocannon's sample interval, ms: a run ends within this long after its duration. */
@@ -86,6 +87,7 @@ export function startLoad(opts: LoadOptions): RunningLoad {
     const h = header ? { headerMatched: header.count() } : {};
     return { ...r, ...records.done(), ...(s ? { settled: s } : {}), ...(q ? { quantilesMs: q } : {}), ...h };
   });
+  markLoad(result);
   // autocannon refuses some options (an overallRate under 1, say) by returning an emitter with no stop().
   return { stop: () => instance.stop?.(), result };
 }

@@ -23,6 +23,7 @@ import { Client } from 'undici';
 import { KitError } from '../../../lib/errors.ts';
 import { createLatencyHistogram, recordMs, summarize, type LatencyHistogram } from '../../../results/report/latency.ts';
 import { assertLoopback } from './probe.ts';
+import { markLoad } from './windows.ts';
 import {
   EXPECTED_STATUS,
   REQUEST_TYPES,
@@ -264,5 +265,6 @@ export function startUsers(opts: UsersOptions): RunningUsers {
   };
 
   const result = Promise.all(Array.from({ length: opts.users }, (_, i) => user(i))).then(() => rec.result(opts));
+  markLoad(result);
   return { stop: () => stopper.abort(), result };
 }

@@ -11,6 +11,7 @@ import { KitError } from '../../../lib/errors.ts';
 import { launch, type LaunchSpec, type ServerProcess } from './launch.ts';
 import { signalGroup } from '../../../lib/terminate.ts';
 import type { ProfileSession } from '../profile/session.ts';
+import type { LoopWatch } from '../profile/loops.ts';
 
 export class Lab {
   private readonly running = new Set<ServerProcess>();
@@ -23,6 +24,8 @@ export class Lab {
   log: (line: string) => void = () => {};
   /** With --profile: every server is started under the CPU profiler, and named for its profile. */
   profile: ProfileSession | undefined;
+  /** Every server (and its cluster workers) reports its event loop to this watch's folder (profile/loops.ts). */
+  loops: LoopWatch | undefined;
 
   constructor() {
     process.on('exit', this.onExit);
@@ -31,9 +34,11 @@ export class Lab {
   /** Launches a server (see launch()) and registers it for cleanup before waiting for readiness. */
   async start(spec: LaunchSpec): Promise<ServerProcess> {
     if (this.closing) throw new KitError('KIT_ERR_USAGE', 'the lab is closing; no new servers');
-    const profiled = this.profile
-      ? { ...spec, nodeArgs: [...(spec.nodeArgs ?? []), ...this.profile.nodeArgs()] }
-      : spec;
+    const profiled = {
+      ...spec,
+      ...(this.profile ? { nodeArgs: [...(spec.nodeArgs ?? []), ...this.profile.nodeArgs(spec.server)] } : {}),
+      ...(this.loops ? { loopReportDir: this.loops.dir } : {}),
+    };
     const proc = await launch(profiled, (p) => {
       this.profile?.names.set(p.pid, spec.server);
       this.running.add(p);

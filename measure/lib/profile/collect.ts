@@ -27,7 +27,10 @@ import { flameGraphPage } from './flame-page.ts';
 /** One process's profile, cut to the windows. */
 export interface ProcessProfile {
   pid: number;
-  /** The server's name as the lab started it, or `worker` for a process it did not start itself (a cluster's worker). */
+  /**
+   * The server's name as the lab started it, or `<server>-worker` for a process the server forked
+   * itself (a cluster's worker), found in the server's profile folder.
+   */
   name: string;
   /** The windows' profiles by label: self times, heaviest first, `where` as a source file:line. */
   windows: { label: string; selfTimes: SelfTime[]; samples: number }[];
@@ -82,40 +85,50 @@ function projectWhere(f: CallFrame): string {
 }
 
 /**
- * Reads every profile in `dir` (one per Node process that exited normally), cuts each to the
- * labelled windows, writes `<name>-<pid>.cpuprofile` and `<name>-<pid>.html` beside them, and
- * returns each process's self times per window. `names` maps the lab's pids to server names.
+ * Reads every profile in the servers' folders (one per Node process that exited normally; `folders`
+ * maps each to its server's name), cuts each to the labelled windows, writes
+ * `<name>-<pid>.cpuprofile` and `<name>-<pid>.html` into `dir`, and returns each process's self
+ * times per window. `names` maps the pids the lab started to server names; any other process in a
+ * server's folder is one of its cluster workers.
  */
 export function collectProfiles(
   dir: string,
+  folders: ReadonlyMap<string, string>,
   names: ReadonlyMap<number, string>,
-  windows: ReadonlyMap<string, Window[]>,
+  windows: ReadonlyMap<string, readonly Window[]>,
 ): ProcessProfile[] {
   const map = sourceMapper();
-  const all = [...windows.values()].flat();
   const out: ProcessProfile[] = [];
-  for (const file of existsSync(dir) ? readdirSync(dir).sort() : []) {
-    const pid = profilePid(file);
-    if (pid === undefined) continue;
-    const whole = mapFrames(JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as CpuProfile, map);
-    // A Node process the lab did not start itself is a cluster's worker (fork inherits --cpu-prof).
-    const name = names.get(pid) ?? 'worker';
-    const perWindow = [...windows].map(([label, ws]) => {
-      const cut = cutToWindows(whole, ws);
-      return { label, selfTimes: cut ? selfTimes(cut, projectWhere) : [], samples: cut?.samples.length ?? 0 };
-    });
-    const cut = cutToWindows(whole, all);
-    let files: ProcessProfile['files'];
-    if (cut) {
-      const base = path.join(dir, `${name}-${pid}`);
-      writeFileSync(`${base}.cpuprofile`, JSON.stringify(cut));
-      writeFileSync(
-        `${base}.html`,
-        flameGraphPage(`${name} (pid ${pid})`, `${name}-${pid}.cpuprofile`, JSON.stringify(cut)),
-      );
-      files = { cpuprofile: `${base}.cpuprofile`, html: `${base}.html` };
+  for (const [folder, server] of folders) {
+    for (const file of existsSync(folder) ? readdirSync(folder).sort() : []) {
+      const pid = profilePid(file);
+      if (pid === undefined) continue;
+      const whole = mapFrames(JSON.parse(readFileSync(path.join(folder, file), 'utf8')) as CpuProfile, map);
+      out.push(writeCut(dir, pid, names.get(pid) ?? `${server}-worker`, whole, windows));
     }
-    out.push({ pid, name, windows: perWindow, files });
   }
   return out;
+}
+
+/** One process's profile cut to `windows`: its self times per window, and the files written to `dir`. */
+function writeCut(
+  dir: string,
+  pid: number,
+  name: string,
+  whole: CpuProfile,
+  windows: ReadonlyMap<string, readonly Window[]>,
+): ProcessProfile {
+  const perWindow = [...windows].map(([label, ws]) => {
+    const cut = cutToWindows(whole, ws);
+    return { label, selfTimes: cut ? selfTimes(cut, projectWhere) : [], samples: cut?.samples.length ?? 0 };
+  });
+  const cut = cutToWindows(whole, [...windows.values()].flat());
+  if (!cut) return { pid, name, windows: perWindow, files: undefined };
+  const base = path.join(dir, `${name}-${pid}`);
+  writeFileSync(`${base}.cpuprofile`, JSON.stringify(cut));
+  writeFileSync(
+    `${base}.html`,
+    flameGraphPage(`${name} (pid ${pid})`, `${name}-${pid}.cpuprofile`, JSON.stringify(cut)),
+  );
+  return { pid, name, windows: perWindow, files: { cpuprofile: `${base}.cpuprofile`, html: `${base}.html` } };
 }

@@ -1,22 +1,26 @@
 /**
  * One run's profiling (--profile): every Node process the Lab starts is started with `--cpu-prof`
  * (a cluster's forked workers inherit it from process.execArgv), and writes its profile into one
- * folder when it exits. The experiment names the windows that matter (the load, or each half of
- * it) with window(); collect() then cuts every profile to them (collect.ts).
+ * folder when it exits. Each server gets a folder of its own, which its cluster workers share, so
+ * a worker's profile is named after the server that forked it. The experiment names the windows
+ * that matter (each half of the load, say) with window(); without them, every load the kit's
+ * generators send (load/windows.ts) is a window. collect() then cuts every profile to them
+ * (collect.ts).
  */
+import path from 'node:path';
+import { monotonicUs } from '../load/windows.ts';
 import { collectProfiles, type ProcessProfile } from './collect.ts';
 import type { Window } from '../../../results/report/cpuprofile.ts';
-
-/** The machine's monotonic clock in µs: the clock a CPU profile's startTime is on (results/report/cpuprofile.ts). */
-export function profileClockUs(): number {
-  return Number(process.hrtime.bigint() / 1000n);
-}
 
 export class ProfileSession {
   /** Windows by label, in the order they were first opened; µs on the profiles' clock. */
   readonly windows = new Map<string, Window[]>();
   /** Server names by the pid the lab started them with. */
   readonly names = new Map<number, string>();
+  /** Each server's own profile folder (under dir/raw) with its name: its workers write there too. */
+  readonly folders = new Map<string, string>();
+  /** The loads the kit's generators sent during the run (load/windows.ts), set by the harness. */
+  loads: readonly Window[] = [];
   private collected: ProcessProfile[] | undefined;
 
   /** `dir`: where the profiles go; Node makes it when the first process exits. */
@@ -26,18 +30,20 @@ export class ProfileSession {
    * Node's options for a child (not NODE_OPTIONS, which refuses --cpu-prof): a cluster primary's
    * workers inherit them through process.execArgv, so they are profiled too.
    */
-  nodeArgs(): string[] {
-    return ['--cpu-prof', `--cpu-prof-dir=${this.dir}`];
+  nodeArgs(server: string): string[] {
+    const folder = path.join(this.dir, 'raw', `${server}-${this.folders.size + 1}`);
+    this.folders.set(folder, server);
+    return ['--cpu-prof', `--cpu-prof-dir=${folder}`];
   }
 
   /** Runs `f`, and counts the time it takes as window `label` (a label may have several windows). */
   async window<T>(label: string, f: () => Promise<T>): Promise<T> {
-    const fromUs = profileClockUs();
+    const fromUs = monotonicUs();
     try {
       return await f();
     } finally {
       const list = this.windows.get(label) ?? [];
-      list.push({ fromUs, toUs: profileClockUs() });
+      list.push({ fromUs, toUs: monotonicUs() });
       this.windows.set(label, list);
     }
   }
@@ -47,8 +53,12 @@ export class ProfileSession {
    * have exited, since each writes its profile on exit.
    */
   collect(): ProcessProfile[] {
-    const windows = this.windows.size ? this.windows : new Map([['run', this.run ? [this.run] : []]]);
-    this.collected ??= collectProfiles(this.dir, this.names, windows);
+    const windows = this.windows.size
+      ? this.windows
+      : this.loads.length
+        ? new Map([['load', this.loads]])
+        : new Map([['run', this.run ? [this.run] : []]]);
+    this.collected ??= collectProfiles(this.dir, this.folders, this.names, windows);
     return this.collected;
   }
 
