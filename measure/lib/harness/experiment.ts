@@ -26,9 +26,9 @@ import { grade, renderPredictions, type Answers } from '../../../results/report/
 import { ASK, askAnswers, normalizePredictFlag, questionList, readAnswersFile } from './predict.ts';
 import { readExpected, readProfileExpected } from './expected.ts';
 import { assertSignals } from '../../../lib/platform.ts';
-import { profileClockUs, ProfileSession } from '../profile/session.ts';
-import { renderProfiles } from '../profile/render.ts';
-import { costSentence, profilingCost } from '../profile/cost.ts';
+import { ProfileSession } from '../profile/session.ts';
+import { LoopWatch, renderLoops } from '../profile/loops.ts';
+import { showProfiles } from '../profile/show.ts';
 import { profileDir, profileExpectedFile } from './paths.ts';
 
 /** Flags every experiment has, besides --help. Spread into each experiment's own flags. */
@@ -138,6 +138,18 @@ async function runWatched<R>(machine: MachineInfo, run: () => Promise<R>): Promi
   }
 }
 
+/** --predict --list: the questions with their ids and choices, on stdout; KIT_ERR_USAGE without --predict. */
+function listQuestions<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, predict: unknown, io: Io): number {
+  if (typeof predict !== 'string')
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      '--list goes with --predict',
+      `npx tsx measure/${exp.name}.ts --predict --list`,
+    );
+  io.stdout.write(questionList(exp.name, exp.report.predictions ?? []));
+  return 0;
+}
+
 /** --predict's answers: typed (`ask`) or from a file; KIT_ERR_USAGE when the experiment has no questions. */
 async function collectAnswers<S extends FlagSpecs, O, R>(
   exp: Experiment<S, O, R>,
@@ -169,12 +181,14 @@ function showOutcome<S extends FlagSpecs, O, R>(
     format: 'table' | 'shape' | 'json';
     saveTo: string | undefined;
     answers: Answers | undefined;
+    /** Each server process's event loop during the load (profile/loops.ts), under the table. */
+    loopTable?: string | undefined;
   },
   io: Io,
 ): number {
   const shape = exp.report.shape(result);
   const cmp = compareShape(o.expected, shape, exp.report.hints);
-  writeOutcome(exp, result, shape, cmp, machine, o.format, io);
+  writeOutcome(exp, result, shape, cmp, machine, o.format, io, o.loopTable);
   if (o.saveTo)
     io.stderr.write(
       (writeSaved(o.saveTo, jsonDocument(exp, result, shape, cmp, machine) + '\n') ?? `saved: ${o.saveTo}`) + '\n',
@@ -188,28 +202,6 @@ function showOutcome<S extends FlagSpecs, O, R>(
 }
 
 /**
- * After a --profile run: what profiling costs on this machine, in a lab of its own (the run's is
- * closed; `adopt` hands it to the caller, so that Ctrl-C stops its replicas too), then the
- * profiles with that cost, on stderr.
- */
-async function showProfiles(
-  profile: ProfileSession,
-  progress: Progress,
-  io: Io,
-  adopt: (lab: Lab) => void,
-): Promise<void> {
-  const lab = new Lab();
-  adopt(lab);
-  lab.log = (l) => progress.note(l);
-  const cost = await profilingCost(lab, progress);
-  await lab.close();
-  progress.done();
-  io.stderr.write(
-    '\n' + renderProfiles(profile.collect(), profile.dir, colorEnabled(io.stderr), costSentence(cost)) + '\n',
-  );
-}
-
-/**
  * Runs an experiment as a command and resolves with its exit code. Only this function (called
  * from the experiment's entry file) writes to the terminal.
  */
@@ -219,6 +211,7 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
   io: Io = TERMINAL,
 ): Promise<number> {
   let lab: Lab | undefined;
+  let loops: LoopWatch | undefined;
   const progress = new Progress(io.stderr);
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -238,16 +231,7 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     assertNodeVersion();
     const parsed = parseOrHelp(exp.command, normalizePredictFlag(argv), io);
     if (!parsed) return EXIT.holds;
-    if (parsed.flags.list) {
-      if (typeof parsed.flags.predict !== 'string')
-        throw new KitError(
-          'KIT_ERR_USAGE',
-          '--list goes with --predict',
-          `npx tsx measure/${exp.name}.ts --predict --list`,
-        );
-      io.stdout.write(questionList(exp.name, exp.report.predictions ?? []));
-      return 0;
-    }
+    if (parsed.flags.list) return listQuestions(exp, parsed.flags.predict, io);
     // Before any other check: on native Windows, nothing a student could fix in the flags helps.
     assertSignals(exp.name);
     const flags = parsed.flags as Record<string, string | boolean | undefined>;
@@ -266,18 +250,21 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     const machine = await machineInfo();
     lab = new Lab();
     lab.log = (l) => progress.note(l);
+    loops = lab.loops = new LoopWatch();
     const profile = flags.profile ? (lab.profile = new ProfileSession(profileDir(exp.name))) : undefined;
     const ctx = { lab, progress, options, quick: Boolean(flags.quick), port, machine, ...(profile ? { profile } : {}) };
-    const runFrom = profileClockUs();
-    const result = await runWatched(machine, () => exp.run(ctx));
-    if (profile) profile.run = { fromUs: runFrom, toUs: profileClockUs() };
+    loops.begin();
+    const result = await runWatched(machine, () => exp.run(ctx)).finally(() => loops?.end());
+    if (profile) Object.assign(profile, { run: loops.run, loads: loops.loads });
     progress.step('stopping servers');
     await lab.close();
     progress.done();
+    const loopRows = loops.rows();
     if (profile) await showProfiles(profile, progress, io, (l) => (lab = l));
 
     const format = flags.json ? 'json' : flags.shape ? 'shape' : 'table';
-    return showOutcome(exp, result, machine, { expected, format, saveTo, answers }, io);
+    const loopTable = loopRows.length ? renderLoops(loopRows, colorEnabled(io.stdout)) : undefined;
+    return showOutcome(exp, result, machine, { expected, format, saveTo, answers, loopTable }, io);
   } catch (err) {
     progress.done();
     // Stopping servers on a signal makes the run's pending requests fail; that is not news.
@@ -286,6 +273,7 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     return exitCodeFor(err);
   } finally {
     await lab?.close();
+    loops?.dispose();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

@@ -143,6 +143,7 @@ export function writeOutcome<R>(
   machine: MachineInfo,
   format: 'table' | 'shape' | 'json',
   io: Io,
+  loopTable?: string,
 ): void {
   const notShown = exp.report.notShown?.(result) ?? [];
   const busy = busyMachineCaveat(machine);
@@ -167,6 +168,7 @@ export function writeOutcome<R>(
   } else {
     const color = colorEnabled(io.stdout);
     io.stdout.write(exp.report.render(result, color) + '\n');
+    if (loopTable) io.stdout.write(loopTable + '\n');
     for (const c of caveats) io.stdout.write(`Note: ${c}\n`);
     io.stdout.write(renderComparison(cmp, `expected-output/${exp.name}.txt`, color, machine));
   }

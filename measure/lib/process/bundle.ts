@@ -43,11 +43,15 @@ function sourcesHash(files = sourceFiles()): string {
   return h.digest('hex').slice(0, 16);
 }
 
-/** The servers to bundle: every servers/*.ts. */
+/** The event-loop report every server loads first when the harness asks for it (node --import). */
+const LOOP_REPORT = path.join(ROOT, 'servers', 'lib', 'serve', 'loop-report.ts');
+
+/** The servers to bundle: every servers/*.ts, and the loop report they may load. */
 function entries(): string[] {
   return readdirSync(path.join(ROOT, 'servers'))
     .filter((f) => f.endsWith('.ts'))
-    .map((f) => path.join(ROOT, 'servers', f));
+    .map((f) => path.join(ROOT, 'servers', f))
+    .concat(LOOP_REPORT);
 }
 
 /**
@@ -112,4 +116,12 @@ function prune(keep: string): void {
 export function serverCommand(name: string, build: string | undefined): string[] {
   const bundled = build && path.join(build, `${name}.mjs`);
   return bundled && existsSync(bundled) ? [bundled] : ['--import', 'tsx', path.join(ROOT, 'servers', `${name}.ts`)];
+}
+
+/** Node's options that load the event-loop report before a server: its bundle, else through tsx. */
+export function loopReportArgs(build: string | undefined): string[] {
+  const bundled = build && path.join(build, 'loop-report.mjs');
+  return bundled && existsSync(bundled)
+    ? ['--import', pathToFileURL(bundled).href]
+    : ['--import', 'tsx', '--import', pathToFileURL(LOOP_REPORT).href];
 }

@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { KitError, type KitErrorCode } from '../../../lib/errors.ts';
 import { READY_PATTERN } from '../../../lib/ready.ts';
-import { serverBuild, serverCommand } from './bundle.ts';
+import { loopReportArgs, serverBuild, serverCommand } from './bundle.ts';
 import { ROOT } from '../harness/paths.ts';
 import { signalGroup, terminateGroup } from '../../../lib/terminate.ts';
 
@@ -26,6 +26,11 @@ export interface LaunchSpec {
   nodeArgs?: string[];
   /** Open an IPC channel to the child (the cluster primary takes commands over it). */
   ipc?: boolean;
+  /**
+   * A folder for the event-loop report (servers/lib/serve/loop-report.ts): the server, and every
+   * worker it forks, writes how busy its loop was there, four times a second.
+   */
+  loopReportDir?: string;
   /** How long to wait for the ready line, in ms (default 20 000: tsx compiles on first start). */
   readyTimeoutMs?: number;
 }
@@ -205,12 +210,19 @@ export class ServerProcess {
  * KIT_ERR_READY_TIMEOUT.
  */
 export async function launch(spec: LaunchSpec, onSpawn: (p: ServerProcess) => void = () => {}): Promise<ServerProcess> {
-  const command = spec.script ? ['--import', 'tsx', spec.script] : serverCommand(spec.server, await serverBuild());
-  const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), ...command, ...(spec.args ?? [])], {
+  const build = spec.script ? undefined : await serverBuild();
+  const command = spec.script ? ['--import', 'tsx', spec.script] : serverCommand(spec.server, build);
+  const report = spec.loopReportDir ? loopReportArgs(build) : [];
+  const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), ...report, ...command, ...(spec.args ?? [])], {
     cwd: ROOT,
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe', ...(spec.ipc ? (['ipc'] as const) : [])],
-    env: { ...process.env, ...spec.env, LAB_LIFELINE: 'stdin' },
+    env: {
+      ...process.env,
+      ...spec.env,
+      LAB_LIFELINE: 'stdin',
+      ...(spec.loopReportDir ? { NSL_LOOP_REPORT_DIR: spec.loopReportDir } : {}),
+    },
   });
   const proc = new ServerProcess(spec.server, child);
   await new Promise<void>((resolve, reject) => {
