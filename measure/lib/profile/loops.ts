@@ -21,8 +21,8 @@ const WRAPPERS = new Set(['redis', 'postgres', 'nginx']);
 interface LoopRow {
   name: string;
   pid: number;
-  /** Event-loop utilization over the load, 0 to 1. */
-  utilization: number;
+  /** Event-loop utilization over the load, 0 to 1; undefined under the CPU profiler, which makes it read busy. */
+  utilization: number | undefined;
   /** The longest delay of its loop during the load, ms. */
   delayMaxMs: number;
   /** How long the lines cover, s. */
@@ -51,7 +51,7 @@ export function readLoops(dir: string, windows: readonly Window[]): LoopRow[] {
     rows.push({
       name,
       pid,
-      utilization: active + idle > 0 ? active / (active + idle) : 0,
+      utilization: lines.some((l) => l.profiled) ? undefined : active + idle > 0 ? active / (active + idle) : 0,
       delayMaxMs: Math.max(...lines.map((l) => l.delayMaxMs)),
       coveredS: (active + idle) / 1000,
     });
@@ -70,7 +70,7 @@ export function renderLoops(rows: readonly LoopRow[], color: boolean): string {
     table.push([
       r.name,
       String(r.pid),
-      `${Math.round(r.utilization * 100)} %`,
+      r.utilization === undefined ? '– (profiled)' : `${Math.round(r.utilization * 100)} %`,
       `${r.delayMaxMs.toFixed(1)} ms`,
       `${r.coveredS.toFixed(1)} s`,
     ]);
