@@ -95,6 +95,16 @@ export interface Experiment<S extends FlagSpecs, O, R> {
   options(flags: ParsedFlags<S>): O;
   run(ctx: RunContext<O>): Promise<R>;
   report: Report<R>;
+  /**
+   * The lines this run's shape is compared with, when they depend on its options (the incident
+   * the run plants): the file, and how to name it to the reader. Default expected-output/<name>.txt.
+   */
+  expected?(options: O): { file: string; label: string };
+  /**
+   * After the table (not with --shape or --json): anything the experiment asks of the reader
+   * once they have seen it (the incident's name). Returns an exit code to use instead, or undefined.
+   */
+  conclude?(result: R, options: O, io: Io): Promise<number | undefined>;
 }
 
 /** Declares an experiment; keeps its flags' literal types so `options` gets typed flags. */
@@ -181,14 +191,14 @@ function showOutcome<S extends FlagSpecs, O, R>(
     format: 'table' | 'shape' | 'json';
     saveTo: string | undefined;
     answers: Answers | undefined;
-    /** Each server process's event loop during the load (profile/loops.ts), under the table. */
-    loopTable?: string | undefined;
+    /** Each server process's event loop during the load (profile/loops.ts), and what the shape is compared with. */
+    extra: { loopTable?: string | undefined; expectedLabel?: string | undefined };
   },
   io: Io,
 ): number {
   const shape = exp.report.shape(result);
   const cmp = compareShape(o.expected, shape, exp.report.hints);
-  writeOutcome(exp, result, shape, cmp, machine, o.format, io, o.loopTable);
+  writeOutcome(exp, result, shape, cmp, machine, o.format, io, o.extra);
   if (o.saveTo)
     io.stderr.write(
       (writeSaved(o.saveTo, jsonDocument(exp, result, shape, cmp, machine) + '\n') ?? `saved: ${o.saveTo}`) + '\n',
@@ -239,8 +249,9 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
       throw new KitError('KIT_ERR_USAGE', '--shape and --json are two different outputs; pick one');
     const port = intFlag('port', flags.port as string | undefined, 0, 65535, 0);
     const options = exp.options(parsed.flags);
+    const against = exp.expected?.(options);
     const expected = [
-      ...(await readExpected(expectedFile(exp.name))),
+      ...(await readExpected(against?.file ?? expectedFile(exp.name))),
       ...(flags.profile ? await readProfileExpected(profileExpectedFile(exp.name)) : []),
     ];
     const saveTo = typeof flags.save === 'string' ? savePath(flags.save, exp.name) : undefined;
@@ -264,7 +275,9 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
 
     const format = flags.json ? 'json' : flags.shape ? 'shape' : 'table';
     const loopTable = loopRows.length ? renderLoops(loopRows, colorEnabled(io.stdout)) : undefined;
-    return showOutcome(exp, result, machine, { expected, format, saveTo, answers, loopTable }, io);
+    const extra = { loopTable, expectedLabel: against?.label };
+    const code = showOutcome(exp, result, machine, { expected, format, saveTo, answers, extra }, io);
+    return (format === 'table' ? await exp.conclude?.(result, options, io) : undefined) ?? code;
   } catch (err) {
     progress.done();
     // Stopping servers on a signal makes the run's pending requests fail; that is not news.

@@ -76,4 +76,11 @@ export const LESSONS: Lesson[] = [
     text: 'lessons/09-request-stages.md',
     experiments: ['stages'],
   },
+  {
+    id: 10,
+    slug: 'diagnosis',
+    title: 'Diagnosing a slow service, then fixing it',
+    text: 'lessons/10-diagnosis.md',
+    experiments: ['incident'],
+  },
 ];

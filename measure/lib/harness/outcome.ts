@@ -143,8 +143,14 @@ export function writeOutcome<R>(
   machine: MachineInfo,
   format: 'table' | 'shape' | 'json',
   io: Io,
-  loopTable?: string,
+  extra: {
+    /** Each server process's event loop during the load (profile/loops.ts), under the table. */
+    loopTable?: string | undefined;
+    /** What the shape was compared with, as the reader should see it (default expected-output/<name>.txt). */
+    expectedLabel?: string | undefined;
+  } = {},
 ): void {
+  const { loopTable, expectedLabel = `expected-output/${exp.name}.txt` } = extra;
   const notShown = exp.report.notShown?.(result) ?? [];
   const busy = busyMachineCaveat(machine);
   const caveats = [busy, ...notShown, ...(exp.report.caveats?.(result) ?? [])].filter(
@@ -161,7 +167,7 @@ export function writeOutcome<R>(
     for (const c of caveats) io.stderr.write(`Note: ${c}\n`);
     if (!cmp.holds) {
       io.stderr.write(
-        `${busy ? 'The shape was not shown (the machine was busy)' : 'The shape does not hold'}: diff it with expected-output/${exp.name}.txt\n`,
+        `${busy ? 'The shape was not shown (the machine was busy)' : 'The shape does not hold'}: diff it with ${expectedLabel}\n`,
       );
       for (const m of failedMeasures(cmp, exp.report.measures?.(result) ?? [])) io.stderr.write(`  ${m}\n`);
     }
@@ -170,6 +176,6 @@ export function writeOutcome<R>(
     io.stdout.write(exp.report.render(result, color) + '\n');
     if (loopTable) io.stdout.write(loopTable + '\n');
     for (const c of caveats) io.stdout.write(`Note: ${c}\n`);
-    io.stdout.write(renderComparison(cmp, `expected-output/${exp.name}.txt`, color, machine));
+    io.stdout.write(renderComparison(cmp, expectedLabel, color, machine));
   }
 }

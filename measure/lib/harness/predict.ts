@@ -120,3 +120,30 @@ export async function askAnswers(
   }
   return answers;
 }
+
+/**
+ * Asks `prompt` on `output` and reads one line from `input`: one of `choices`, asked again (up to
+ * MAX_TRIES) until it is. KIT_ERR_USAGE when the input ends or no line is one.
+ */
+export async function askLine(
+  prompt: string,
+  choices: readonly string[],
+  input: NodeJS.ReadableStream,
+  output: { write(s: string): unknown },
+): Promise<string> {
+  const rl = createInterface({ input, terminal: false });
+  const lines = rl[Symbol.asyncIterator]();
+  try {
+    output.write(prompt);
+    for (let tries = 0; tries < MAX_TRIES; tries++) {
+      const next = await lines.next();
+      if (next.done) break;
+      const answer = next.value.trim();
+      if (choices.includes(answer)) return answer;
+      output.write(`Type one of ${choices.join(', ')}: `);
+    }
+  } finally {
+    rl.close();
+  }
+  throw new KitError('KIT_ERR_USAGE', `no answer among ${choices.join(', ')}`);
+}

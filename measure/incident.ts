@@ -1,0 +1,191 @@
+/**
+ * Lesson 10 · incident: diagnose a slow service, then fix it.
+ *
+ * Starts the incident server (servers/incident.ts) with one fault planted in it, and measures it
+ * phase by phase, each phase aimed at one mechanism: /books and /search at a steady rate (event-loop
+ * utilization and delay, and the CPU profile's heaviest functions), cover reads while /export runs
+ * (the thread pool), a kept-alive connection left idle (against the balancer's idle timeout), pages
+ * with a new session id each (the heap), and SIGTERM under kept-alive clients (the shutdown). With a
+ * seed the incident is not named: the student names it (--name, or asked in a terminal) and the kit
+ * checks the name. `--mine <name>` then measures the student's own copy of the faulty handler
+ * (exercises/incidents/<name>.ts, copied on first use): the line that showed the symptom shows it gone.
+ */
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { defineCommand, intFlag } from '../lib/cli.ts';
+import { KitError } from '../lib/errors.ts';
+import type { Io } from '../lib/entry.ts';
+import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
+import { ROOT } from './lib/harness/paths.ts';
+import { hints, render, shape } from '../results/incident/report.ts';
+import { examples } from '../results/incident/examples.ts';
+import { INCIDENT_NAMES, type IncidentName, type IncidentResult } from '../results/incident/result.ts';
+import { nameVerdict, seedIncident, SYMPTOMS } from '../results/incident/naming.ts';
+import { runBattery } from './lib/load/incident-battery.ts';
+import { askLine } from './lib/harness/predict.ts';
+
+const command = defineCommand({
+  usage: 'npx tsx measure/incident.ts [--seed <n> [--name <incident>] | --incident <name> | --mine <name>] [flags]',
+  summary:
+    'Starts a library service with one fault planted in it and measures it phase by phase, with every measure on ' +
+    '(event loop, thread pool, keep-alive, heap, shutdown, CPU profile). Name the incident, then fix it in a copy of your own.',
+  flags: {
+    ...COMMON_FLAGS,
+    seed: {
+      type: 'string',
+      valueName: 'n',
+      description:
+        'picks the incident without naming it (the same seed, the same incident); without any of these flags, a random seed',
+    },
+    name: {
+      type: 'string',
+      valueName: 'incident',
+      description: `your diagnosis of a --seed run: ${INCIDENT_NAMES.join(', ')}; in a terminal you are asked after the table instead`,
+    },
+    incident: {
+      type: 'string',
+      valueName: 'name',
+      description: `plant this incident, named: ${INCIDENT_NAMES.join(', ')}`,
+    },
+    mine: {
+      type: 'string',
+      valueName: 'name',
+      description:
+        'measure your fix: exercises/incidents/<name>.ts (copied from the planted handler on first use; edit it, then run this again)',
+    },
+    handlers: {
+      type: 'string',
+      valueName: 'file.ts',
+      description:
+        'measure the handlers in this file over the healthy ones (servers/incidents/fixed/<name>.ts: the reference fixes)',
+    },
+  },
+  epilogue:
+    'Examples:\n' +
+    '  make incident                       a random incident; name it when asked\n' +
+    '  make incident SEED=7 NAME=pool      incident #7, named pool\n' +
+    '  make incident-fix NAME=pool         your fix of pool, measured (copied to exercises/incidents/pool.ts first)\n' +
+    'The decision table that names an incident from its measures is in lessons/10-diagnosis.md.',
+});
+
+type Subject =
+  | { kind: 'planted'; incident: IncidentName; seed?: number }
+  | { kind: 'handlers'; file: string; fixes?: IncidentName };
+
+interface Options {
+  subject: Subject;
+  name: IncidentName | undefined;
+}
+
+function incidentName(flag: string, raw: string): IncidentName {
+  if ((INCIDENT_NAMES as readonly string[]).includes(raw)) return raw as IncidentName;
+  throw new KitError('KIT_ERR_USAGE', `--${flag} must be one of ${INCIDENT_NAMES.join(', ')}; got '${raw}'`);
+}
+
+/** Where a student's fix of `name` lives: outside the kit's own files, so that a git pull never touches it. */
+function exerciseFile(name: IncidentName): string {
+  return path.join(ROOT, 'exercises', 'incidents', `${name}.ts`);
+}
+
+function options(flags: Record<string, string | boolean | undefined>): Options {
+  const given = (['seed', 'incident', 'mine', 'handlers'] as const).filter((f) => flags[f] !== undefined);
+  if (given.length > 1)
+    throw new KitError('KIT_ERR_USAGE', `--${given[0]} and --${given[1]} pick two different servers; give one`);
+  if (flags.name !== undefined && flags.incident !== undefined)
+    throw new KitError('KIT_ERR_USAGE', '--name goes with --seed: with --incident the incident is already named');
+  const name = flags.name === undefined ? undefined : incidentName('name', String(flags.name));
+  if (typeof flags.incident === 'string')
+    return { subject: { kind: 'planted', incident: incidentName('incident', flags.incident) }, name };
+  if (typeof flags.mine === 'string') {
+    const fixes = incidentName('mine', flags.mine);
+    return { subject: { kind: 'handlers', file: exerciseFile(fixes), fixes }, name };
+  }
+  if (typeof flags.handlers === 'string') {
+    if (!existsSync(flags.handlers)) throw new KitError('KIT_ERR_USAGE', `--handlers: no file ${flags.handlers}`);
+    return { subject: { kind: 'handlers', file: path.resolve(flags.handlers) }, name };
+  }
+  const seed = intFlag('seed', flags.seed as string | undefined, 1, 999_999, 1 + Math.floor(Math.random() * 999));
+  return { subject: { kind: 'planted', incident: seedIncident(seed), seed }, name };
+}
+
+/** Copies the planted handler to exercises/incidents/<name>.ts, its import pointing back at the kit. */
+function copyForStudent(name: IncidentName, file: string, say: (line: string) => void): void {
+  if (existsSync(file)) return;
+  mkdirSync(path.dirname(file), { recursive: true });
+  const planted = path.join(ROOT, 'servers', 'incidents', `${name}.ts`);
+  copyFileSync(planted, file);
+  writeFileSync(
+    file,
+    readFileSync(file, 'utf8').replace("from './types.ts'", "from '../../servers/incidents/types.ts'"),
+  );
+  say(`copied the planted handler to ${path.relative(process.cwd(), file)}: edit it, then run this again`);
+}
+
+async function run({ lab, progress, options: o, quick }: RunContext<Options>): Promise<IncidentResult> {
+  const s = o.subject;
+  if (s.kind === 'handlers' && s.fixes) copyForStudent(s.fixes, s.file, (l) => progress.note(l));
+  const args = s.kind === 'planted' ? ['--incident', s.incident] : ['--handlers', s.file];
+  const measured = await runBattery(lab, progress, args, s.kind === 'handlers', quick);
+  const subject =
+    s.kind === 'planted'
+      ? { planted: s.incident, ...(s.seed ? { seed: s.seed } : {}) }
+      : { handlers: path.relative(ROOT, s.file) };
+  return { subject, ...measured };
+}
+
+/** After the table of a --seed run: the student's name for the incident, checked. */
+async function conclude(r: IncidentResult, o: Options, io: Io): Promise<number | undefined> {
+  if (o.subject.kind !== 'planted' || o.subject.seed === undefined) return undefined;
+  const seed = o.subject.seed;
+  const stdin = (io.stdin ?? process.stdin) as NodeJS.ReadStream;
+  let guess = o.name;
+  if (!guess && !stdin.isTTY) {
+    io.stdout.write(
+      `\nWhich incident is #${seed}? Name it: make incident SEED=${seed} NAME=<${INCIDENT_NAMES.join('|')}>\n`,
+    );
+    return undefined;
+  }
+  if (!guess)
+    io.stdout.write(
+      `\nWhich line differs from a healthy service's (expected-output/incident.txt)? The decision table in lessons/10-diagnosis.md names its cause.`,
+    );
+  for (let tries = 0; tries < 3; tries++) {
+    guess ??= incidentName(
+      'name',
+      await askLine(`\nWhich incident is #${seed}? (${INCIDENT_NAMES.join(', ')}): `, INCIDENT_NAMES, stdin, io.stdout),
+    );
+    const verdict = nameVerdict(o.subject.incident, guess, shape(r));
+    io.stdout.write(verdict.text + '\n');
+    if (verdict.right) return 0;
+    if (o.name) return 1;
+    guess = undefined;
+  }
+  io.stdout.write(
+    `It was ${o.subject.incident}: ${SYMPTOMS[o.subject.incident].line} reads ${SYMPTOMS[o.subject.incident].symptom}.\n`,
+  );
+  return 1;
+}
+
+export const experiment = defineExperiment({
+  name: 'incident',
+  command,
+  options,
+  run,
+  report: { render, shape, hints, examples },
+  expected: (o: Options) =>
+    o.subject.kind === 'handlers'
+      ? {
+          file: path.join(ROOT, 'expected-output', 'incident.txt'),
+          label: 'expected-output/incident.txt (a healthy service)',
+        }
+      : {
+          file: path.join(ROOT, 'expected-output', 'incident', `${o.subject.incident}.txt`),
+          label:
+            o.subject.seed === undefined
+              ? `expected-output/incident/${o.subject.incident}.txt`
+              : `the expected lines of incident #${o.subject.seed}`,
+        },
+  conclude,
+});
+
+await runIfEntry(import.meta, experiment);

@@ -1,0 +1,17 @@
+/**
+ * The reference fix of incident `redos` (../redos.ts): a title is checked with a character class
+ * and a length bound, which a regular expression engine checks in one pass, with no nested
+ * repetition to backtrack through.
+ */
+import { PAGE_SIZE, type Handlers, type Library } from '../types.ts';
+
+/** A title: letters, digits, spaces and common punctuation, at most 200 characters. */
+const TITLE = /^[\p{L}\p{N} .,:;'!?&()-]{1,200}$/u;
+
+export const handlers: Partial<Handlers> = {
+  search(lib: Library, title: string) {
+    if (!TITLE.test(title)) return { error: 'not a title' };
+    const wanted = title.toLowerCase();
+    return lib.books.filter((b) => b.title.toLowerCase().includes(wanted)).slice(0, PAGE_SIZE);
+  },
+};

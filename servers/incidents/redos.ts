@@ -1,0 +1,19 @@
+/**
+ * Incident `redos`: the search checks its title with a regular expression whose nested repetition
+ * backtracks exponentially on a title that does not match, and the check runs on the event loop,
+ * so one search with a question mark holds every other request for tens of milliseconds.
+ * Reported: markedjs/marked#1070 (backtracking in a Markdown parser run on servers), nodejs/node#9337
+ * (a URL pattern that hangs at 100 % CPU); Node's guide "Don't Block the Event Loop" (REDOS).
+ */
+import { PAGE_SIZE, type Handlers, type Library } from './types.ts';
+
+/** A title: words of letters and digits, each followed by at most one space. */
+const TITLE = /^([\p{L}\p{N}]+\s?)*$/u;
+
+export const handlers: Partial<Handlers> = {
+  search(lib: Library, title: string) {
+    if (!TITLE.test(title)) return { error: 'not a title' };
+    const wanted = title.toLowerCase();
+    return lib.books.filter((b) => b.title.toLowerCase().includes(wanted)).slice(0, PAGE_SIZE);
+  },
+};

@@ -1,0 +1,42 @@
+// Every planted incident has a reference fix that replaces exactly the handlers the incident
+// plants, and the kit's list of names, the server's list and the naming tables agree.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { INCIDENTS } from '../../servers/incidents/index.ts';
+import { INCIDENT_NAMES } from '../../results/incident/result.ts';
+import { nameVerdict, seedIncident, SYMPTOMS } from '../../results/incident/naming.ts';
+import { handlers as redos } from '../../servers/incidents/fixed/redos.ts';
+import { handlers as pool } from '../../servers/incidents/fixed/pool.ts';
+import { handlers as keepalive } from '../../servers/incidents/fixed/keepalive.ts';
+import { handlers as shutdown } from '../../servers/incidents/fixed/shutdown.ts';
+import { handlers as cache } from '../../servers/incidents/fixed/cache.ts';
+import { handlers as syncRead } from '../../servers/incidents/fixed/sync-read.ts';
+import { expectedShape } from '../helpers.ts';
+
+const FIXES = { redos, pool, keepalive, shutdown, cache, 'sync-read': syncRead };
+
+test('the server plants the incidents the kit names, each with a fix of the same handlers', () => {
+  assert.deepEqual(Object.keys(INCIDENTS), [...INCIDENT_NAMES]);
+  assert.deepEqual(Object.keys(FIXES), [...INCIDENT_NAMES]);
+  for (const name of INCIDENT_NAMES)
+    assert.deepEqual(Object.keys(FIXES[name]).sort(), Object.keys(INCIDENTS[name]!).sort(), name);
+});
+
+test("each incident's expected lines differ from a healthy service's in its own symptom line only", () => {
+  const healthy = expectedShape('incident');
+  for (const name of INCIDENT_NAMES) {
+    const planted = expectedShape(`incident/${name}`);
+    const differ = planted.filter((l, i) => l !== healthy[i]);
+    assert.deepEqual(differ, [`incident  ${SYMPTOMS[name].line}  ${SYMPTOMS[name].symptom}`], name);
+  }
+});
+
+test('a seed picks every incident, and naming is judged from the run', () => {
+  const seen = new Set(Array.from({ length: 60 }, (_, i) => seedIncident(i + 1)));
+  assert.deepEqual([...seen].sort(), [...INCIDENT_NAMES].sort());
+  const lines = expectedShape('incident/pool');
+  assert.equal(nameVerdict('pool', 'pool', lines).right, true);
+  const wrong = nameVerdict('pool', 'cache', lines);
+  assert.equal(wrong.right, false);
+  assert.match(wrong.text, /heap-under-new-pages read grows, and here it reads flat/);
+});
