@@ -33,7 +33,13 @@ let warnings: string[] | undefined;
 export function failOnWarnings(): void {
   if (!warnings) {
     const seen: string[] = (warnings = []);
-    process.on('warning', (w: Error) => seen.push(`${w.name}: ${w.message}`));
+    process.on('warning', (w: Error) => {
+      // test/unit/throttle-pause.test.ts uses t.mock.timers knowingly; Node 20 to 22 call it
+      // experimental. The warning is emitted on a later tick, so it reached an after hook only when
+      // a later file's test waited on I/O (verify-exercise.test.ts): left out, not raced.
+      if (w.name === 'ExperimentalWarning' && w.message.startsWith('The MockTimers API')) return;
+      seen.push(`${w.name}: ${w.message}`);
+    });
   }
   const seen = warnings;
   after(() => {
