@@ -98,7 +98,7 @@ export function render(r: IncidentResult, color: boolean): string {
       `${r.pages.completed} answered; heap kept ${r.pages.heapBeforeMb.toFixed(0)} MB before, ${r.pages.heapAfterMb.toFixed(0)} MB after; GC ${r.pages.gcMs} ms`,
     ],
     [
-      'SIGTERM under 4 kept-alive clients',
+      'SIGTERM under 16 kept-alive clients',
       r.shutdown.exitedAfterMs === undefined
         ? `still running after ${(r.shutdown.graceMs / 1000).toFixed(0)} s: killed; ${r.shutdown.answeredAfterSignal} loans answered after the signal`
         : `exited after ${ms(r.shutdown.exitedAfterMs)}; ${r.shutdown.answeredAfterSignal} loans answered after the signal`,

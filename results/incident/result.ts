@@ -39,8 +39,13 @@ export interface IncidentResult {
   idleClose: { closedAfterMs: number | undefined; waitedMs: number; balancerIdleMs: number };
   /** Pages of /books with a new session id each: the heap after a full collection, before and after. */
   pages: { completed: number; heapBeforeMb: number; heapAfterMb: number; gcMs: number };
-  /** SIGTERM while four kept-alive clients send loans back to back. */
+  /** SIGTERM while 16 kept-alive clients send loans back to back. */
   shutdown: { exitedAfterMs: number | undefined; graceMs: number; answeredAfterSignal: number };
+  /**
+   * The event-loop utilization of the same paced phases on the server under the CPU profiler,
+   * 0 to 1: what the profiler does to the reading.
+   */
+  underProfiler: { books: number; search: number };
   /** Per phase, when the profile could be read (the server exited on its own). */
   profiles: PhaseProfile[];
   /** Where the profiles and their flame graph pages were written. */

@@ -17,6 +17,7 @@ import {
   heapUnderPages,
   idleCloseAfter,
   pacedPhase,
+  SHUTDOWN_CLIENTS,
   shutdownUnderKeepAlive,
 } from './incident-phases.ts';
 
@@ -102,16 +103,17 @@ export async function runBattery(
   progress.step('the same phases again, shorter, under the CPU profiler');
   const profile = (lab.profile = harnessProfile ?? new ProfileSession(profileDir('incident')));
   const profiled = await lab.start(spec);
-  await phases(`http://127.0.0.1:${profiled.port}`, 1, progress, (label, f) => profile.window(label, f));
+  const again = await phases(`http://127.0.0.1:${profiled.port}`, 1, progress, (label, f) => profile.window(label, f));
   await lab.stop(profiled, SHUTDOWN_GRACE_MS);
   // The last server is stopped by SIGKILL when its shutdown hangs: it would write no profile.
   lab.profile = harnessProfile;
-  progress.step(`SIGTERM under 4 kept-alive clients (killed after ${SHUTDOWN_GRACE_MS / 1000} s)`);
+  progress.step(`SIGTERM under ${SHUTDOWN_CLIENTS} kept-alive clients (killed after ${SHUTDOWN_GRACE_MS / 1000} s)`);
   const shutdown = await shutdownUnderKeepAlive(lab, spec, SHUTDOWN_GRACE_MS);
   return {
     ...measured,
     idleClose: { closedAfterMs, waitedMs: UPSTREAM_IDLE_MS + 500, balancerIdleMs: UPSTREAM_IDLE_MS },
     shutdown,
+    underProfiler: { books: again.books.utilization, search: again.search.utilization },
     profiles: phaseProfiles(profile),
     profileDir: profile.dir,
   };
