@@ -8,7 +8,7 @@ STAMP := node_modules/.package-lock.json
 NODEDIR = $(shell node -p "const p = require('path'), d = p.dirname(p.dirname(process.execPath)); require('fs').existsSync(p.join(d, 'include/node/node_version.h')) ? d : ''" 2>/dev/null)
 NPM_ENV = $(if $(NODEDIR),npm_config_nodedir=$(NODEDIR))
 
-.PHONY: test test-unit test-e2e test-all screenshots typecheck format format-check traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 lesson-7 lesson-8 lesson-9 sim sim-bench fidelity compare rollup check-exercise check-node ready clean
+.PHONY: test test-unit test-e2e test-all screenshots typecheck format format-check traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 lesson-7 lesson-8 lesson-9 lesson-10 incident incident-fix sim sim-bench fidelity compare rollup check-exercise check-node ready clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
@@ -61,6 +61,19 @@ lesson-8: ready
 # Lesson 9 stamps each stage of a request on both sides; its proxy part uses nginx too when installed.
 lesson-9: ready
 	@$(NODE_RUN) measure/lesson.ts 9 $(ARGS)
+
+# Lesson 10 plants one fault in a library service and measures it, phase by phase.
+lesson-10: ready
+	@$(NODE_RUN) measure/lesson.ts 10 $(ARGS)
+
+# A random incident (SEED=<n>: a given one), measured; then name it (NAME=<incident>, or you are asked).
+incident: ready
+	@$(NODE_RUN) measure/incident.ts $(if $(SEED),--seed $(SEED)) $(if $(NAME),--name $(NAME)) $(ARGS)
+
+# Your fix of incident NAME, measured: exercises/incidents/<NAME>.ts, copied from the planted handler on first use.
+incident-fix: ready
+	@test -n "$(NAME)" || { echo "error: name the incident: make incident-fix NAME=<redos|pool|keepalive|shutdown|cache|sync-read>" >&2; exit 2; }
+	@$(NODE_RUN) measure/incident.ts --mine $(NAME) $(ARGS)
 
 # Every lesson in order, then which shapes held.
 lessons: ready

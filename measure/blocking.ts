@@ -5,6 +5,7 @@
  * requests (each on its own connection); first with scrypt on the event loop, then on the thread
  * pool. Prints the durations and the server's event-loop delay, and checks the shape.
  */
+import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
@@ -13,6 +14,8 @@ import { probeOk } from './lib/load/probe.ts';
 import type { LoanServiceStats } from '../servers/contracts.ts';
 import { formatCost, parseCost } from '../servers/lib/cpu/scrypt-cost.ts';
 import { COST_FLAG, heavyCost } from './lib/harness/costs.ts';
+import { copyOnce, exercisePath } from './lib/harness/exercise-copy.ts';
+import { ROOT } from './lib/harness/paths.ts';
 import {
   caveats,
   hints,
@@ -40,6 +43,11 @@ const command = defineCommand({
       description: 'how long after the heavy request to send them',
       default: '50',
     },
+    mine: {
+      type: 'boolean',
+      description:
+        "the lesson's exercise: /member/verify-blocking hashes with your exercises/lesson-3/verify.ts (copied on first use); once it no longer holds the event loop, the blocking half reads like the pooled one (expected-output/fixed/blocking.txt)",
+    },
   },
   epilogue: 'Example: npx tsx measure/blocking.ts --shape | diff - expected-output/blocking.txt',
 });
@@ -51,11 +59,23 @@ interface Options {
   cost: string;
   light: number;
   offsetMs: number;
+  /** With --mine: the student's copy of servers/lib/cpu/verify-exercise.ts. */
+  mine: string | undefined;
 }
 
+/** The exercise's starting point, which --mine copies for the student. */
+const EXERCISE = 'servers/lib/cpu/verify-exercise.ts';
+
 async function run({ lab, progress, options, port, machine, profile }: RunContext<Options>): Promise<BlockingResult> {
+  if (options.mine && copyOnce(EXERCISE, options.mine))
+    progress.note(`copied ${EXERCISE} to ${path.relative(process.cwd(), options.mine)}: edit it, then run this again`);
   progress.step('starting the loan service');
-  const server = await lab.start({ server: 'loan', args: ['--port', String(port), '--cost', options.cost] });
+  const server = await lab.start({
+    server: 'loan',
+    args: ['--port', String(port), '--cost', options.cost, ...(options.mine ? ['--verify', options.mine] : [])],
+    // The student's file is TypeScript: the bundled server imports it through tsx.
+    ...(options.mine ? { nodeArgs: ['--import', 'tsx'] } : {}),
+  });
   for (let i = 0; i < 3; i++) await probeOk(`${server.url}/books`); // warm up: first requests pay for JIT and sockets
   // The yardstick for "answered at once": the same light requests, sent together, with nothing else running.
   progress.step(`${options.light} × /books with nothing else running (the yardstick)`);
@@ -120,9 +140,17 @@ export const experiment = defineExperiment({
     cost: heavyCost(flags.cost, flags.quick),
     light: intFlag('light', flags.light, 1, 16, 4),
     offsetMs: intFlag('offset', flags.offset, 0, 1000, 50),
+    mine: flags.mine ? exercisePath('lesson-3', 'verify.ts') : undefined,
   }),
   run,
   report: { render, shape, hints, caveats, measures, predictions },
+  expected: (o: Options) =>
+    o.mine
+      ? {
+          file: path.join(ROOT, 'expected-output', 'fixed', 'blocking.txt'),
+          label: 'expected-output/fixed/blocking.txt (your check off the event loop)',
+        }
+      : { file: path.join(ROOT, 'expected-output', 'blocking.txt'), label: 'expected-output/blocking.txt' },
 });
 
 await runIfEntry(import.meta, experiment);

@@ -10,15 +10,17 @@
  * checks the name. `--mine <name>` then measures the student's own copy of the faulty handler
  * (exercises/incidents/<name>.ts, copied on first use): the line that showed the symptom shows it gone.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import type { Io } from '../lib/entry.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
 import { ROOT } from './lib/harness/paths.ts';
+import { copyOnce, exercisePath } from './lib/harness/exercise-copy.ts';
 import { hints, render, shape } from '../results/incident/report.ts';
 import { examples } from '../results/incident/examples.ts';
+import { measures, predictions } from '../results/incident/predictions.ts';
 import { INCIDENT_NAMES, type IncidentName, type IncidentResult } from '../results/incident/result.ts';
 import { nameVerdict, seedIncident, SYMPTOMS } from '../results/incident/naming.ts';
 import { runBattery } from './lib/load/incident-battery.ts';
@@ -82,11 +84,6 @@ function incidentName(flag: string, raw: string): IncidentName {
   throw new KitError('KIT_ERR_USAGE', `--${flag} must be one of ${INCIDENT_NAMES.join(', ')}; got '${raw}'`);
 }
 
-/** Where a student's fix of `name` lives: outside the kit's own files, so that a git pull never touches it. */
-function exerciseFile(name: IncidentName): string {
-  return path.join(ROOT, 'exercises', 'incidents', `${name}.ts`);
-}
-
 function options(flags: Record<string, string | boolean | undefined>): Options {
   const given = (['seed', 'incident', 'mine', 'handlers'] as const).filter((f) => flags[f] !== undefined);
   if (given.length > 1)
@@ -98,7 +95,7 @@ function options(flags: Record<string, string | boolean | undefined>): Options {
     return { subject: { kind: 'planted', incident: incidentName('incident', flags.incident) }, name };
   if (typeof flags.mine === 'string') {
     const fixes = incidentName('mine', flags.mine);
-    return { subject: { kind: 'handlers', file: exerciseFile(fixes), fixes }, name };
+    return { subject: { kind: 'handlers', file: exercisePath('incidents', `${fixes}.ts`), fixes }, name };
   }
   if (typeof flags.handlers === 'string') {
     if (!existsSync(flags.handlers)) throw new KitError('KIT_ERR_USAGE', `--handlers: no file ${flags.handlers}`);
@@ -108,22 +105,12 @@ function options(flags: Record<string, string | boolean | undefined>): Options {
   return { subject: { kind: 'planted', incident: seedIncident(seed), seed }, name };
 }
 
-/** Copies the planted handler to exercises/incidents/<name>.ts, its import pointing back at the kit. */
-function copyForStudent(name: IncidentName, file: string, say: (line: string) => void): void {
-  if (existsSync(file)) return;
-  mkdirSync(path.dirname(file), { recursive: true });
-  const planted = path.join(ROOT, 'servers', 'incidents', `${name}.ts`);
-  copyFileSync(planted, file);
-  writeFileSync(
-    file,
-    readFileSync(file, 'utf8').replace("from './types.ts'", "from '../../servers/incidents/types.ts'"),
-  );
-  say(`copied the planted handler to ${path.relative(process.cwd(), file)}: edit it, then run this again`);
-}
-
 async function run({ lab, progress, options: o, quick }: RunContext<Options>): Promise<IncidentResult> {
   const s = o.subject;
-  if (s.kind === 'handlers' && s.fixes) copyForStudent(s.fixes, s.file, (l) => progress.note(l));
+  if (s.kind === 'handlers' && s.fixes && copyOnce(`servers/incidents/${s.fixes}.ts`, s.file))
+    progress.note(
+      `copied the planted handler to ${path.relative(process.cwd(), s.file)}: edit it, then run this again`,
+    );
   const args = s.kind === 'planted' ? ['--incident', s.incident] : ['--handlers', s.file];
   const measured = await runBattery(lab, progress, args, s.kind === 'handlers', quick);
   const subject =
@@ -171,7 +158,7 @@ export const experiment = defineExperiment({
   command,
   options,
   run,
-  report: { render, shape, hints, examples },
+  report: { render, shape, hints, measures, predictions, examples },
   expected: (o: Options) =>
     o.subject.kind === 'handlers'
       ? {

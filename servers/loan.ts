@@ -5,9 +5,11 @@
  * Run alone: `npx tsx servers/loan.ts --port 3000`; it prints one ready line when listening.
  */
 import http from 'node:http';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { assertNodeVersion } from '../lib/errors.ts';
+import { assertNodeVersion, KitError } from '../lib/errors.ts';
 import { formatReady } from '../lib/ready.ts';
 import { drainOnStop } from './lib/serve/drain.ts';
 import { listen, sendJson, router } from './lib/serve/http.ts';
@@ -16,12 +18,22 @@ import { failStartup, serverFlags } from './lib/serve/main.ts';
 import {
   formatCost,
   hashOnEventLoop,
+  hashWith,
   hashOnThreadPool,
   HEAVY_COST,
   heavyCostFrom,
   LIGHT_COST,
   type ScryptCost,
+  type VerifyPassword,
 } from './lib/cpu/scrypt-cost.ts';
+
+/** The `verifyPassword` of a student's file (lesson 3's exercise); KIT_ERR_USAGE when it has none. */
+async function loadVerify(file: string): Promise<VerifyPassword> {
+  const mod = (await import(pathToFileURL(path.resolve(file)).href)) as { verifyPassword?: unknown };
+  if (typeof mod.verifyPassword !== 'function')
+    throw new KitError('KIT_ERR_USAGE', `${file} exports no verifyPassword function`);
+  return mod.verifyPassword as VerifyPassword;
+}
 
 const spec = defineCommand({
   usage: 'npx tsx servers/loan.ts [--port <n>] [--cost N=2^16,r=8,p=4]',
@@ -35,6 +47,12 @@ const spec = defineCommand({
       type: 'string',
       valueName: 'N=..,r=..,p=..',
       description: `scrypt cost of the heavy check (env LAB_SCRYPT_COST; default ${formatCost(HEAVY_COST)})`,
+    },
+    verify: {
+      type: 'string',
+      valueName: 'file.ts',
+      description:
+        "lesson 3's exercise: /member/verify-blocking hashes with this file's verifyPassword (run through tsx: node --import tsx)",
     },
   },
   epilogue: [
@@ -58,6 +76,7 @@ async function main(): Promise<void> {
   const flags = serverFlags(spec);
   const port = intFlag('port', flags.port, 0, 65535, 3000);
   const heavy = heavyCostFrom(flags.cost);
+  const yours = flags.verify === undefined ? undefined : await loadVerify(flags.verify);
 
   const loop = loopWindow();
   let pooledInFlight = 0;
@@ -81,13 +100,14 @@ async function main(): Promise<void> {
   const server = http.createServer(
     router({
       '/member/verify-blocking': {
-        GET: (_req, res) => {
+        GET: async (_req, res) => {
           const started = performance.now();
-          hashOnEventLoop('correct horse battery staple', heavy);
+          if (yours) await hashWith(yours, 'correct horse battery staple', heavy);
+          else hashOnEventLoop('correct horse battery staple', heavy);
           sendJson(res, 200, {
             route: 'verify-blocking',
             verified: true,
-            ...timed('event-loop', started),
+            ...timed(yours ? 'yours' : 'event-loop', started),
           } satisfies VerifyAnswer);
         },
       },

@@ -33,6 +33,7 @@ export const examples: ReportExamples<IncidentResult> = {
     idleClose: { closedAfterMs: undefined, waitedMs: 4500, balancerIdleMs: 4000 },
     pages: { completed: 4100, heapBeforeMb: 40, heapAfterMb: 41, gcMs: 60 },
     shutdown: { exitedAfterMs: 40, graceMs: 3000, answeredAfterSignal: 4 },
+    underProfiler: { books: 0.81, search: 0.78 },
     profiles: [],
     profileDir: 'profiles/incident-2026-12-06-12-00-00',
   }),

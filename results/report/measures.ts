@@ -6,7 +6,7 @@
 import { fmtMs, fmtRate } from './format.ts';
 
 /** Units the kit measures in. `×` is a ratio of two measurements of the same kind. */
-type MeasureUnit = 'ms' | 'µs' | 'req/s' | '×' | '%' | 'workers' | 's' | 'loans' | 'requests';
+type MeasureUnit = 'ms' | 'µs' | 'req/s' | '×' | '%' | 'workers' | 's' | 'loans' | 'requests' | 'MB';
 
 export interface Measure {
   /** Kebab-case, unique within its experiment, stable across versions: what JSON and answers files use. */

@@ -1,7 +1,8 @@
 // blocking --profile for real: the loan service runs under V8's CPU profiler, the shape adds the
 // profile lines of expected-output/profile/blocking.txt, the terminal names scryptSync with its
 // share and what profiling cost, and the flame graph page opens from disk in Chromium and shows the
-// profile (speedscope's title names it), fetching nothing and logging no error.
+// profile (speedscope's title names it), fetching nothing and logging no error. Its screenshots,
+// with the terminal's table beside, are docs/profile-flame.png and docs/profile-terminal.png.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -60,4 +61,12 @@ test('a flame graph page opens from disk and shows its profile', { skip: noBrows
   await page.screenshot({ path: screenshotPath('profile-flame.png') });
   // Nothing fails and nothing is fetched: the page hands speedscope its profile itself.
   assert.deepEqual(failed, []);
+  // The terminal's side of the same run, as a picture for docs/: the heaviest functions per half.
+  const printed = r.stderr.slice(r.stderr.indexOf('Profiles (--profile)'));
+  const escaped = printed.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const terminal = await browser.newPage({ viewport: { width: 1000, height: 200 } });
+  await terminal.setContent(
+    `<pre style="margin:0;padding:16px;background:#1e1e1e;color:#ddd;font:13px/1.35 monospace;width:max-content">${escaped}</pre>`,
+  );
+  await terminal.screenshot({ path: screenshotPath('profile-terminal.png'), fullPage: true });
 });

@@ -2,6 +2,7 @@
 // fails on one that does not; each names the command its lesson text gives; bad or word-answered
 // exercises are usage errors before anything runs; a real run of lesson 3's exercise 2 checks; and
 // --grade --save writes the verdict alone, for the class roll-up.
+import { LESSONS } from '../../measure/lib/harness/lessons.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -89,7 +90,7 @@ test('without --exercise: every exercise listed with how it is checked (a run, a
   const listed = [...all.stdout.matchAll(/^ +\d+\. /gm)].length;
   assert.equal(
     listed,
-    [1, 2, 3, 4, 5, 6, 7, 8, 9].reduce((sum, l) => sum + lessonExercises(l).size, 0),
+    LESSONS.map((l) => l.id).reduce((sum, l) => sum + lessonExercises(l).size, 0),
     'every exercise of every lesson',
   );
   for (const e of EXERCISES)

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { LESSONS } from '../../measure/lib/harness/lessons.ts';
+import { INCIDENT_NAMES } from '../../results/incident/result.ts';
 import { EXERCISES, lessonExercises } from '../../measure/lib/class/exercises.ts';
 import { NUMBER_ANSWERS } from '../../measure/lib/class/exercise-numbers.ts';
 import { ERROR_CODES, EXIT } from '../../lib/errors.ts';
@@ -49,13 +50,20 @@ test('and the reverse: no script, expected file, lesson text or Makefile lesson 
   for (const f of readdirSync(path.join(ROOT, 'measure')).filter((f) => f.endsWith('.ts') && !NOT_EXPERIMENTS.has(f))) {
     assert.ok(experiments.includes(f.replace(/\.ts$/, '')), `measure/${f} is in no lesson`);
   }
-  for (const f of readdirSync(path.join(ROOT, 'expected-output')).filter((f) => f !== 'profile')) {
+  const folders = ['profile', 'fixed', 'incident'];
+  for (const f of readdirSync(path.join(ROOT, 'expected-output')).filter((f) => !folders.includes(f))) {
     assert.ok(experiments.includes(f.replace(/\.txt$/, '')), `expected-output/${f} is in no lesson`);
   }
-  // expected-output/profile/<x>.txt: the lines a --profile run of experiment x adds.
-  for (const f of readdirSync(path.join(ROOT, 'expected-output', 'profile'))) {
-    assert.ok(experiments.includes(f.replace(/\.txt$/, '')), `expected-output/profile/${f} is in no lesson`);
-  }
+  // expected-output/profile/<x>.txt: the lines a --profile run of experiment x adds; fixed/<x>.txt:
+  // what x prints with a student's fix (--mine).
+  for (const d of ['profile', 'fixed'])
+    for (const f of readdirSync(path.join(ROOT, 'expected-output', d)))
+      assert.ok(experiments.includes(f.replace(/\.txt$/, '')), `expected-output/${d}/${f} is in no lesson`);
+  // expected-output/incident/<name>.txt: each incident lesson 10's incident server plants.
+  assert.deepEqual(
+    readdirSync(path.join(ROOT, 'expected-output', 'incident')).sort(),
+    [...INCIDENT_NAMES].map((n) => `${n}.txt`).sort(),
+  );
   for (const f of readdirSync(path.join(ROOT, 'lessons')).filter((f) => f !== 'glossary.md')) {
     assert.ok(
       LESSONS.some((l) => l.text === `lessons/${f}`),

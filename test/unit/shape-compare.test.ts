@@ -65,11 +65,13 @@ test('readExpected: a missing file is KIT_ERR_EXPECTED_MISSING', async () => {
 
 test('every expected-output file has lines of at least two tokens, unique keys, no colour codes', () => {
   const dir = path.join(ROOT, 'expected-output');
+  // Subfolders: profile/ (what --profile adds), incident/ (each planted incident), fixed/ (a student's fix).
+  const folders = ['profile', 'incident', 'fixed'];
   const files = [
-    ...readdirSync(dir).filter((f) => f !== 'profile'),
-    ...readdirSync(path.join(dir, 'profile')).map((f) => `profile/${f}`),
+    ...readdirSync(dir).filter((f) => !folders.includes(f)),
+    ...folders.flatMap((d) => readdirSync(path.join(dir, d)).map((f) => `${d}/${f}`)),
   ];
-  assert.ok(files.includes('profile/blocking.txt'));
+  assert.ok(files.includes('profile/blocking.txt') && files.includes('incident/redos.txt'));
   for (const f of files) {
     const lines = parseExpected(readFileSync(path.join(dir, f), 'utf8'));
     assert.ok(lines.length > 0, `${f} is empty`);

@@ -6,7 +6,7 @@
  * `maxmem` raised. p multiplies the CPU time without raising memory: OpenSSL computes the p lanes
  * one after another, so N=2^16, r=8, p=8 is 0.5–1.5 s of one core on a laptop.
  */
-import { randomBytes, scrypt, scryptSync } from 'node:crypto';
+import { randomBytes, scrypt, scryptSync, type ScryptOptions } from 'node:crypto';
 import { KitError } from '../../../lib/errors.ts';
 
 export interface ScryptCost {
@@ -95,6 +95,22 @@ export function heavyCostFrom(flag: string | undefined, env: NodeJS.ProcessEnv =
 /** Hashes `password` on the calling thread (the event loop, in a server). Returns the key. */
 export function hashOnEventLoop(password: string, cost: ScryptCost): Buffer {
   return scryptSync(password, SALT, KEY_LENGTH, { ...cost, maxmem: maxmemFor(cost) });
+}
+
+/**
+ * A password check of the student's own (lesson 3's exercise, servers/lib/cpu/verify-exercise.ts):
+ * scrypt's arguments in, the key out, at once or later.
+ */
+export type VerifyPassword = (
+  password: string,
+  salt: Buffer,
+  keyLength: number,
+  options: ScryptOptions,
+) => Buffer | Promise<Buffer>;
+
+/** Hashes `password` at `cost` with `verify`, the loan server's --verify file, instead of the kit's own code. */
+export function hashWith(verify: VerifyPassword, password: string, cost: ScryptCost): Buffer | Promise<Buffer> {
+  return verify(password, SALT, KEY_LENGTH, { ...cost, maxmem: maxmemFor(cost) });
 }
 
 /** Hashes `password` on libuv's thread pool; the event loop stays free meanwhile. */
