@@ -84,7 +84,7 @@ function makeLibrary(): Library {
   const coversDir = path.join(dir, 'covers');
   mkdirSync(coversDir);
   for (let i = 0; i < COVERS; i++) writeFileSync(path.join(coversDir, `${i}.txt`), `cover ${i}\n`.repeat(200));
-  return { catalogFile, recordBytes: RECORD_BYTES, books, catalogJson: JSON.stringify(books), coversDir };
+  return { catalogFile, recordBytes: RECORD_BYTES, books, catalogJson: Buffer.from(JSON.stringify(books)), coversDir };
 }
 
 /** The healthy handlers with the planted (`--incident`) or the file's (`--handlers`) over them. */

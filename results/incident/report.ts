@@ -104,7 +104,15 @@ export function render(r: IncidentResult, color: boolean): string {
         : `exited after ${ms(r.shutdown.exitedAfterMs)}; ${r.shutdown.answeredAfterSignal} loans answered after the signal`,
     ],
   );
-  const out = [c.bold(`Lesson 10 · incident: ${who}, measured phase by phase`), paced.toString(), other.toString()];
+  const profiled = c.dim(
+    `Under the CPU profiler (the second pass) the same phases read /books ${pct(r.underProfiler.books)} and /search ${pct(r.underProfiler.search)} busy: utilization is not read under a profiler.`,
+  );
+  const out = [
+    c.bold(`Lesson 10 · incident: ${who}, measured phase by phase`),
+    paced.toString(),
+    profiled,
+    other.toString(),
+  ];
   for (const p of r.profiles) {
     const top = p.top
       .map((f) => `${f.functionName}${f.where === f.functionName ? '' : ` (${f.where})`} ${pct(f.share)}`)

@@ -98,8 +98,10 @@ export function idleCloseAfter(port: number, waitMs: number): Promise<number | u
       clearTimeout(timer);
       setTimeout(() => done(undefined), waitMs).unref();
     });
-    socket.once('end', () => done(answeredAt === undefined ? 0 : Math.round(performance.now() - answeredAt)));
-    socket.once('error', (err) => (answeredAt === undefined ? reject(err) : done(0)));
+    // Closed with a FIN ('end') or, as some servers do, with a reset ('error'): either way, closed now.
+    const closed = () => done(answeredAt === undefined ? 0 : Math.round(performance.now() - answeredAt));
+    socket.once('end', closed);
+    socket.once('error', (err) => (answeredAt === undefined ? reject(err) : closed()));
   });
 }
 
