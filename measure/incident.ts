@@ -128,13 +128,13 @@ async function conclude(r: IncidentResult, o: Options, io: Io): Promise<number |
   let guess = o.name;
   if (!guess && !stdin.isTTY) {
     io.stdout.write(
-      `\nWhich incident is #${seed}? Name it: make incident SEED=${seed} NAME=<${INCIDENT_NAMES.join('|')}>\n`,
+      `\nWhich incident is #${seed}? Its shape lines are shown once you name it: make incident SEED=${seed} NAME=<${INCIDENT_NAMES.join('|')}>\n`,
     );
     return undefined;
   }
   if (!guess)
     io.stdout.write(
-      `\nWhich line differs from a healthy service's (expected-output/incident.txt)? The decision table in lessons/10-diagnosis.md names its cause.`,
+      `\nWhich phase reads unlike a healthy service? The decision table in lessons/10-diagnosis.md names its cause.`,
     );
   for (let tries = 0; tries < 3; tries++) {
     guess ??= incidentName(
@@ -171,6 +171,8 @@ export const experiment = defineExperiment({
             o.subject.seed === undefined
               ? `expected-output/incident/${o.subject.incident}.txt`
               : `the expected lines of incident #${o.subject.seed}`,
+          // A seeded incident's lines would name it: they are shown once it is named (conclude).
+          hideComparison: o.subject.seed !== undefined,
         },
   conclude,
 });

@@ -15,6 +15,16 @@ export const SYMPTOMS: Record<IncidentName, { line: string; symptom: string }> =
   'sync-read': { line: 'loop-under-books', symptom: 'busy' },
 };
 
+/** What each incident's line reads on a healthy service (expected-output/incident.txt). */
+const HEALTHY: Record<string, string> = {
+  'loop-under-search': 'calm',
+  'cover-reads-during-export': 'at-once',
+  'idle-close': 'after-balancer',
+  'shutdown-under-keep-alive': 'completes',
+  'heap-under-new-pages': 'flat',
+  'loop-under-books': 'calm',
+};
+
 /** Where each incident was reported (the planted file says more). */
 const REPORTS: Record<IncidentName, string> = {
   redos: 'markedjs/marked#1070, nodejs/node#9337',
@@ -56,11 +66,11 @@ export function nameVerdict(
   if (guess === planted)
     return {
       right: true,
-      text: `Right: it is ${planted} (reported in ${REPORTS[planted]}). Now fix it: make incident-fix NAME=${planted}`,
+      text: `Right: it is ${planted} (reported in ${REPORTS[planted]}): ${SYMPTOMS[planted].line} reads ${reads(lines, SYMPTOMS[planted].line) ?? 'nothing'}, where a healthy service's reads ${HEALTHY[SYMPTOMS[planted].line]}. Now fix it: make incident-fix NAME=${planted}`,
     };
   const s = SYMPTOMS[guess];
   return {
     right: false,
-    text: `Not ${guess}: that one makes ${s.line} read ${s.symptom}, and here it reads ${reads(lines, s.line) ?? 'nothing'}. Compare the lines above with a healthy service's, in expected-output/incident.txt.`,
+    text: `Not ${guess}: that one makes ${s.line} read ${s.symptom}, and here it reads ${reads(lines, s.line) ?? 'nothing'}. Read the phases again against a healthy service's (the lesson's numbers).`,
   };
 }

@@ -99,7 +99,7 @@ export interface Experiment<S extends FlagSpecs, O, R> {
    * The lines this run's shape is compared with, when they depend on its options (the incident
    * the run plants): the file, and how to name it to the reader. Default expected-output/<name>.txt.
    */
-  expected?(options: O): { file: string; label: string };
+  expected?(options: O): { file: string; label: string; hideComparison?: boolean };
   /**
    * After the table (not with --shape or --json): anything the experiment asks of the reader
    * once they have seen it (the incident's name). Returns an exit code to use instead, or undefined.
@@ -192,7 +192,7 @@ function showOutcome<S extends FlagSpecs, O, R>(
     saveTo: string | undefined;
     answers: Answers | undefined;
     /** Each server process's event loop during the load (profile/loops.ts), and what the shape is compared with. */
-    extra: { loopTable?: string | undefined; expectedLabel?: string | undefined };
+    extra: { loopTable?: string | undefined; expectedLabel?: string | undefined; hideComparison?: boolean | undefined };
   },
   io: Io,
 ): number {
@@ -275,7 +275,7 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
 
     const format = flags.json ? 'json' : flags.shape ? 'shape' : 'table';
     const loopTable = loopRows.length ? renderLoops(loopRows, colorEnabled(io.stdout)) : undefined;
-    const extra = { loopTable, expectedLabel: against?.label };
+    const extra = { loopTable, expectedLabel: against?.label, hideComparison: against?.hideComparison };
     const code = showOutcome(exp, result, machine, { expected, format, saveTo, answers, extra }, io);
     return (format === 'table' ? await exp.conclude?.(result, options, io) : undefined) ?? code;
   } catch (err) {

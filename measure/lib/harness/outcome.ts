@@ -148,6 +148,8 @@ export function writeOutcome<R>(
     loopTable?: string | undefined;
     /** What the shape was compared with, as the reader should see it (default expected-output/<name>.txt). */
     expectedLabel?: string | undefined;
+    /** Leave the comparison out of the table (a seeded incident: its lines would name it before the reader does). */
+    hideComparison?: boolean | undefined;
   } = {},
 ): void {
   const { loopTable, expectedLabel = `expected-output/${exp.name}.txt` } = extra;
@@ -176,6 +178,6 @@ export function writeOutcome<R>(
     io.stdout.write(exp.report.render(result, color) + '\n');
     if (loopTable) io.stdout.write(loopTable + '\n');
     for (const c of caveats) io.stdout.write(`Note: ${c}\n`);
-    io.stdout.write(renderComparison(cmp, expectedLabel, color, machine));
+    if (!extra.hideComparison) io.stdout.write(renderComparison(cmp, expectedLabel, color, machine));
   }
 }
