@@ -141,7 +141,7 @@ NODE_TEST = node --import tsx --test --test-reporter=spec --test-reporter-destin
 E2E_LAST := test/e2e/class-rollup.test.ts
 
 # The fast tier: the type check, every unit test, the servers and browsers, and one run per lesson
-# (about 4½ minutes). The type check and the format check run beside the unit tests: none of them
+# (about 5 minutes). The type check and the format check run beside the unit tests: none of them
 # times anything.
 test: ready
 	@$(MAKE) --no-print-directory -j2 typecheck format-check test-unit
@@ -152,12 +152,12 @@ test: ready
 test-unit: ready
 	$(NODE_TEST) test/run-unit.ts
 
-# The end-to-end tier: every experiment run that make test leaves out (about 13 minutes).
+# The end-to-end tier: every experiment run that make test leaves out (about 19 minutes).
 test-e2e: ready
 	$(NODE_TEST) --test-concurrency=1 $(filter-out $(E2E_LAST),$(wildcard test/e2e/*.test.ts))
 	$(NODE_TEST) $(E2E_LAST)
 
-# Both tiers, sharing one class folder that the last test rolls up (about 17½ minutes).
+# Both tiers, sharing one class folder that the last test rolls up (about 24 minutes).
 test-all: ready
 	@class=$$(mktemp -d "$${TMPDIR:-/tmp}/nsl-class-XXXXXX") || exit 1; trap 'rm -rf "$$class"' EXIT INT TERM; \
 	NSL_CLASS_DIR=$$class $(MAKE) --no-print-directory test test-e2e

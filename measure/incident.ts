@@ -105,7 +105,7 @@ function options(flags: Record<string, string | boolean | undefined>): Options {
   return { subject: { kind: 'planted', incident: seedIncident(seed), seed }, name };
 }
 
-async function run({ lab, progress, options: o, quick }: RunContext<Options>): Promise<IncidentResult> {
+async function run({ lab, progress, options: o, quick, machine }: RunContext<Options>): Promise<IncidentResult> {
   const s = o.subject;
   if (s.kind === 'handlers' && s.fixes && copyOnce(`servers/incidents/${s.fixes}.ts`, s.file))
     progress.note(
@@ -117,7 +117,7 @@ async function run({ lab, progress, options: o, quick }: RunContext<Options>): P
     s.kind === 'planted'
       ? { planted: s.incident, ...(s.seed ? { seed: s.seed } : {}) }
       : { handlers: path.relative(ROOT, s.file) };
-  return { subject, ...measured };
+  return { machine, subject, ...measured };
 }
 
 /** After the table of a --seed run: the student's name for the incident, checked. */

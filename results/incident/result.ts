@@ -1,3 +1,5 @@
+import type { MachineInfo } from '../report/format.ts';
+
 /**
  * What one diagnosis run of the incident server measured (measure/incident.ts), phase by phase,
  * and the names of the incidents a student chooses from.
@@ -29,6 +31,8 @@ export interface PhaseProfile {
 }
 
 export interface IncidentResult {
+  /** The machine the run was on (the class roll-up reads it). */
+  machine: MachineInfo;
   /** What ran: a planted incident named on the command line, one a seed chose, or a file's handlers. */
   subject: { planted: IncidentName; seed?: number } | { handlers: string };
   books: PacedPhase;

@@ -2,13 +2,15 @@
 // --incident <name> --quick) prints exactly expected-output/incident/<name>.txt, where its own
 // symptom line differs from a healthy service's; each reference fix (servers/incidents/fixed/)
 // prints exactly expected-output/incident.txt; and the student's loop: `--mine` copies the planted
-// handler, fails on the unedited copy, and holds once the copy holds the fix.
+// handler, fails on the unedited copy, and holds once the copy holds the fix. A seeded incident
+// names nothing before the student does, and the name is checked.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { INCIDENT_NAMES } from '../../results/incident/result.ts';
+import { seedIncident } from '../../results/incident/naming.ts';
 import { assertShapeOutput, expectedShape, failOnWarnings, ROOT, runScript } from '../helpers.ts';
 
 failOnWarnings();
@@ -46,4 +48,22 @@ test('--mine: the unedited copy fails its symptom line, the copy with the fix ho
   const fixed = await runScript('measure/incident.ts', ['--quick', '--shape', '--mine', 'cache'], env);
   assertShapeOutput(fixed.stdout, 'incident', fixed.stderr);
   assert.equal(fixed.code, 0, fixed.stderr);
+});
+
+test('a seeded incident: nothing names it before the student does, and the name is checked', async () => {
+  assert.equal(seedIncident(5), 'cache', 'seed 5 plants cache');
+  const r = await runScript('measure/incident.ts', ['--quick', '--seed', '5', '--name', 'cache']);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /Lesson 10 · incident: incident #5 \(which one is for you to say\)/);
+  assert.match(r.stdout, /Heaviest functions by self time, new pages: /);
+  // No shape lines and no handler file in the profile before the name.
+  assert.doesNotMatch(
+    r.stdout,
+    /Shape, compared with|incident {2}heap-under-new-pages|cache\.ts|incidents\//,
+    r.stdout,
+  );
+  assert.match(
+    r.stdout,
+    /Right: it is cache \(reported in imgproxy\/imgproxy-node#10\): heap-under-new-pages reads grows, where a healthy service's reads flat/,
+  );
 });

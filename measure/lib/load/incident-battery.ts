@@ -83,7 +83,7 @@ export async function runBattery(
   args: string[],
   viaTsx: boolean,
   quick: boolean,
-): Promise<Omit<IncidentResult, 'subject'>> {
+): Promise<Omit<IncidentResult, 'subject' | 'machine'>> {
   const spec: LaunchSpec = {
     server: 'incident',
     args: ['--port', '0', ...args],
