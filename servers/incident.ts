@@ -84,7 +84,15 @@ function makeLibrary(): Library {
   const coversDir = path.join(dir, 'covers');
   mkdirSync(coversDir);
   for (let i = 0; i < COVERS; i++) writeFileSync(path.join(coversDir, `${i}.txt`), `cover ${i}\n`.repeat(200));
-  return { catalogFile, recordBytes: RECORD_BYTES, books, catalogJson: Buffer.from(JSON.stringify(books)), coversDir };
+  const lowerTitles = books.map((b) => b.title.toLowerCase());
+  return {
+    catalogFile,
+    recordBytes: RECORD_BYTES,
+    books,
+    lowerTitles,
+    catalogJson: Buffer.from(JSON.stringify(books)),
+    coversDir,
+  };
 }
 
 /** The healthy handlers with the planted (`--incident`) or the file's (`--handlers`) over them. */

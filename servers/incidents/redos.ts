@@ -14,6 +14,9 @@ export const handlers: Partial<Handlers> = {
   search(lib: Library, title: string) {
     if (!TITLE.test(title)) return { error: 'not a title' };
     const wanted = title.toLowerCase();
-    return lib.books.filter((b) => b.title.toLowerCase().includes(wanted)).slice(0, PAGE_SIZE);
+    const found = [];
+    for (let i = 0; i < lib.books.length && found.length < PAGE_SIZE; i++)
+      if (lib.lowerTitles[i]!.includes(wanted)) found.push(lib.books[i]);
+    return found;
   },
 };

@@ -24,6 +24,12 @@ export interface Library {
   /** Every book, in memory. */
   books: Book[];
   /**
+   * Every book's title in lower case, in the order of `books`, made once at start-up: a search
+   * compares against these instead of lower-casing 40,000 titles per request, so that a healthy
+   * search costs about a millisecond of the loop, not the 6 to 10 it took (Node 24, this machine).
+   */
+  lowerTitles: string[];
+  /**
    * Every book as one JSON array in UTF-8, made once at start-up: what /export sends, compressed.
    * Bytes, not a string, so that compressing it starts on the thread pool at once (a string would
    * first be encoded on the event loop, 11 MB per call).
