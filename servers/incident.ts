@@ -12,13 +12,13 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { formatReady } from '../lib/ready.ts';
 import { HttpError, listen, router, sendJson } from './lib/serve/http.ts';
 import { exitWithLauncher } from './lib/serve/lifeline.ts';
 import { failStartup, serverFlags } from './lib/serve/main.ts';
+import { importFromStudentFile } from './lib/serve/student-file.ts';
 import { handlers as healthy } from './incidents/healthy.ts';
 import { INCIDENTS } from './incidents/index.ts';
 import { PAGE_SIZE, type Book, type Handlers, type Library } from './incidents/types.ts';
@@ -100,10 +100,7 @@ async function chooseHandlers(incident: string | undefined, file: string | undef
   if ((incident === undefined) === (file === undefined))
     throw new KitError('KIT_ERR_USAGE', 'give one of --incident <name> and --handlers <file.ts>');
   if (file !== undefined) {
-    const mod = (await import(pathToFileURL(path.resolve(file)).href)) as { handlers?: Partial<Handlers> };
-    if (!mod.handlers || typeof mod.handlers !== 'object')
-      throw new KitError('KIT_ERR_USAGE', `${file} exports no \`handlers\` object`);
-    return { ...healthy, ...mod.handlers };
+    return { ...healthy, ...(await importFromStudentFile<Partial<Handlers>>(file, 'handlers', 'object')) };
   }
   if (incident === 'none') return healthy;
   const planted = INCIDENTS[incident!];

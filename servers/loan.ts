@@ -5,16 +5,15 @@
  * Run alone: `npx tsx servers/loan.ts --port 3000`; it prints one ready line when listening.
  */
 import http from 'node:http';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
-import { assertNodeVersion, KitError } from '../lib/errors.ts';
+import { assertNodeVersion } from '../lib/errors.ts';
 import { formatReady } from '../lib/ready.ts';
 import { drainOnStop } from './lib/serve/drain.ts';
 import { listen, sendJson, router } from './lib/serve/http.ts';
 import type { LoanServiceStats, VerifyAnswer } from './contracts.ts';
 import { failStartup, serverFlags } from './lib/serve/main.ts';
+import { importFromStudentFile } from './lib/serve/student-file.ts';
 import {
   formatCost,
   hashOnEventLoop,
@@ -26,14 +25,6 @@ import {
   type ScryptCost,
   type VerifyPassword,
 } from './lib/cpu/scrypt-cost.ts';
-
-/** The `verifyPassword` of a student's file (lesson 3's exercise); KIT_ERR_USAGE when it has none. */
-async function loadVerify(file: string): Promise<VerifyPassword> {
-  const mod = (await import(pathToFileURL(path.resolve(file)).href)) as { verifyPassword?: unknown };
-  if (typeof mod.verifyPassword !== 'function')
-    throw new KitError('KIT_ERR_USAGE', `${file} exports no verifyPassword function`);
-  return mod.verifyPassword as VerifyPassword;
-}
 
 const spec = defineCommand({
   usage: 'npx tsx servers/loan.ts [--port <n>] [--cost N=2^16,r=8,p=4]',
@@ -76,7 +67,10 @@ async function main(): Promise<void> {
   const flags = serverFlags(spec);
   const port = intFlag('port', flags.port, 0, 65535, 3000);
   const heavy = heavyCostFrom(flags.cost);
-  const yours = flags.verify === undefined ? undefined : await loadVerify(flags.verify);
+  const yours =
+    flags.verify === undefined
+      ? undefined
+      : await importFromStudentFile<VerifyPassword>(flags.verify, 'verifyPassword', 'function');
 
   const loop = loopWindow();
   let pooledInFlight = 0;
