@@ -8,10 +8,12 @@
  * over the body limit, checked early and late. Prints a stage table and a waterfall per part.
  */
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
 import { COST_FLAG, heavyCost } from './lib/harness/costs.ts';
+import { copyOnce, exercisePath } from './lib/harness/exercise-copy.ts';
 import {
   blockedPart,
   bodyLimitPart,
@@ -56,6 +58,11 @@ const command = defineCommand({
       description: "the slow reader's pace, MiB/s (slow-reader part)",
       default: String(READ_MIB_S),
     },
+    mine: {
+      type: 'boolean',
+      description:
+        "the lesson's exercise: the slow-reader part, its honouring export run by your exercises/lesson-9/export.ts (copied on first use); once it waits for the reader, its backpressure lines read as expected-output/stages.txt's",
+    },
   },
   epilogue: 'Example: npx tsx measure/stages.ts --quick --part blocked,body-limit',
 });
@@ -64,7 +71,12 @@ interface Options {
   cost: string;
   parts: PartName[];
   settings: PartSettings;
+  /** With --mine: the student's copy of servers/lib/stages/export-exercise.ts. */
+  mine: string | undefined;
 }
+
+/** The exercise's starting point, which --mine copies for the student. */
+const EXERCISE = 'servers/lib/stages/export-exercise.ts';
 
 const RUNNERS: Record<PartName, (ctx: PartContext) => Promise<StagesPart>> = {
   'keep-alive': keepAlivePart,
@@ -87,6 +99,13 @@ function partsFlag(raw: string | undefined): PartName[] {
   return PARTS.filter((p) => names.includes(p));
 }
 
+/** The parts to run: the slow reader alone with --mine (the part the exercise changes), else --part's. */
+function mineParts(mine: boolean | undefined, raw: string | undefined): PartName[] {
+  if (mine && raw !== undefined)
+    throw new KitError('KIT_ERR_USAGE', '--mine runs the slow-reader part alone: leave out --part');
+  return mine ? ['slow-reader'] : partsFlag(raw);
+}
+
 /** First requests pay for JIT compilation and for undici's and the server's first sockets. */
 async function warmUp(ctx: PartContext): Promise<void> {
   ctx.progress.step('warming up: 40 loans on one connection, 5 on fresh ones');
@@ -101,10 +120,22 @@ async function warmUp(ctx: PartContext): Promise<void> {
 }
 
 async function run({ lab, progress, options, port, machine, quick }: RunContext<Options>): Promise<StagesResult> {
+  if (options.mine && copyOnce(EXERCISE, options.mine))
+    progress.note(`copied ${EXERCISE} to ${path.relative(process.cwd(), options.mine)}: edit it, then run this again`);
   progress.step('starting the stage-stamping loan service');
   const server = await lab.start({
     server: 'stages',
-    args: ['--port', String(port), '--cost', options.cost, '--body-limit', String(DEFAULT_BODY_LIMIT)],
+    args: [
+      '--port',
+      String(port),
+      '--cost',
+      options.cost,
+      '--body-limit',
+      String(DEFAULT_BODY_LIMIT),
+      ...(options.mine ? ['--export', options.mine] : []),
+    ],
+    // The student's file is TypeScript: the bundled server imports it through tsx.
+    ...(options.mine ? { nodeArgs: ['--import', 'tsx'] } : {}),
   });
   const client = new StageClient();
   const prefix = randomBytes(3).toString('hex');
@@ -143,7 +174,8 @@ export const experiment = defineExperiment({
   command,
   options: (flags) => ({
     cost: heavyCost(flags.cost, flags.quick),
-    parts: partsFlag(flags.part),
+    parts: mineParts(flags.mine, flags.part),
+    mine: flags.mine ? exercisePath('lesson-9', 'export.ts') : undefined,
     settings: {
       requests: flags.quick ? 8 : 12,
       offsetMs: 50,

@@ -28,6 +28,8 @@ import {
   LIGHT_COST,
 } from './lib/cpu/scrypt-cost.ts';
 import { openDatabase } from './lib/state/sqlite.ts';
+import type { ExportLoop } from './lib/stages/export.ts';
+import { importFromStudentFile } from './lib/serve/student-file.ts';
 import { continueOrRefuse, DEFAULT_BODY_LIMIT, seedCatalogue, stageRoutes } from './lib/stages/routes.ts';
 import { badStageId, STAGE_ID_RULE, StageRecorder, stageNetServer } from './lib/stages/stamps.ts';
 
@@ -50,6 +52,12 @@ const spec = defineCommand({
       description: 'the largest body /upload accepts',
       default: String(DEFAULT_BODY_LIMIT),
     },
+    export: {
+      type: 'string',
+      valueName: 'file.ts',
+      description:
+        "lesson 9's exercise: the export that honours backpressure runs this file's writeExport (run through tsx: node --import tsx)",
+    },
   },
   epilogue: [
     'Try:',
@@ -66,6 +74,10 @@ async function main(): Promise<void> {
   const port = intFlag('port', flags.port, 0, 65535, 3000);
   const limit = intFlag('body-limit', flags['body-limit'], 1, 1024 ** 3, DEFAULT_BODY_LIMIT);
   const heavy = heavyCostFrom(flags.cost);
+  const mine =
+    flags.export === undefined
+      ? undefined
+      : await importFromStudentFile<ExportLoop>(flags.export, 'writeExport', 'function');
   const db = openDatabase(':memory:');
   seedCatalogue(db);
   const rec = new StageRecorder();
@@ -87,7 +99,7 @@ async function main(): Promise<void> {
       );
     };
   const routes = router({
-    ...stageRoutes(rec, db, LIGHT_COST, limit),
+    ...stageRoutes(rec, db, LIGHT_COST, limit, mine),
     '/member/verify-blocking': { GET: check(false) },
     '/member/verify-pooled': { GET: check(true) },
   });

@@ -4,7 +4,7 @@
  * (DRAIN_SHARE, AT_FINISH_SHARE, MOST_SHARE), a ratio (LATE_FACTOR) and two byte sizes (FEW_CHUNKS
  * chunks, a request head), each with the reason for its value. Never a stage's length in µs.
  */
-import { EXPORT_CHUNK_BYTES } from '../../servers/lib/stages/routes.ts';
+import { EXPORT_CHUNK_BYTES } from '../../servers/lib/stages/export.ts';
 import { line } from '../report/shape.ts';
 import {
   at,

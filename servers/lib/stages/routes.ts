@@ -5,9 +5,7 @@
  *                          and one small pooled scrypt (the member's password check) → 201
  *   GET  /books/:id        one SQLite read: a request to open in a browser, to see Server-Timing
  *   GET  /catalog/export?mb=N[&ignore-backpressure=0|1]
- *                          N MiB in 64 KiB chunks, made one per turn of the event loop (as a file
- *                          is read); waits for 'drain' whenever write() returns false, unless told to
- *                          ignore it (then what the reader has not taken queues in memory)
+ *                          N MiB in 64 KiB chunks, honouring backpressure or not (export.ts)
  *   POST /upload?check=early|late
  *                          a body limit: early looks at Content-Length before reading (and answers
  *                          Expect: 100-continue with 413, so the body is never sent); late reads the
@@ -16,16 +14,12 @@
  * Every response carries the stages so far as a Server-Timing header.
  */
 import type http from 'node:http';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { drainOrClose, HttpError, readBody, readJsonBody, sendJson, type Routes } from '../serve/http.ts';
+import { HttpError, readBody, readJsonBody, sendJson, type Routes } from '../serve/http.ts';
 import { hashOnThreadPool, type ScryptCost } from '../cpu/scrypt-cost.ts';
 import type { SqliteDatabase } from '../state/sqlite.ts';
+import { exportRoute, type ExportLoop } from './export.ts';
 import { isStageId, STAGE_ID_RULE, type StageRecorder } from './stamps.ts';
 
-/** The export route's chunk size: a realistic read-file-and-send size, bytes. */
-export const EXPORT_CHUNK_BYTES = 64 * 1024;
-/** The largest export, MiB: ignoring backpressure may hold all of it in memory. */
-const MAX_EXPORT_MB = 64;
 /** The upload's default limit, bytes. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 /** The late check reads at most this many times the limit before it gives up (and closes): a bound on memory. */
@@ -73,62 +67,6 @@ function loanRoute(rec: StageRecorder, db: SqliteDatabase, cost: ScryptCost): ht
     rec.stamp(req, 'scrypt');
     answer(rec, req, res, 201, { loan: { book: row.id, title: row.title, member: body.member } });
   };
-}
-
-/** A 0 or 1 query flag; 400 naming it otherwise. */
-function flag01(url: URL, name: string): boolean {
-  const v = url.searchParams.get(name) ?? '0';
-  if (v !== '0' && v !== '1') throw new HttpError(400, `${name}: 0 or 1`);
-  return v === '1';
-}
-
-/**
- * Writes `mb` MiB, one 64 KiB chunk per turn of the event loop; honours backpressure unless told
- * not to; notes how often write() said false, how long 'drain' took and the most bytes queued.
- */
-async function exportRoute(
-  rec: StageRecorder,
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
-  url: URL,
-): Promise<void> {
-  rec.stamp(req, 'handler-start');
-  const mb = Number(url.searchParams.get('mb') ?? '8');
-  if (!Number.isInteger(mb) || mb < 1 || mb > MAX_EXPORT_MB)
-    throw new HttpError(400, `mb: an integer from 1 to ${MAX_EXPORT_MB}`);
-  const ignore = flag01(url, 'ignore-backpressure');
-  const chunks = (mb * 1024 * 1024) / EXPORT_CHUNK_BYTES;
-  let writeFalse = 0;
-  let drainWaitUs = 0;
-  let queuedMax = 0;
-  res.writeHead(200, {
-    'content-type': 'application/octet-stream',
-    'content-length': mb * 1024 * 1024,
-    'server-timing': rec.serverTiming(req),
-  });
-  rec.stamp(req, 'response-headers-written');
-  for (let i = 0; i < chunks && !res.destroyed; i++) {
-    // A turn of the loop per chunk, as a file read gives: a synchronous loop would keep the
-    // socket corked until it ended, and queue the whole body whatever the reader did.
-    if (i > 0) await yieldToLoop();
-    const ok = res.write(Buffer.alloc(EXPORT_CHUNK_BYTES, 0x61)); // a new buffer each time, as read from a file
-    queuedMax = Math.max(queuedMax, res.writableLength);
-    if (ok) continue;
-    writeFalse++;
-    if (ignore) continue;
-    const waited = process.hrtime.bigint();
-    await drainOrClose(res);
-    drainWaitUs += Number((process.hrtime.bigint() - waited) / 1000n);
-  }
-  for (const [k, v] of Object.entries({
-    writeFalse,
-    drainWaitUs,
-    queuedMaxBytes: queuedMax,
-    responseBytes: mb * 1024 * 1024,
-  }))
-    rec.note(req, k, v);
-  rec.stamp(req, 'handler-end');
-  res.end();
 }
 
 /** The upload route's check, from ?check=; 400 naming the field otherwise. */
@@ -202,8 +140,17 @@ export function continueOrRefuse(
   };
 }
 
-/** The routes, for router(). `cost` is the loan's pooled scrypt; `limit` the upload limit, bytes. */
-export function stageRoutes(rec: StageRecorder, db: SqliteDatabase, cost: ScryptCost, limit: number): Routes {
+/**
+ * The routes, for router(). `cost` is the loan's pooled scrypt; `limit` the upload limit, bytes;
+ * `mine` the student's export loop (lesson 9's exercise), for the export that honours backpressure.
+ */
+export function stageRoutes(
+  rec: StageRecorder,
+  db: SqliteDatabase,
+  cost: ScryptCost,
+  limit: number,
+  mine?: ExportLoop,
+): Routes {
   const upload = uploadRoute(rec, limit);
   const find = db.prepare('SELECT id, title, on_loan FROM books WHERE id = ?');
   return {
@@ -219,7 +166,7 @@ export function stageRoutes(rec: StageRecorder, db: SqliteDatabase, cost: Scrypt
         answer(rec, req, res, 200, { book: row });
       },
     },
-    '/catalog/export': { GET: (req, res, url) => exportRoute(rec, req, res, url) },
+    '/catalog/export': { GET: exportRoute(rec, mine) },
     '/upload': { POST: upload },
     '/stages/:id': {
       GET: async (_req, res, _url, params) => {
