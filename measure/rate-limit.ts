@@ -14,13 +14,23 @@ import { redisForRun, storeArgs } from './lib/process/stores.ts';
 import { hints, notShown, render, shape, type LimitRun, type RateLimitResult } from '../results/rate-limit/report.ts';
 import { measures, predictions } from '../results/rate-limit/predictions.ts';
 import { KitError } from '../lib/errors.ts';
+import path from 'node:path';
+import { copyOnce, exercisePath } from './lib/harness/exercise-copy.ts';
+import { ROOT } from './lib/harness/paths.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/rate-limit.ts [flags]',
   summary:
     'One member makes 60 loan attempts against a 4-worker cluster whose limit is 10 loans per minute, kept in process memory, ' +
     'in SQLite or in Redis, and counts how many got through. Redis rows need redis-server (or REDIS_URL).',
-  flags: { ...COMMON_FLAGS },
+  flags: {
+    ...COMMON_FLAGS,
+    mine: {
+      type: 'boolean',
+      description:
+        "the lesson's exercise: the Redis row's loan limit is counted by your exercises/lesson-7/limiter.ts (copied on first use); once every worker counts in Redis, it lets exactly the limit through (expected-output/fixed/rate-limit.txt)",
+    },
+  },
   epilogue: 'Example: npx tsx measure/rate-limit.ts',
 });
 
@@ -32,9 +42,16 @@ const WINDOW_MS = 60_000;
  * 40 in all) shows apart from no limit at all (all 60 through).
  */
 const ATTEMPTS = 60;
+/** The exercise's starting point, which --mine copies for the student. */
+const EXERCISE = 'servers/lib/state/limiter-exercise.ts';
+
+interface Options {
+  /** With --mine: the student's copy of servers/lib/state/limiter-exercise.ts. */
+  mine: string | undefined;
+}
 
 async function limitOnce(
-  { lab, progress, port }: RunContext<object>,
+  { lab, progress, port, options }: RunContext<Options>,
   store: StoreKind,
   redisUrl: string | undefined,
 ): Promise<LimitRun> {
@@ -52,7 +69,10 @@ async function limitOnce(
       '--loan-window',
       String(WINDOW_MS),
       ...args,
+      ...(options.mine ? ['--limiter', options.mine] : []),
     ],
+    // The student's file is TypeScript: the bundled server (and its workers) import it through tsx.
+    ...(options.mine ? { nodeArgs: ['--import', 'tsx'] } : {}),
   });
   progress.step(`${store}: ${ATTEMPTS} loan attempts by one member`);
   const member = `reader-${process.pid}-${store}`;
@@ -75,13 +95,20 @@ async function limitOnce(
   return { store, attempts: ATTEMPTS, allowed, refused, allowedByWorker };
 }
 
-async function run(ctx: RunContext<object>): Promise<RateLimitResult> {
+async function run(ctx: RunContext<Options>): Promise<RateLimitResult> {
   const runs: LimitRun[] = [];
   const notRun: Record<string, string> = {};
+  const mine = ctx.options.mine;
+  if (mine && copyOnce(EXERCISE, mine))
+    ctx.progress.note(`copied ${EXERCISE} to ${path.relative(process.cwd(), mine)}: edit it, then run this again`);
   ctx.progress.step('starting redis-server');
   const redis = await redisForRun(ctx.lab);
-  runs.push(await limitOnce(ctx, 'memory', undefined));
-  runs.push(await limitOnce(ctx, 'sqlite', undefined));
+  if (mine && !redis.url)
+    throw new KitError('KIT_ERR_REDIS_MISSING', `the exercise counts in Redis, and ${redis.missing!.split(',')[0]}`);
+  // The exercise changes only the Redis row: the other two are left out.
+  if (mine) ctx.progress.note(`the Redis row only, its loan limit counted by ${path.relative(process.cwd(), mine)}`);
+  if (!mine) runs.push(await limitOnce(ctx, 'memory', undefined));
+  if (!mine) runs.push(await limitOnce(ctx, 'sqlite', undefined));
   if (redis.url) runs.push(await limitOnce(ctx, 'redis', redis.url));
   else notRun.redis = redis.missing!;
   return { machine: ctx.machine, workers: WORKERS, limit: LIMIT, windowS: WINDOW_MS / 1000, runs, notRun };
@@ -90,9 +117,16 @@ async function run(ctx: RunContext<object>): Promise<RateLimitResult> {
 export const experiment = defineExperiment({
   name: 'rate-limit',
   command,
-  options: () => ({}),
+  options: (flags) => ({ mine: flags.mine ? exercisePath('lesson-7', 'limiter.ts') : undefined }),
   run,
   report: { render, shape, hints, notShown, measures, predictions },
+  expected: (o: Options) =>
+    o.mine
+      ? {
+          file: path.join(ROOT, 'expected-output', 'fixed', 'rate-limit.txt'),
+          label: 'expected-output/fixed/rate-limit.txt (your limiter, counting in Redis)',
+        }
+      : { file: path.join(ROOT, 'expected-output', 'rate-limit.txt'), label: 'expected-output/rate-limit.txt' },
 });
 
 await runIfEntry(import.meta, experiment);

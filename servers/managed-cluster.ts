@@ -51,6 +51,7 @@ import { runWorker } from './lib/cluster/worker.ts';
 import { CPU_SAMPLE_MS, quotaMode, QUOTA_PERIOD_MS, QUOTA_PERIOD_RANGE_MS } from './lib/cpu/quota.ts';
 import { DEFAULT_HPA, DEFAULT_SYNC_MS, METRIC_WINDOW_SYNCS, validateHpaConfig, type HpaConfig } from '../core/hpa.ts';
 import { failStartup, serverFlags } from './lib/serve/main.ts';
+import { importFromStudentFile } from './lib/serve/student-file.ts';
 import { formatCost, HEAVY_COST, heavyCostFrom, parseCost } from './lib/cpu/scrypt-cost.ts';
 import { stateFlags, stateOptions } from './lib/state/routes.ts';
 import { SIGNUP_COST } from './lib/cluster/workload-routes.ts';
@@ -187,13 +188,16 @@ function scalingOptions(flags: ReturnType<typeof serverFlags<typeof spec.flags>>
   return { hpa, syncMs, quota, periodMs, mode };
 }
 
-function runPrimary(): void {
+async function runPrimary(): Promise<void> {
   const flags = serverFlags(spec);
   const port = intFlag('port', flags.port, 0, 65535, 3001);
   const workers = intFlag('workers', flags.workers, 1, 32, 3);
   const budget = intFlag('restart-budget', flags['restart-budget'], 0, 1000, 10);
   const costText = flags.cost ?? process.env.LAB_SCRYPT_COST;
   const state = stateOptions(flags);
+  // The student's limiter file, loaded once here, so that a mistake in it is one line, not a
+  // worker failing at start-up again and again.
+  if (state.limiterFile !== undefined) await importFromStudentFile(state.limiterFile, 'hit', 'function');
   heavyCostFrom(costText); // fail here, once, rather than in every worker
   const signupCost = flags['signup-cost'] ?? formatCost(SIGNUP_COST);
   parseCost(signupCost);
@@ -246,7 +250,7 @@ function runPrimary(): void {
 }
 
 try {
-  if (cluster.isPrimary) runPrimary();
+  if (cluster.isPrimary) await runPrimary();
   else await runWorker();
 } catch (err) {
   failStartup(err);

@@ -18,6 +18,7 @@ import { KitError } from '../../../lib/errors.ts';
 import { intFlag, type FlagSpecs } from '../../../lib/cli.ts';
 import { HttpError, readJsonBody, sendJson, type Handler, type Routes } from '../serve/http.ts';
 import { createToken, verifyToken } from './session-token.ts';
+import { withStudentLimiter } from './student-limiter.ts';
 import { isStoreKind, openStore, STORES, type StateStore, type StoreKind } from './stores.ts';
 
 const scryptAsync = promisify(scrypt) as (
@@ -44,6 +45,8 @@ export interface StateOptions {
   sessionTtlMs: number;
   loanLimit: number;
   loanWindowMs: number;
+  /** Lesson 7's exercise: the student's limiter file (student-limiter.ts). */
+  limiterFile?: string;
 }
 
 /** The flags for StateOptions, shared by servers/replica.ts and servers/managed-cluster.ts. */
@@ -85,6 +88,12 @@ export function stateFlags() {
       default: '10',
     },
     'loan-window': { type: 'string', valueName: 'ms', description: "the loan limit's window", default: '60000' },
+    limiter: {
+      type: 'string',
+      valueName: 'file.ts',
+      description:
+        "lesson 7's exercise: the loan limit counted by this file's hit() with --state redis (run through tsx: node --import tsx)",
+    },
   } as const satisfies FlagSpecs;
 }
 
@@ -112,6 +121,8 @@ export function stateOptions(
       'KIT_ERR_USAGE',
       '--state redis needs --redis-url redis://127.0.0.1:<port> (npx tsx servers/redis.ts starts one)',
     );
+  if (flags.limiter !== undefined && store !== 'redis')
+    throw new KitError('KIT_ERR_USAGE', '--limiter counts in Redis: give it with --state redis --redis-url <url>');
   return {
     store,
     stateFile: flags['state-file'] as string | undefined,
@@ -122,11 +133,14 @@ export function stateOptions(
     sessionTtlMs: 30 * 60_000,
     loanLimit: intFlag('loan-limit', flags['loan-limit'] as string | undefined, 1, 1_000_000, 10),
     loanWindowMs: intFlag('loan-window', flags['loan-window'] as string | undefined, 1, 3_600_000, 60_000),
+    ...(flags.limiter !== undefined ? { limiterFile: String(flags.limiter) } : {}),
   };
 }
 
-export function openStateStore(o: StateOptions): Promise<StateStore> {
-  return openStore({ kind: o.store, file: o.stateFile, redisUrl: o.redisUrl, prefix: o.prefix });
+/** The store the options name; with --limiter, its loan limit counted by the student's file. */
+export async function openStateStore(o: StateOptions): Promise<StateStore> {
+  const store = await openStore({ kind: o.store, file: o.stateFile, redisUrl: o.redisUrl, prefix: o.prefix });
+  return o.limiterFile === undefined ? store : withStudentLimiter(store, o.limiterFile, o.redisUrl!, o.prefix);
 }
 
 /** The value of cookie `name` in a request, or undefined. */

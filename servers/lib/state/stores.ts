@@ -173,12 +173,10 @@ export function sqliteStore(file: string, clock: () => number = Date.now): State
 }
 
 /**
- * State in a Redis server at `url` (redis://127.0.0.1:PORT). Sessions are keys with a PX expiry,
- * counters INCRBY, rate-limit windows SET PX NX (opens a window, with its expiry, only if none is
- * open) then INCR, in one MULTI. Redis docs: SET PX NX (Redis >= 2.6.12), INCR, INCRBY, MULTI.
+ * A connected ioredis client of the Redis server at `url` (2 s to connect, 2 retries a command).
  * Rejects KIT_ERR_STORE if Redis cannot be reached.
  */
-async function redisStore(url: string, prefix = 'nsl:'): Promise<StateStore> {
+export async function connectRedis(url: string): Promise<Redis> {
   const redis = new Redis(url, {
     lazyConnect: true,
     maxRetriesPerRequest: 2,
@@ -196,6 +194,17 @@ async function redisStore(url: string, prefix = 'nsl:'): Promise<StateStore> {
       'is redis-server running? the experiments start their own; or pick --state sqlite',
     );
   }
+  return redis;
+}
+
+/**
+ * State in a Redis server at `url` (redis://127.0.0.1:PORT). Sessions are keys with a PX expiry,
+ * counters INCRBY, rate-limit windows SET PX NX (opens a window, with its expiry, only if none is
+ * open) then INCR, in one MULTI. Redis docs: SET PX NX (Redis >= 2.6.12), INCR, INCRBY, MULTI.
+ * Rejects KIT_ERR_STORE if Redis cannot be reached.
+ */
+async function redisStore(url: string, prefix = 'nsl:'): Promise<StateStore> {
+  const redis = await connectRedis(url);
   return {
     kind: 'redis',
     async createSession(member, ttlMs) {
