@@ -57,9 +57,9 @@ const command = defineCommand({
     },
     handlers: {
       type: 'string',
-      valueName: 'file.ts',
+      valueName: 'file.ts[,file.ts]',
       description:
-        'measure the handlers in this file over the healthy ones (servers/incidents/fixed/<name>.ts: the reference fixes)',
+        'measure the handlers in these files over the healthy ones, later files over earlier (servers/incidents/fixed/<name>.ts: the reference fixes)',
     },
   },
   epilogue:
@@ -72,6 +72,7 @@ const command = defineCommand({
 
 type Subject =
   | { kind: 'planted'; incident: IncidentName; seed?: number }
+  /** `file`: one handlers file, or several joined by commas (the server lays them over each other in order). */
   | { kind: 'handlers'; file: string; fixes?: IncidentName };
 
 interface Options {
@@ -98,8 +99,11 @@ function options(flags: Record<string, string | boolean | undefined>): Options {
     return { subject: { kind: 'handlers', file: exercisePath('incidents', `${fixes}.ts`), fixes }, name };
   }
   if (typeof flags.handlers === 'string') {
-    if (!existsSync(flags.handlers)) throw new KitError('KIT_ERR_USAGE', `--handlers: no file ${flags.handlers}`);
-    return { subject: { kind: 'handlers', file: path.resolve(flags.handlers) }, name };
+    const files = flags.handlers.split(',').filter(Boolean);
+    const missing = files.find((f) => !existsSync(f));
+    if (missing !== undefined || files.length === 0)
+      throw new KitError('KIT_ERR_USAGE', `--handlers: no file ${missing ?? flags.handlers}`);
+    return { subject: { kind: 'handlers', file: files.map((f) => path.resolve(f)).join(',') }, name };
   }
   const seed = intFlag('seed', flags.seed as string | undefined, 1, 999_999, 1 + Math.floor(Math.random() * 999));
   return { subject: { kind: 'planted', incident: seedIncident(seed), seed }, name };
@@ -116,7 +120,12 @@ async function run({ lab, progress, options: o, quick, machine }: RunContext<Opt
   const subject =
     s.kind === 'planted'
       ? { planted: s.incident, ...(s.seed ? { seed: s.seed } : {}) }
-      : { handlers: path.relative(ROOT, s.file) };
+      : {
+          handlers: s.file
+            .split(',')
+            .map((f) => path.relative(ROOT, f))
+            .join(', '),
+        };
   return { machine, subject, ...measured };
 }
 

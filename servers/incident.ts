@@ -37,9 +37,9 @@ const command = defineCommand({
     },
     handlers: {
       type: 'string',
-      valueName: 'file.ts',
+      valueName: 'file.ts[,file.ts]',
       description:
-        'a file exporting `handlers` (Partial<Handlers>) that replace the healthy ones: a fix of your own, run through tsx',
+        'files exporting `handlers` (Partial<Handlers>) that replace the healthy ones, later over earlier: a fix of your own, run through tsx',
     },
   },
   epilogue:
@@ -100,7 +100,11 @@ async function chooseHandlers(incident: string | undefined, file: string | undef
   if ((incident === undefined) === (file === undefined))
     throw new KitError('KIT_ERR_USAGE', 'give one of --incident <name> and --handlers <file.ts>');
   if (file !== undefined) {
-    return { ...healthy, ...(await importFromStudentFile<Partial<Handlers>>(file, 'handlers', 'object')) };
+    // Several files, comma-separated, are laid over the healthy handlers in order.
+    let handlers: Handlers = healthy;
+    for (const f of file.split(',').filter(Boolean))
+      handlers = { ...handlers, ...(await importFromStudentFile<Partial<Handlers>>(f, 'handlers', 'object')) };
+    return handlers;
   }
   if (incident === 'none') return healthy;
   const planted = INCIDENTS[incident!];
