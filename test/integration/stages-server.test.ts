@@ -161,7 +161,12 @@ test('the export queues a chunk or two with backpressure, and most of the body w
   assert.ok(honoured.queuedMaxBytes! <= 4 * 65536, `honoured: ${honoured.queuedMaxBytes}`);
   assert.ok(honoured.drainWaitUs! > 0);
   assert.ok(ignored.queuedMaxBytes! >= 8 * 1024 * 1024, `ignored: ${ignored.queuedMaxBytes}`);
-  assert.equal(ignored.drainWaitUs, 0);
+  // The route counts a wait from outside the loop (export.ts): a 'drain' that comes while the
+  // ignoring loop yields its turn between two writes counts too, a few ms of the reader's 300.
+  assert.ok(
+    ignored.drainWaitUs! < honoured.drainWaitUs! / 5,
+    `waits: ignored ${ignored.drainWaitUs} µs, honoured ${honoured.drainWaitUs} µs`,
+  );
 });
 
 test(
