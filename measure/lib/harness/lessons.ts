@@ -18,7 +18,7 @@ export const LESSONS: Lesson[] = [
     slug: 'ceiling',
     title: 'The ceiling of one process',
     text: 'lessons/01-ceiling.md',
-    experiments: ['ceiling'],
+    experiments: ['ceiling', 'stall'],
   },
   {
     id: 2,

@@ -1,0 +1,207 @@
+/**
+ * An open-loop load on undici: requests are scheduled at intended times, a fixed interval apart or
+ * as Poisson arrivals, and each is sent when its time comes, whatever the server is doing. Its
+ * latency runs from the intended time, so a server that stalls is charged for every request that
+ * fell due meanwhile, including those still waiting for a free connection in the generator. A
+ * closed loop (autocannon) sends nothing while its connections wait, and so records only one
+ * sample per connection for the whole stall: coordinated omission (wrk2's README; k6's "open and
+ * closed models"). Bounded: loopback targets only, a duration of at most 120 s, and a cap on the
+ * requests in flight, past which a due request is not sent but counted.
+ *
+ * The generator is a process on the same machine, and its own timer can run late: a request sent
+ * 40 ms after its time hides 40 ms of the server's queue just as a closed loop does. So it reports
+ * how late it was, and says when that lateness, not the server, limited the run.
+ */
+import { performance } from 'node:perf_hooks';
+import { Pool } from 'undici';
+import { KitError } from '../../../lib/errors.ts';
+import { createLatencyHistogram, recordMs, summarize, type LatencySummary } from '../../../results/report/latency.ts';
+import { assertLoopback } from './probe.ts';
+import { markLoad } from './windows.ts';
+
+export interface OpenLoopOptions {
+  /** The target, on a loopback address. */
+  url: string;
+  /** Intended requests per second, 1 to 20,000. */
+  rate: number;
+  /** How long requests are scheduled for, s (0, 120]. */
+  durationS: number;
+  /** `fixed`: one every 1/rate s; `poisson`: exponential gaps of mean 1/rate s, from `seed`. */
+  arrivals?: 'fixed' | 'poisson';
+  seed?: number;
+  /** Requests in flight (sent or waiting for a connection) past which a due request is dropped. */
+  maxInFlight?: number;
+  /** Keep-alive connections to the target (pipelining 1): requests past them wait in the generator. */
+  connections?: number;
+  /** A request unanswered after this long fails, s. */
+  timeoutS?: number;
+  /**
+   * Where latency starts: `intended` (the default, and the only honest choice); `written`, when the
+   * request was written to a connection, is coordinated omission again, kept for the test that
+   * shows the experiment's shape fails without the intended time.
+   */
+  timeFrom?: 'intended' | 'written';
+  /** Called with each answer: its latency, ms; its intended send time and its end, ms on performance.now(). */
+  onAnswer?(ms: number, status: number, intendedAt: number, endAt: number): void;
+}
+
+export interface OpenLoopResult {
+  intendedRate: number;
+  durationS: number;
+  /** Requests sent, answered (any status), failed (no answer, or a status of 400 and up), dropped at the cap. */
+  sent: number;
+  answered: number;
+  errors: number;
+  dropped: number;
+  /** Answers per second of the scheduled duration. */
+  achievedRate: number;
+  /** From the intended send time (or the write, with timeFrom `written`), ms. */
+  latency: LatencySummary;
+  /** How late the generator sent each request after its intended time, ms. */
+  lateness: LatencySummary;
+  /** True when the generator's lateness, not the server, set the latency (see generatorLimited). */
+  generatorLimited: boolean;
+  /** The generator's CPU time over its wall time, in cores. */
+  generatorCpu: number;
+}
+
+/** A due request more than this late counts as late, ms: a timer's usual slack is about 1 ms. */
+const LATE_MS = 5;
+const MAX_RATE = 20_000;
+
+/**
+ * The generator limited the run when its p99 lateness is at least this share of the p99 latency:
+ * the latency it measured was then mostly its own delay in sending (a busy generator process).
+ */
+const GENERATOR_SHARE = 0.5;
+
+/** A small seeded generator (mulberry32), so that Poisson arrivals repeat with their seed. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The intended send times, ms after the start, of every request in `durationS`. */
+export function schedule(rate: number, durationS: number, arrivals: 'fixed' | 'poisson', seed = 1): number[] {
+  const end = durationS * 1000;
+  const times: number[] = [];
+  if (arrivals === 'fixed') {
+    for (let i = 0; i * (1000 / rate) < end; i++) times.push(i * (1000 / rate));
+    return times;
+  }
+  const random = seeded(seed);
+  for (let t = 0; ; ) {
+    t += (-Math.log(1 - random()) * 1000) / rate;
+    if (t >= end) return times;
+    times.push(t);
+  }
+}
+
+/** Checks the options; KIT_ERR_USAGE naming the one out of range. */
+function check(o: OpenLoopOptions): void {
+  assertLoopback(new URL(o.url));
+  if (!(o.rate >= 1 && o.rate <= MAX_RATE))
+    throw new KitError('KIT_ERR_USAGE', `an open loop's rate is 1 to ${MAX_RATE} req/s; got ${o.rate}`);
+  if (!(o.durationS > 0 && o.durationS <= 120))
+    throw new KitError('KIT_ERR_USAGE', `a load run lasts from 0 to 120 s; got ${o.durationS}`);
+}
+
+/** Runs one open-loop load to its end and returns what it measured. */
+export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
+  check(o);
+  const url = new URL(o.url);
+  const times = schedule(o.rate, o.durationS, o.arrivals ?? 'fixed', o.seed);
+  const maxInFlight = o.maxInFlight ?? 10_000;
+  const timeoutMs = (o.timeoutS ?? 10) * 1000;
+  const pool = new Pool(url.origin, {
+    connections: o.connections ?? 16,
+    pipelining: 1,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+  const latency = createLatencyHistogram();
+  const lateness = createLatencyHistogram();
+  const counts = { sent: 0, answered: 0, errors: 0, dropped: 0 };
+  let inFlight = 0;
+  const pending: Promise<void>[] = [];
+
+  const send = (intendedAt: number) => {
+    recordMs(lateness, performance.now() - intendedAt);
+    if (inFlight >= maxInFlight) {
+      counts.dropped++;
+      return;
+    }
+    counts.sent++;
+    inFlight++;
+    let writtenAt = intendedAt;
+    let status = 0;
+    pending.push(
+      new Promise<void>((resolve) => {
+        const end = (ok: boolean) => {
+          inFlight--;
+          const endAt = performance.now();
+          if (ok) {
+            counts.answered++;
+            if (status >= 400) counts.errors++;
+            const from = o.timeFrom === 'written' ? writtenAt : intendedAt;
+            recordMs(latency, endAt - from);
+            o.onAnswer?.(endAt - from, status, intendedAt, endAt);
+          } else counts.errors++;
+          resolve();
+        };
+        pool.dispatch(
+          { origin: url.origin, path: url.pathname + url.search, method: 'GET' },
+          {
+            // Called as undici writes the request to a connection: after any wait for a free one.
+            onRequestStart: () => void (writtenAt = performance.now()),
+            onResponseStart: (_c: unknown, statusCode: number) => void (status = statusCode),
+            onResponseData: () => {},
+            onResponseEnd: () => end(true),
+            onResponseError: () => end(false),
+          },
+        );
+      }),
+    );
+  };
+
+  const cpuBefore = process.cpuUsage();
+  const start = performance.now();
+  const done = new Promise<void>((resolve) => {
+    let next = 0;
+    const tick = () => {
+      const now = performance.now();
+      while (next < times.length && start + times[next]! <= now) send(start + times[next++]!);
+      if (next < times.length) setTimeout(tick, Math.max(0, start + times[next]! - performance.now()));
+      else resolve();
+    };
+    tick();
+  });
+  markLoad(done);
+  try {
+    await done;
+    await Promise.all(pending);
+  } finally {
+    await pool.close().catch(() => {});
+  }
+  const wallS = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  const latencySummary = summarize(latency);
+  const latenessSummary = summarize(lateness);
+  return {
+    intendedRate: o.rate,
+    durationS: o.durationS,
+    ...counts,
+    achievedRate: counts.answered / o.durationS,
+    latency: latencySummary,
+    lateness: latenessSummary,
+    generatorLimited:
+      latenessSummary.p99 > LATE_MS && latenessSummary.p99 >= GENERATOR_SHARE * Math.max(latencySummary.p99, 1e-3),
+    generatorCpu: (cpu.user + cpu.system) / 1e6 / wallS,
+  };
+}
