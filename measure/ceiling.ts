@@ -11,6 +11,9 @@ import { defineCommand } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
 import { runLoad } from './lib/load/load.ts';
+import { runWrk } from './lib/load/wrk.ts';
+import type { Progress } from './lib/harness/progress.ts';
+import type { CrossCheck } from '../results/ceiling/cross-check.ts';
 import { measureSteadily } from './lib/machine/steady.ts';
 import { addSlice, newLoadTally, sliceOf, summarizeLoadTally, turnOrder } from './lib/machine/tally.ts';
 import { createLatencyHistogram } from '../results/report/latency.ts';
@@ -115,7 +118,34 @@ async function run({ lab, progress, quick, machine, port }: RunContext<Record<st
       });
     }
   }
-  return { machine, stepS, rounds: ROUNDS, ms: MS, routes };
+  return {
+    machine,
+    stepS,
+    rounds: ROUNDS,
+    ms: MS,
+    routes,
+    crossCheck: await crossCheck(replica!.url, quick, progress),
+  };
+}
+
+/** Connections of the cross-check: the I/O-bound sweep's last step, where a generator runs out of CPU first if either does. */
+const CROSS_CHECK_CONNECTIONS = 64;
+
+/** The I/O-bound route at CROSS_CHECK_CONNECTIONS, sent by autocannon and then by wrk, the same time each. */
+async function crossCheck(base: string, quick: boolean, progress: Progress): Promise<CrossCheck> {
+  const route = `/slow-async?ms=${MS}`;
+  const durationS = quick ? 1 : 2;
+  const connections = CROSS_CHECK_CONNECTIONS;
+  progress.step(`cross-check: GET ${route} at ${connections} connections, autocannon then wrk, ${durationS} s each`);
+  const a = await runLoad({ url: base + route, connections, durationS });
+  const wrk = await runWrk(base + route, connections, durationS);
+  return {
+    route,
+    connections,
+    durationS,
+    autocannon: { requestsPerS: a.throughput, p50Ms: a.latency.p50, generatorCpu: a.generatorCpu },
+    wrk,
+  };
 }
 
 export const experiment = defineExperiment({

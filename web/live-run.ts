@@ -1,7 +1,8 @@
 /**
  * One live run of the Traffic Lab: the real lab, started through the harness (measure/lib): N
- * replicas and the kit's balancer on free loopback ports, and a bounded autocannon load on the
- * balancer's CPU route (/work?ms=). Once a second it reads the balancer's /__lb/stats and each
+ * replicas and the kit's balancer on free loopback ports, and a bounded load on the balancer's
+ * CPU route (/work?ms=): autocannon's closed loop, or with a rate the kit's open loop
+ * (measure/lib/load/open-loop.ts). Once a second it reads the balancer's /__lb/stats and each
  * replica's /__replica/stats, and hands the second (LiveSecond: throughput, p50/p95/p99 from an
  * HDR histogram of that second's answers, failed, retried, and per replica requests, in flight,
  * CPU and event loop delay) to its listener. Actions signal the real processes.
@@ -12,6 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import { Lab } from '../measure/lib/process/lab.ts';
 import { sustainLoad } from '../measure/lib/load/load.ts';
+import { startLiveLoad } from './live-load.ts';
 import { probeOk } from '../measure/lib/load/probe.ts';
 import { readStats, replicaSecond, type LiveReplicaState, type SustainedLoad } from './live-stats.ts';
 import { startBalancer, startReplicas } from '../measure/lib/process/topology.ts';
@@ -25,7 +27,7 @@ import {
   type LiveSettings,
 } from './page/live-settings.ts';
 
-/** autocannon's per-request timeout in a live run, s: a frozen replica's requests fail (and count) instead of hanging the connection for 10 s. */
+/** The per-request timeout in a live run, s: a frozen replica's requests fail (and count) instead of hanging a connection for 10 s. */
 const REQUEST_TIMEOUT_S = 5;
 
 /** Raised for an action the run cannot do now (409 to the page): no such replica, or it is already dead. */
@@ -87,29 +89,20 @@ export class LiveRun {
     const lb = await startBalancer(this.lab, 'builtin', this.settings.policy, replicas);
     this.lbUrl = lb.url;
     const { connections, durationS, rate, serviceMs } = this.settings;
-    // One autocannon run lasts at most 120 s; a longer live run is several, back to back.
-    this.load = sustainLoad(
-      {
-        url: `${lb.url}/work?ms=${serviceMs}`,
-        connections,
-        durationS: 120,
-        ...(rate > 0 ? { rate } : {}),
-        timeoutS: REQUEST_TIMEOUT_S,
-        onAnswer: (ms, status) => {
-          const failed = status === undefined || status < 200 || status > 299;
-          if (failed) {
-            this.counts.failed++;
-            this.totals.failed++;
-          }
-          if (status === undefined) return;
-          recordMs(this.histogram, ms);
-          recordMs(this.runHistogram, ms);
-          this.counts.answers++;
-          this.totals.answers++;
-        },
-      },
-      durationS,
-    );
+    const onAnswer = (ms: number, status: number | undefined) => {
+      const failed = status === undefined || status < 200 || status > 299;
+      if (failed) {
+        this.counts.failed++;
+        this.totals.failed++;
+      }
+      if (status === undefined) return;
+      recordMs(this.histogram, ms);
+      recordMs(this.runHistogram, ms);
+      this.counts.answers++;
+      this.totals.answers++;
+    };
+    const url = `${lb.url}/work?ms=${serviceMs}`;
+    this.load = startLiveLoad({ url, rate, durationS, connections, timeoutS: REQUEST_TIMEOUT_S, onAnswer });
     void this.load.done.then(() => this.stop());
     this.timer = setInterval(() => {
       // A tick still waiting for its stats (a starved machine) is not overlapped: seconds stay in order.

@@ -6,6 +6,7 @@
  * arrival rate times the mean time each spends there, L = λ·W. A closed loop with no think time
  * keeps exactly `connections` requests inside, so the mean latency must be connections / throughput.
  */
+import { OUT_OF_CPU, renderCrossCheck, type CrossCheck } from './cross-check.ts';
 import { fmtMs, fmtRate, machineCaption, makeChalk, makeTable, type MachineInfo } from '../report/format.ts';
 import { line } from '../report/shape.ts';
 
@@ -38,6 +39,8 @@ export interface CeilingResult {
   /** The ms each request waits (I/O) or computes (CPU). */
   ms: number;
   routes: RouteSweep[];
+  /** autocannon and wrk on the same step (absent in results from before it). */
+  crossCheck?: CrossCheck;
 }
 
 /**
@@ -178,7 +181,7 @@ function chart(sweep: RouteSweep): string[] {
 }
 
 /** The load generator is "saturated" at this many cores' worth of CPU (it is one process). */
-const GENERATOR_SATURATED = 0.9;
+const GENERATOR_SATURATED = OUT_OF_CPU;
 
 /** A sentence for each route where the load generator ran out of CPU: its ceiling was partly autocannon's. */
 export function caveats(r: CeilingResult): string[] {
@@ -227,6 +230,7 @@ export function render(r: CeilingResult, color: boolean, caption = machineCaptio
         : `  Knee at ${k} connection${k === 1 ? '' : 's'}: past it throughput grows less than ${Math.round((KNEE_GROWTH - 1) * 100)} % per step while p95 keeps growing.`,
     );
   }
+  if (r.crossCheck) out.push(...renderCrossCheck(r.crossCheck, color));
   out.push(
     '',
     c.dim(

@@ -16,7 +16,7 @@ import {
 } from '../report/format.ts';
 import { line } from '../report/shape.ts';
 
-export const LOOPS = ['closed-loop', 'open-loop', 'rated-closed-loop'] as const;
+const LOOPS = ['closed-loop', 'open-loop', 'rated-closed-loop'] as const;
 export type LoopName = (typeof LOOPS)[number];
 
 /** One generator's pass over the same stall. */

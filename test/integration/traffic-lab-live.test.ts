@@ -114,7 +114,7 @@ test(
   async () => {
     const stream = await fetch(`http://127.0.0.1:${lab.port}/live/stream?token=${lab.token}`);
     try {
-      assert.equal((await post('start', { ...SETTINGS, rate: 0.5 })).status, 400, 'autocannon refuses a rate under 1');
+      assert.equal((await post('start', { ...SETTINGS, rate: 0.5 })).status, 400, 'a rate is whole req/s');
       assert.equal((await post('start', { ...SETTINGS, replicas: 6, rate: 200 })).status, 200);
       const adds = await Promise.all(Array.from({ length: 4 }, () => post('act', { action: 'add' })));
       assert.deepEqual(adds.map((r) => r.status).sort(), [200, 200, 409, 409]);

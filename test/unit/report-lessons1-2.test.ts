@@ -18,6 +18,11 @@ import {
   type ProxyOverheadResult,
 } from '../../results/proxy-overhead/report.ts';
 import { CANNOT_SHOW } from '../../results/report/shape.ts';
+import { renderCrossCheck } from '../../results/ceiling/cross-check.ts';
+import { findWrk, parseWrk, WRK_MISSING } from '../../measure/lib/load/wrk.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expectedShape, failedLines, failOnWarnings } from '../helpers.ts';
 
 failOnWarnings();
@@ -246,4 +251,55 @@ test('render: tables and charts without colour codes', () => {
   assert.match(p, /kit balancer, keep-alive off/);
   assert.match(p, /upstream connections/);
   assert.doesNotMatch(c + p, /\x1b\[/);
+});
+
+// wrk's own output (wrk 4.1, Debian) and bash's `times` after it, as runWrk reads them.
+const WRK_OUTPUT = `Running 1s test @ http://127.0.0.1:3011/fast
+  1 threads and 4 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency   306.57us  635.03us  11.47ms   94.56%
+    Req/Sec    21.57k     9.26k   28.75k    72.73%
+  Latency Distribution
+     50%  176.00us
+     75%  230.00us
+     90%  533.00us
+     99%    3.08ms
+  23501 requests in 1.10s, 4.50MB read
+Requests/sec:  21367.07
+Transfer/sec:      4.10MB
+0m0.005s 0m0.000s
+0m0.110s 0m0.316s
+`;
+
+test("wrk's output: req/s, p50 in any unit, and its CPU from the children's line of `times`", () => {
+  assert.deepEqual(parseWrk(WRK_OUTPUT, 1.1), { requestsPerS: 21367.07, p50Ms: 0.176, generatorCpu: 0.426 / 1.1 });
+  assert.equal(parseWrk(WRK_OUTPUT.replace('176.00us', '1.50ms'), 1)?.p50Ms, 1.5);
+  assert.equal(parseWrk(WRK_OUTPUT.replace('0m0.110s 0m0.316s\n', ''), 1), undefined, 'no CPU line, no figures');
+  assert.equal(parseWrk('unable to connect to 127.0.0.1:9 Connection refused', 1), undefined);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'nsl-wrk-'));
+  try {
+    writeFileSync(path.join(dir, 'wrk'), '');
+    assert.equal(findWrk({ PATH: dir }), path.join(dir, 'wrk'), 'on PATH first');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the cross-check says which generator ran out of CPU first, or how to install wrk', () => {
+  const run = (cpu: number) => ({ requestsPerS: 9000, p50Ms: 6, generatorCpu: cpu });
+  const x = (a: number, w: number) => ({
+    route: '/slow-async?ms=5',
+    connections: 64,
+    durationS: 2,
+    autocannon: run(a),
+    wrk: run(w),
+  });
+  const text = (a: number, w: number) => renderCrossCheck(x(a, w), false).join('\n');
+  assert.match(text(0.3, 0.16), /Neither generator ran out of CPU: the server set the ceiling for both/);
+  assert.match(text(0.97, 0.4), /autocannon ran out of CPU first \(0\.97 cores against wrk's 0\.40\)/);
+  assert.match(text(0.4, 0.95), /wrk ran out of CPU first/);
+  assert.match(text(0.95, 0.95), /Both generators ran out of CPU/);
+  const missing = renderCrossCheck({ ...x(0.3, 0.2), wrk: { missing: WRK_MISSING } }, false).join('\n');
+  assert.match(missing, /wrk is not installed.*sudo apt-get install wrk; macOS: brew install wrk/);
+  assert.doesNotMatch(missing, /generator CPU/);
 });

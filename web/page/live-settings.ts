@@ -17,9 +17,9 @@ type LivePolicy = (typeof LIVE_POLICIES)[number];
 export interface LiveSettings {
   replicas: number;
   policy: LivePolicy;
-  /** autocannon's connections, a closed loop. */
+  /** Connections: autocannon's closed loop, or the open loop's connections to the balancer. */
   connections: number;
-  /** A cap on the request rate, req/s; 0 is none (as fast as the answers come). */
+  /** The open loop's rate, req/s (the kit's generator, timed from each request's intended send); 0: a closed loop, as fast as the answers come. */
   rate: number;
   /** CPU time each request spends on a replica's event loop (the replica's /work?ms=), ms. */
   serviceMs: number;
@@ -34,8 +34,8 @@ export const LIVE_MAX_STARTED = 99;
 const LIVE_RANGES: Record<Exclude<keyof LiveSettings, 'policy'>, Range> = {
   replicas: { min: 1, max: 6, whole: true, unit: '' },
   connections: { min: 1, max: 64, whole: true, unit: '' },
-  // Whole req/s: autocannon refuses an overall rate under 1 and splits a fractional one across connections.
-  rate: { min: 0, max: 5000, whole: true, unit: 'req/s (0: no cap)' },
+  // Whole req/s, as the page's simulator and its open loop count them.
+  rate: { min: 0, max: 5000, whole: true, unit: 'req/s (0: a closed loop)' },
   serviceMs: { min: 0.1, max: 50, whole: false, unit: 'ms' },
   durationS: { min: 5, max: 600, whole: true, unit: 's' },
 };
@@ -151,7 +151,7 @@ export function modelConfig(s: LiveSettings, seed = 1, hogged?: number): SimConf
   };
 }
 
-/** The form in live mode's terms (the rate caps a closed loop; an open loop's rate is the cap). */
+/** The form in live mode's terms: an open loop's rate, or 0 for a closed loop of the form's connections. */
 export function liveSettingsFrom(v: Record<string, unknown>): LiveParsed {
   const replicas = v.topology === 'single' ? 1 : v.topology === 'large' ? 100 : v.replicas;
   return parseLiveSettings({

@@ -19,12 +19,12 @@ import { createLatencyHistogram, recordMs, summarize, type LatencySummary } from
 import { assertLoopback } from './probe.ts';
 import { markLoad } from './windows.ts';
 
-export interface OpenLoopOptions {
+interface OpenLoopOptions {
   /** The target, on a loopback address. */
   url: string;
   /** Intended requests per second, 1 to 20,000. */
   rate: number;
-  /** How long requests are scheduled for, s (0, 120]. */
+  /** How long requests are scheduled for, s (0, 600]: the Traffic Lab's longest live run. */
   durationS: number;
   /** `fixed`: one every 1/rate s; `poisson`: exponential gaps of mean 1/rate s, from `seed`. */
   arrivals?: 'fixed' | 'poisson';
@@ -43,9 +43,13 @@ export interface OpenLoopOptions {
   timeFrom?: 'intended' | 'written';
   /** Called with each answer: its latency, ms; its intended send time and its end, ms on performance.now(). */
   onAnswer?(ms: number, status: number, intendedAt: number, endAt: number): void;
+  /** Called for each request that got no answer (a reset, a timeout, the run stopped): ms since it was due. */
+  onFailure?(ms: number): void;
+  /** Ends the run early: nothing more is sent, and the requests in flight are abandoned. */
+  signal?: AbortSignal;
 }
 
-export interface OpenLoopResult {
+interface OpenLoopResult {
   intendedRate: number;
   durationS: number;
   /** Requests sent, answered (any status), failed (no answer, or a status of 400 and up), dropped at the cap. */
@@ -87,20 +91,20 @@ function seeded(seed: number): () => number {
   };
 }
 
-/** The intended send times, ms after the start, of every request in `durationS`. */
-export function schedule(rate: number, durationS: number, arrivals: 'fixed' | 'poisson', seed = 1): number[] {
+/** The intended send times, ms after the start, one at a time, until `durationS` (made as needed: a long run holds none). */
+function* arrivalTimes(rate: number, durationS: number, arrivals: 'fixed' | 'poisson', seed = 1): Generator<number> {
   const end = durationS * 1000;
-  const times: number[] = [];
   if (arrivals === 'fixed') {
-    for (let i = 0; i * (1000 / rate) < end; i++) times.push(i * (1000 / rate));
-    return times;
+    for (let i = 0; i * (1000 / rate) < end; i++) yield i * (1000 / rate);
+    return;
   }
   const random = seeded(seed);
-  for (let t = 0; ; ) {
-    t += (-Math.log(1 - random()) * 1000) / rate;
-    if (t >= end) return times;
-    times.push(t);
-  }
+  for (let t = (-Math.log(1 - random()) * 1000) / rate; t < end; t += (-Math.log(1 - random()) * 1000) / rate) yield t;
+}
+
+/** Every intended send time of a run, ms after its start (for tests and small runs). */
+export function schedule(rate: number, durationS: number, arrivals: 'fixed' | 'poisson', seed = 1): number[] {
+  return [...arrivalTimes(rate, durationS, arrivals, seed)];
 }
 
 /** Checks the options; KIT_ERR_USAGE naming the one out of range. */
@@ -108,28 +112,40 @@ function check(o: OpenLoopOptions): void {
   assertLoopback(new URL(o.url));
   if (!(o.rate >= 1 && o.rate <= MAX_RATE))
     throw new KitError('KIT_ERR_USAGE', `an open loop's rate is 1 to ${MAX_RATE} req/s; got ${o.rate}`);
-  if (!(o.durationS > 0 && o.durationS <= 120))
-    throw new KitError('KIT_ERR_USAGE', `a load run lasts from 0 to 120 s; got ${o.durationS}`);
+  if (!(o.durationS > 0 && o.durationS <= 600))
+    throw new KitError('KIT_ERR_USAGE', `an open loop lasts from 0 to 600 s; got ${o.durationS}`);
 }
 
-/** Runs one open-loop load to its end and returns what it measured. */
-export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
-  check(o);
-  const url = new URL(o.url);
-  const times = schedule(o.rate, o.durationS, o.arrivals ?? 'fixed', o.seed);
+/**
+ * The sending half: `send(intendedAt)` sends one request now (or drops it at the cap) and records
+ * its lateness and, when it ends, its latency; `settled` resolves once `stop()` was called and no
+ * request is left in flight.
+ */
+function sender(o: OpenLoopOptions, pool: Pool, url: URL) {
   const maxInFlight = o.maxInFlight ?? 10_000;
-  const timeoutMs = (o.timeoutS ?? 10) * 1000;
-  const pool = new Pool(url.origin, {
-    connections: o.connections ?? 16,
-    pipelining: 1,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-  });
   const latency = createLatencyHistogram();
   const lateness = createLatencyHistogram();
   const counts = { sent: 0, answered: 0, errors: 0, dropped: 0 };
   let inFlight = 0;
-  const pending: Promise<void>[] = [];
+  let stopped = false;
+  let settle!: () => void;
+  const settled = new Promise<void>((resolve) => (settle = resolve));
+  const maybeSettled = () => stopped && inFlight === 0 && settle();
+
+  const end = (ok: boolean, status: number, from: number, intendedAt: number) => {
+    inFlight--;
+    const endAt = performance.now();
+    if (ok) {
+      counts.answered++;
+      if (status >= 400) counts.errors++;
+      recordMs(latency, endAt - from);
+      o.onAnswer?.(endAt - from, status, intendedAt, endAt);
+    } else {
+      counts.errors++;
+      o.onFailure?.(endAt - from);
+    }
+    maybeSettled();
+  };
 
   const send = (intendedAt: number) => {
     recordMs(lateness, performance.now() - intendedAt);
@@ -141,67 +157,88 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
     inFlight++;
     let writtenAt = intendedAt;
     let status = 0;
-    pending.push(
-      new Promise<void>((resolve) => {
-        const end = (ok: boolean) => {
-          inFlight--;
-          const endAt = performance.now();
-          if (ok) {
-            counts.answered++;
-            if (status >= 400) counts.errors++;
-            const from = o.timeFrom === 'written' ? writtenAt : intendedAt;
-            recordMs(latency, endAt - from);
-            o.onAnswer?.(endAt - from, status, intendedAt, endAt);
-          } else counts.errors++;
-          resolve();
-        };
-        pool.dispatch(
-          { origin: url.origin, path: url.pathname + url.search, method: 'GET' },
-          {
-            // Called as undici writes the request to a connection: after any wait for a free one.
-            onRequestStart: () => void (writtenAt = performance.now()),
-            onResponseStart: (_c: unknown, statusCode: number) => void (status = statusCode),
-            onResponseData: () => {},
-            onResponseEnd: () => end(true),
-            onResponseError: () => end(false),
-          },
-        );
-      }),
+    const from = () => (o.timeFrom === 'written' ? writtenAt : intendedAt);
+    pool.dispatch(
+      { origin: url.origin, path: url.pathname + url.search, method: 'GET' },
+      {
+        // Called as undici writes the request to a connection: after any wait for a free one.
+        onRequestStart: () => void (writtenAt = performance.now()),
+        onResponseStart: (_c: unknown, statusCode: number) => void (status = statusCode),
+        onResponseData: () => {},
+        onResponseEnd: () => end(true, status, from(), intendedAt),
+        onResponseError: () => end(false, status, from(), intendedAt),
+      },
     );
   };
+  const stop = () => {
+    stopped = true;
+    maybeSettled();
+  };
+  return { send, stop, settled, counts, latency, lateness };
+}
 
-  const cpuBefore = process.cpuUsage();
-  const start = performance.now();
-  const done = new Promise<void>((resolve) => {
-    let next = 0;
+/**
+ * The scheduling half: calls `send` with each intended time (ms on performance.now()) once it has
+ * come, catching up at once on any that came while the timer was late; resolves when the schedule
+ * is done or `signal` aborts.
+ */
+function runSchedule(times: Iterator<number>, start: number, send: (at: number) => void, signal?: AbortSignal) {
+  return new Promise<void>((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    let next = times.next();
     const tick = () => {
       const now = performance.now();
-      while (next < times.length && start + times[next]! <= now) send(start + times[next++]!);
-      if (next < times.length) setTimeout(tick, Math.max(0, start + times[next]! - performance.now()));
+      while (!signal?.aborted && !next.done && start + next.value <= now) {
+        send(start + next.value);
+        next = times.next();
+      }
+      if (!signal?.aborted && !next.done) timer = setTimeout(tick, Math.max(0, start + next.value - performance.now()));
       else resolve();
     };
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    });
     tick();
   });
-  markLoad(done);
+}
+
+/** Runs one open-loop load to its end (or its signal) and returns what it measured. */
+export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
+  check(o);
+  const url = new URL(o.url);
+  const timeoutMs = (o.timeoutS ?? 10) * 1000;
+  const pool = new Pool(url.origin, {
+    connections: o.connections ?? 16,
+    pipelining: 1,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+  const s = sender(o, pool, url);
+  const cpuBefore = process.cpuUsage();
+  const start = performance.now();
+  markLoad(s.settled);
   try {
-    await done;
-    await Promise.all(pending);
+    await runSchedule(arrivalTimes(o.rate, o.durationS, o.arrivals ?? 'fixed', o.seed), start, s.send, o.signal);
+    s.stop();
+    // Stopped early: the requests in flight are abandoned (each ends as a failure).
+    if (o.signal?.aborted) await pool.destroy().catch(() => {});
+    await s.settled;
   } finally {
     await pool.close().catch(() => {});
   }
   const wallS = (performance.now() - start) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
-  const latencySummary = summarize(latency);
-  const latenessSummary = summarize(lateness);
+  const latency = summarize(s.latency);
+  const lateness = summarize(s.lateness);
   return {
     intendedRate: o.rate,
     durationS: o.durationS,
-    ...counts,
-    achievedRate: counts.answered / o.durationS,
-    latency: latencySummary,
-    lateness: latenessSummary,
-    generatorLimited:
-      latenessSummary.p99 > LATE_MS && latenessSummary.p99 >= GENERATOR_SHARE * Math.max(latencySummary.p99, 1e-3),
+    ...s.counts,
+    achievedRate: s.counts.answered / Math.min(o.durationS, wallS),
+    latency,
+    lateness,
+    generatorLimited: lateness.p99 > LATE_MS && lateness.p99 >= GENERATOR_SHARE * Math.max(latency.p99, 1e-3),
     generatorCpu: (cpu.user + cpu.system) / 1e6 / wallS,
   };
 }
