@@ -163,6 +163,7 @@ async function run({ lab, progress, options, port, machine, quick }: RunContext<
       uploadBytes: s.uploadBytes,
       bodyLimitBytes: DEFAULT_BODY_LIMIT,
       parts,
+      ...(options.mine ? { mine: true } : {}),
     };
   } finally {
     client.close();

@@ -9,6 +9,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { defineCommand } from '../lib/cli.ts';
+import { KitError } from '../lib/errors.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
 import { runLoad } from './lib/load/load.ts';
 import { runOpenLoop } from './lib/load/open-loop.ts';
@@ -58,6 +59,7 @@ export async function pass(
   generate: Generate,
 ): Promise<{ pass: StallPass; stallMs: number }> {
   const answers: [number, number][] = [];
+  const started = performance.now();
   let stoppedAt = 0;
   let wokeAt = 0;
   let wake: NodeJS.Timeout | undefined;
@@ -83,6 +85,11 @@ export async function pass(
   }
   // An answer that ends within EDGE_MS of the freeze was already on its way: the server wrote it
   // before it stopped. Counted, it made a fast closed loop read two samples per connection.
+  if (stoppedAt === 0)
+    throw new KitError(
+      'KIT_ERR_REQUEST',
+      `the load ended after ${((performance.now() - started) / 1000).toFixed(1)} s, before the replica was frozen: nothing to measure`,
+    );
   const duringStall = answers.filter(([s, e]) => s < wokeAt && e > stoppedAt + EDGE_MS).length;
   return { pass: { ...result, duringStall }, stallMs: wokeAt - stoppedAt };
 }
@@ -95,7 +102,8 @@ function closedLoop(url: string, loop: LoopName, durationS: number, rate?: numbe
       connections: CONNECTIONS,
       durationS,
       ...(rate ? { rate } : {}),
-      onAnswer: (ms: number) => {
+      onAnswer: (ms: number, status: number | undefined) => {
+        if (status === undefined) return; // an error, not an answer (load.ts reports it as 0 ms)
         const end = performance.now();
         onAnswer(end - ms, end);
       },
@@ -105,7 +113,8 @@ function closedLoop(url: string, loop: LoopName, durationS: number, rate?: numbe
       ...(rate ? { rate } : {}),
       connections: CONNECTIONS,
       answered: r.counts.completed,
-      errors: r.counts.errors + r.counts.timeouts + r.counts.non2xx,
+      // autocannon's errors include its timeouts.
+      errors: r.counts.errors + r.counts.non2xx,
       achievedRate: r.counts.completed / durationS,
       p50Ms: r.latency.p50,
       p99Ms: r.latency.p99,

@@ -28,10 +28,16 @@ export interface CrossCheck {
  */
 export const OUT_OF_CPU = 0.9;
 
-/** Which generator ran out of CPU first, in words. */
+/** Two generators agree when their req/s are within this share of the higher one. */
+const AGREE = 0.2;
+
+/** Which generator ran out of CPU first, in words, and whether the two agree. */
 function verdict(a: GeneratorRun, w: GeneratorRun): string {
   const aOut = a.generatorCpu >= OUT_OF_CPU;
   const wOut = w.generatorCpu >= OUT_OF_CPU;
+  const apart = Math.abs(a.requestsPerS - w.requestsPerS) / Math.max(a.requestsPerS, w.requestsPerS, 1);
+  if (apart > AGREE && !aOut && !wOut)
+    return `The two disagree by ${Math.round(apart * 100)} % though neither ran out of CPU: run it again on a quieter machine before trusting either.`;
   if (aOut && !wOut)
     return `autocannon ran out of CPU first (${a.generatorCpu.toFixed(2)} cores against wrk's ${w.generatorCpu.toFixed(2)}): past this point its req/s is its own ceiling, not the server's.`;
   if (wOut && !aOut)

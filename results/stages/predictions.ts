@@ -180,7 +180,9 @@ export function notShown(r: StagesResult): string[] {
   const left = PARTS.filter((name) => !part(r, name));
   return [
     ...Object.entries(part(r, 'proxy')?.missing ?? {}).map(([name, why]) => `${name}: ${why}`),
-    ...(left.length ? [`not run (--part): ${left.join(', ')}`] : []),
+    ...(left.length
+      ? [`not run (${r.mine ? 'the exercise runs slow-reader alone' : '--part'}): ${left.join(', ')}`]
+      : []),
   ];
 }
 

@@ -63,6 +63,8 @@ export interface StagesResult {
   uploadBytes: number;
   bodyLimitBytes: number;
   parts: StagesPart[];
+  /** Lesson 9's exercise (--mine): the slow-reader part alone, its honouring export the student's. */
+  mine?: boolean;
 }
 
 type Events = { stage: string; atUs: number }[];

@@ -34,7 +34,7 @@ const P99_CHOICES = [
 export const predictions: Question[] = [
   {
     id: 'closed-loop-p99',
-    ask: 'A server that answers in under a millisecond freezes for 1 s in the middle of a 3 s run. autocannon, 4 connections, sends as fast as the answers come. What p99 does it report?',
+    ask: 'A server that answers in under a millisecond freezes for 1 s in the middle of the run. autocannon, 4 connections, sends as fast as the answers come. What p99 does it report?',
     measure: 'closed-loop-p99',
     choices: P99_CHOICES,
     explain:
@@ -47,7 +47,7 @@ export const predictions: Question[] = [
     measure: 'open-loop-p99',
     choices: P99_CHOICES,
     explain:
-      'A quarter of the run fell in the stall, so a quarter of the requests waited: up to a second for those due as it began. The slowest 1 % waited almost all of it.',
+      'The frozen second is a fifth of the run (a third with --quick), so that share of the requests waited: up to a second for those due as it began. The slowest 1 % waited almost all of it.',
     lesson: WHERE,
   },
   {

@@ -60,6 +60,8 @@ const FAR_BELOW = 0.1;
  * sends nothing more until it wakes: C samples, give or take one per connection.
  */
 const MANY_SHARE = 0.5;
+/** The open loop's p99 lateness at 5 % of the stall (50 ms) is late: measured here, it sent within 1.7-5 ms at p99. */
+const LATE_SHARE = 0.05;
 
 function p99Verdict(p: StallPass, stallMs: number): string {
   if (p.p99Ms >= LARGE_PART * stallMs) return 'large-part-of-stall';
@@ -74,6 +76,15 @@ function samplesVerdict(p: StallPass, stallMs: number): string {
   return p.duringStall === 0 ? 'none' : 'more-than-one-per-connection';
 }
 
+/**
+ * The open loop sent late when its own lateness set its latency (generatorLimited), or when its p99
+ * lateness reached LATE_SHARE of the stall: against a p99 near the stall itself, generatorLimited
+ * alone would wait for half a second of lateness before it said so.
+ */
+function sentVerdict(p: StallPass, stallMs: number): string {
+  return p.generatorLimited || (p.latenessP99Ms ?? 0) >= LATE_SHARE * stallMs ? 'late' : 'on-time';
+}
+
 export function shape(r: StallResult): string[] {
   const out: string[] = [];
   for (const loop of LOOPS) {
@@ -81,7 +92,7 @@ export function shape(r: StallResult): string[] {
     if (!p) continue;
     out.push(line('stall', loop, 'p99', p99Verdict(p, r.stallMs)));
     out.push(line('stall', loop, 'samples-during-stall', samplesVerdict(p, r.stallMs)));
-    if (loop === 'open-loop') out.push(line('stall', loop, 'sent', p.generatorLimited ? 'late' : 'on-time'));
+    if (loop === 'open-loop') out.push(line('stall', loop, 'sent', sentVerdict(p, r.stallMs)));
   }
   return out;
 }

@@ -60,6 +60,36 @@ test('the in-flight cap: while the server is frozen, due requests past it are dr
   assert.equal(r.answered, r.sent);
 });
 
+test('a stop while the last answers are awaited ends the run at once, and abandoned requests are not failures', async (t) => {
+  t.after(() => replica.proc.signal('SIGCONT'));
+  replica.proc.signal('SIGSTOP');
+  const abort = new AbortController();
+  let failures = 0;
+  let thawed = false;
+  // 0.5 s of sending into a frozen replica, then the stop comes while every request still waits.
+  const run = runOpenLoop({
+    url: `${replica.url}/fast`,
+    rate: 100,
+    durationS: 0.5,
+    connections: 4,
+    signal: abort.signal,
+    onFailure: () => void failures++,
+  });
+  const stop = setTimeout(() => abort.abort(), 1000);
+  const thaw = setTimeout(() => {
+    thawed = true;
+    replica.proc.signal('SIGCONT');
+  }, 5000);
+  const r = await run;
+  clearTimeout(stop);
+  clearTimeout(thaw);
+  replica.proc.signal('SIGCONT');
+  assert.equal(thawed, false, 'the run ended before the replica was thawed');
+  assert.equal(r.sent, 50);
+  assert.equal(r.answered, 0);
+  assert.equal(failures, 0, 'a stop abandons requests; it does not fail them');
+});
+
 test("the stall's open-loop lines hold when timed from the intended send, and fail when timed from the write", async () => {
   const url = `${replica.url}/fast`;
   const lines = async (timeFrom: 'intended' | 'written') => {

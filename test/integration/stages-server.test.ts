@@ -6,6 +6,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Lab } from '../../measure/lib/process/lab.ts';
 import type { ServerProcess } from '../../measure/lib/process/launch.ts';
 import { probe } from '../../measure/lib/load/probe.ts';
@@ -166,6 +169,40 @@ test('the export queues a chunk or two with backpressure, and most of the body w
   assert.ok(
     ignored.drainWaitUs! < honoured.drainWaitUs! / 5,
     `waits: ignored ${ignored.drainWaitUs} µs, honoured ${honoured.drainWaitUs} µs`,
+  );
+});
+
+test("a student's export loop that resolves early: the connection is cut at once, not left to the reader's timeout", async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'nsl-export-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'export.ts');
+  // The likely mistake: stop at the first write() that says false, instead of waiting for 'drain'.
+  writeFileSync(
+    file,
+    'export async function writeExport(res: any, chunks: number, next: () => Buffer) {\n' +
+      '  for (let i = 0; i < chunks; i++) if (!res.write(next())) return;\n}\n',
+  );
+  const mine = await lab.start({
+    server: 'stages',
+    args: ['--port', '0', '--export', file],
+    nodeArgs: ['--import', 'tsx'],
+  });
+  const outcome = await new Promise<string>((resolve) => {
+    const req = http.get(`${mine.url}/catalog/export?mb=16`, (res) => {
+      res.on('data', () => {});
+      res.on('end', () => resolve('ended'));
+      res.on('error', (err) => resolve(`error: ${err.message}`));
+      res.on('aborted', () => resolve('aborted'));
+    });
+    req.on('error', (err) => resolve(`error: ${err.message}`));
+    // A bound, not a wait for readiness: the reader's own timeout stands in for undici's 300 s.
+    req.setTimeout(10_000, () => resolve('timed out'));
+  });
+  assert.match(outcome, /^(aborted|error: )/, outcome);
+  await lab.stop(mine);
+  assert.ok(
+    mine.stderrTail.some((l) => /the export loop resolved after writing \d+ of 16777216 bytes/.test(l)),
+    mine.stderrTail.join('\n'),
   );
 });
 

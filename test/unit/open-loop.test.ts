@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { schedule } from '../../measure/lib/load/open-loop.ts';
-import { render } from '../../results/stall/report.ts';
+import { render, shape } from '../../results/stall/report.ts';
 import { examples } from '../../results/stall/examples.ts';
 
 test('a fixed schedule: rate × duration requests, 1/rate apart, the first at once', () => {
@@ -35,4 +35,14 @@ test("the stall report says which side set the open loop's latency", () => {
   assert.match(render(r, false), /the server, not the generator, set its latency/);
   r.passes.find((p) => p.loop === 'open-loop')!.generatorLimited = true;
   assert.match(render(r, false), /late enough that the generator, not the server, set its latency/);
+});
+
+test("the open loop 'sent late' when its own lateness reached 5 % of the stall, even if the stall set its p99", () => {
+  const r = examples.healthy();
+  const open = r.passes.find((p) => p.loop === 'open-loop')!;
+  const sent = () => shape(r).find((l) => l.startsWith('stall  open-loop  sent'));
+  assert.equal(sent(), 'stall  open-loop  sent  on-time');
+  open.latenessP99Ms = 60; // a busy generator, 60 ms late at p99, against a 1,002 ms stall
+  assert.equal(open.generatorLimited, false, 'its p99 latency is still the stall');
+  assert.equal(sent(), 'stall  open-loop  sent  late');
 });

@@ -299,6 +299,8 @@ test('the cross-check says which generator ran out of CPU first, or how to insta
   assert.match(text(0.97, 0.4), /autocannon ran out of CPU first \(0\.97 cores against wrk's 0\.40\)/);
   assert.match(text(0.4, 0.95), /wrk ran out of CPU first/);
   assert.match(text(0.95, 0.95), /Both generators ran out of CPU/);
+  const apart = { ...x(0.3, 0.2), wrk: { requestsPerS: 6000, p50Ms: 9, generatorCpu: 0.2 } };
+  assert.match(renderCrossCheck(apart, false).join('\n'), /The two disagree by 33 % though neither ran out of CPU/);
   const missing = renderCrossCheck({ ...x(0.3, 0.2), wrk: { missing: WRK_MISSING } }, false).join('\n');
   assert.match(missing, /wrk is not installed.*sudo apt-get install wrk; macOS: brew install wrk/);
   assert.doesNotMatch(missing, /generator CPU/);

@@ -5,12 +5,13 @@
  * fell due meanwhile, including those still waiting for a free connection in the generator. A
  * closed loop (autocannon) sends nothing while its connections wait, and so records only one
  * sample per connection for the whole stall: coordinated omission (wrk2's README; k6's "open and
- * closed models"). Bounded: loopback targets only, a duration of at most 120 s, and a cap on the
+ * closed models"). Bounded: loopback targets only, a duration of at most 600 s, and a cap on the
  * requests in flight, past which a due request is not sent but counted.
  *
  * The generator is a process on the same machine, and its own timer can run late: a request sent
- * 40 ms after its time hides 40 ms of the server's queue just as a closed loop does. So it reports
- * how late it was, and says when that lateness, not the server, limited the run.
+ * 40 ms after its time is still timed from its time, so 40 ms of the generator's own delay are
+ * charged to the server. So it reports how late it was, and says when that lateness, not the
+ * server, set the latency.
  */
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
@@ -33,7 +34,10 @@ interface OpenLoopOptions {
   maxInFlight?: number;
   /** Keep-alive connections to the target (pipelining 1): requests past them wait in the generator. */
   connections?: number;
-  /** A request unanswered after this long fails, s. */
+  /**
+   * A request unanswered this long after it was written to a connection fails, s. One still waiting
+   * for a free connection waits on: that wait is what an open loop measures (maxInFlight bounds it).
+   */
   timeoutS?: number;
   /**
    * Where latency starts: `intended` (the default, and the only honest choice); `written`, when the
@@ -43,9 +47,12 @@ interface OpenLoopOptions {
   timeFrom?: 'intended' | 'written';
   /** Called with each answer: its latency, ms; its intended send time and its end, ms on performance.now(). */
   onAnswer?(ms: number, status: number, intendedAt: number, endAt: number): void;
-  /** Called for each request that got no answer (a reset, a timeout, the run stopped): ms since it was due. */
+  /**
+   * Called for each request that got no answer (a reset, a timeout) with the ms since it was due,
+   * and with 0 for each one dropped at the cap; not for those abandoned by a stop (`signal`).
+   */
   onFailure?(ms: number): void;
-  /** Ends the run early: nothing more is sent, and the requests in flight are abandoned. */
+  /** Ends the run early, even while it waits for the last answers: those in flight are abandoned. */
   signal?: AbortSignal;
 }
 
@@ -142,7 +149,7 @@ function sender(o: OpenLoopOptions, pool: Pool, url: URL) {
       o.onAnswer?.(endAt - from, status, intendedAt, endAt);
     } else {
       counts.errors++;
-      o.onFailure?.(endAt - from);
+      if (!o.signal?.aborted) o.onFailure?.(endAt - from);
     }
     maybeSettled();
   };
@@ -151,6 +158,7 @@ function sender(o: OpenLoopOptions, pool: Pool, url: URL) {
     recordMs(lateness, performance.now() - intendedAt);
     if (inFlight >= maxInFlight) {
       counts.dropped++;
+      o.onFailure?.(0);
       return;
     }
     counts.sent++;
@@ -186,6 +194,11 @@ function runSchedule(times: Iterator<number>, start: number, send: (at: number) 
   return new Promise<void>((resolve) => {
     let timer: NodeJS.Timeout | undefined;
     let next = times.next();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
     const tick = () => {
       const now = performance.now();
       while (!signal?.aborted && !next.done && start + next.value <= now) {
@@ -193,12 +206,9 @@ function runSchedule(times: Iterator<number>, start: number, send: (at: number) 
         next = times.next();
       }
       if (!signal?.aborted && !next.done) timer = setTimeout(tick, Math.max(0, start + next.value - performance.now()));
-      else resolve();
+      else done();
     };
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    });
+    signal?.addEventListener('abort', done, { once: true });
     tick();
   });
 }
@@ -217,14 +227,18 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   const s = sender(o, pool, url);
   const cpuBefore = process.cpuUsage();
   const start = performance.now();
+  // A stop, whenever it comes (while sending or while waiting for the last answers), abandons the
+  // requests in flight and those queued for a connection: each ends at once, as a failure.
+  const abandon = () => void pool.destroy().catch(() => {});
+  if (o.signal?.aborted) abandon();
+  o.signal?.addEventListener('abort', abandon, { once: true });
   markLoad(s.settled);
   try {
     await runSchedule(arrivalTimes(o.rate, o.durationS, o.arrivals ?? 'fixed', o.seed), start, s.send, o.signal);
     s.stop();
-    // Stopped early: the requests in flight are abandoned (each ends as a failure).
-    if (o.signal?.aborted) await pool.destroy().catch(() => {});
     await s.settled;
   } finally {
+    o.signal?.removeEventListener('abort', abandon);
     await pool.close().catch(() => {});
   }
   const wallS = (performance.now() - start) / 1000;

@@ -53,8 +53,8 @@ export function parseWrk(
 
 /**
  * Runs wrk against `url` (one thread, `connections` keep-alive connections, `durationS`), and
- * returns its req/s, p50 and CPU (cores); `missing` where wrk is not installed. The child is
- * killed if this process exits first.
+ * returns its req/s, p50 and CPU (cores); `missing` where wrk is not installed. wrk and the bash
+ * that times it are killed if this process exits first.
  */
 export async function runWrk(url: string, connections: number, durationS: number): Promise<WrkRun> {
   assertLoopback(new URL(url));
@@ -62,22 +62,40 @@ export async function runWrk(url: string, connections: number, durationS: number
     throw new KitError('KIT_ERR_USAGE', `a load run lasts from 0 to 120 s; got ${durationS}`);
   const wrk = findWrk();
   if (wrk === undefined) return { missing: WRK_MISSING };
-  const args = ['-t1', `-c${connections}`, `-d${durationS}s`, '--latency', url];
+  // wrk takes whole seconds.
+  const args = ['-t1', `-c${connections}`, `-d${Math.max(1, Math.round(durationS))}s`, '--latency', url];
   const started = performance.now();
+  // LC_ALL=C: bash prints `times` with the locale's decimal mark (0m0,003s in German). Its own
+  // process group, so that a kill reaches wrk under bash too.
   const child = spawn('bash', ['-c', '"$0" "$@"; code=$?; times; exit $code', wrk, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LC_ALL: 'C' },
+    detached: true,
   });
-  const kill = () => child.kill('SIGKILL');
+  const kill = () => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
   process.once('exit', kill);
   let out = '';
+  let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d));
-  child.stderr.on('data', (d: Buffer) => (out += d));
-  const code = await new Promise<number | null>((resolve) => {
-    child.once('error', () => resolve(-1));
+  child.stderr.on('data', (d: Buffer) => (err += d));
+  const code = await new Promise<number | null | 'no bash'>((resolve) => {
+    child.once('error', () => resolve('no bash'));
     child.once('exit', (c) => resolve(c));
   });
   process.off('exit', kill);
+  if (code === 'no bash') return { failed: 'bash, which times wrk, could not be started' };
   const parsed = parseWrk(out, (performance.now() - started) / 1000);
-  if (code !== 0 || !parsed) return { failed: `wrk exited ${code}: ${out.trim().split('\n').slice(-1)[0] ?? ''}` };
-  return parsed;
+  if (code === 0 && parsed) return parsed;
+  // wrk's own complaint, not the `times` lines after it.
+  const said = `${err}\n${out}`
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !/^\d+m[\d.]+s \d+m[\d.]+s$/.test(l));
+  return { failed: `wrk exited ${code}: ${said.at(-1) ?? 'no output'}` };
 }

@@ -158,7 +158,9 @@ export class HttpError extends Error {
 }
 
 /** Resolves at a writable's next 'drain', or when it closes (its reader gone). */
-export function drainOrClose(stream: NodeJS.EventEmitter): Promise<void> {
+export function drainOrClose(stream: NodeJS.EventEmitter & { destroyed?: boolean }): Promise<void> {
+  // A stream destroyed already (its reader gone during the last turn) has sent its 'close'.
+  if (stream.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       stream.off('drain', done).off('close', done);

@@ -43,6 +43,7 @@ function watchWrites(res: http.ServerResponse) {
   let writeFalse = 0;
   let drainWaitUs = 0;
   let queuedMax = 0;
+  let bytes = 0;
   // The last write that returned false, and the 'drain' after it, if one came yet.
   let falseAt: bigint | undefined;
   let drainedAt: bigint | undefined;
@@ -57,6 +58,9 @@ function watchWrites(res: http.ServerResponse) {
   };
   res.write = ((...args: unknown[]) => {
     closeWait();
+    const chunk = args[0];
+    bytes +=
+      typeof chunk === 'string' ? Buffer.byteLength(chunk) : ((chunk as Uint8Array | undefined)?.byteLength ?? 0);
     const ok = write(...args);
     queuedMax = Math.max(queuedMax, res.writableLength);
     if (!ok) {
@@ -69,6 +73,10 @@ function watchWrites(res: http.ServerResponse) {
     finish() {
       closeWait();
       return { writeFalse, drainWaitUs, queuedMaxBytes: queuedMax };
+    },
+    /** Bytes written so far. */
+    get bytes() {
+      return bytes;
     },
   };
 }
@@ -106,6 +114,15 @@ export function exportRoute(
     await loop(res, (mb * 1024 * 1024) / EXPORT_CHUNK_BYTES, () => Buffer.alloc(EXPORT_CHUNK_BYTES, 0x61));
     for (const [k, v] of Object.entries({ ...watch.finish(), responseBytes: mb * 1024 * 1024 })) rec.note(req, k, v);
     rec.stamp(req, 'handler-end');
+    // A loop that resolved early (a student's, stopping at the first false) would leave the reader
+    // waiting for the rest of the declared length until its timeout: cut the connection instead.
+    if (watch.bytes < mb * 1024 * 1024 && !res.destroyed) {
+      process.stderr.write(
+        `the export loop resolved after writing ${watch.bytes} of ${mb * 1024 * 1024} bytes: it must write every chunk\n`,
+      );
+      res.destroy();
+      return;
+    }
     res.end();
   };
 }
