@@ -2,7 +2,7 @@
 // replica for a second under each of three generators and prints exactly expected-output/stall.txt,
 // answering --predict (its questions come first, each checked beside its measure), and leaves
 // nothing running, the frozen replica included. The generator itself and the mutation that fails
-// the open-loop lines are in test/integration/open-loop.test.ts.
+// the open-loop lines are in test/e2e/open-loop.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {

@@ -1,7 +1,7 @@
 // The open-loop generator's schedule (measure/lib/load/open-loop.ts), without a server: a fixed
 // rate is exactly its interval apart, Poisson arrivals have the rate's mean gap and an exponential
 // spread, and repeat with their seed. And the stall report says in words which side set the open
-// loop's latency. test/integration/open-loop.test.ts sends real requests.
+// loop's latency. test/e2e/open-loop.test.ts sends real requests.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { schedule } from '../../measure/lib/load/open-loop.ts';

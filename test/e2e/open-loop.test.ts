@@ -3,6 +3,7 @@
 // own process) reports its lateness and says it, not the server, set the latency; the in-flight
 // cap drops due requests while the server is frozen, and counts them; and the stall experiment's
 // open-loop lines fail when latency is timed from the write instead of the intended send time.
+// In the e2e tier: it times seconds of load (a stall, a late generator), about 14 s in all.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
