@@ -56,7 +56,9 @@ export const hints: Record<string, string> = {
     'each worker keeps its own count, so each lets the member through up to the limit: exactly workers × limit in all; ' +
     'every attempt allowed means no limit was applied at all',
   sqlite: 'one count in one SQLite file: exactly the limit gets through, whichever worker answers',
-  redis: 'one count in Redis: exactly the limit gets through, whichever worker answers',
+  redis:
+    'one count in Redis lets exactly the limit through, whichever worker answers; 10 on each worker means each counted alone ' +
+    '(with --mine: your limiter still counts in its own process, not in Redis)',
 };
 
 export function notShown(r: RateLimitResult): string[] {
@@ -82,6 +84,10 @@ export function render(r: RateLimitResult, color: boolean, caption = machineCapt
     c.bold(`Lesson 7 · rate limit: one member, ${r.limit} loans per ${r.windowS} s, ${r.workers} cluster workers`),
     c.dim(`every attempt on a fresh connection, so the cluster spreads them over the workers · ${caption}`),
     table.toString(),
-    `A limit kept in each process's memory is really a limit per process: ${r.workers} workers let through up to ${r.workers} × ${r.limit}.`,
+    ...(r.runs.some((x) => allowedVerdict(x, r.limit, r.workers) === 'one-limit-per-worker')
+      ? [
+          `A limit kept in each process's memory is really a limit per process: ${r.workers} workers let through up to ${r.workers} × ${r.limit}.`,
+        ]
+      : []),
   ].join('\n');
 }

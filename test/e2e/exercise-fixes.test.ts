@@ -7,7 +7,7 @@
 //   lesson 9  stages --mine       writes ignoring write() → waits for 'drain' (export-fixed.ts)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expectedShape, failOnWarnings, ROOT, runScript, skipUnless } from '../helpers.ts';
@@ -47,6 +47,11 @@ test(
     assert.match(unedited.stderr, /copied servers\/lib\/state\/limiter-exercise\.ts to .*limiter\.ts: edit it/);
     assert.equal(unedited.code, 1, unedited.stdout + unedited.stderr);
     assert.deepEqual(unedited.stdout.trim().split('\n'), ['redis  allowed-vs-limit  one-limit-per-worker']);
+    // A likely mistake: the error names the student's file, not the store.
+    writeFileSync(copy, 'export async function hit(redis: any) {\n  return redis.incrr();\n}\n');
+    const thrown = await runScript('measure/rate-limit.ts', ['--quick', '--shape', '--mine'], env);
+    assert.equal(thrown.code, 3, thrown.stderr);
+    assert.match(thrown.stderr, /hit\(\) in .*limiter\.ts threw: redis\.incrr is not a function/);
     copyFileSync(path.join(ROOT, 'test', 'fixtures', 'limiter-fixed.ts'), copy);
     const fixed = await runScript('measure/rate-limit.ts', ['--quick', '--shape', '--mine'], env);
     assert.deepEqual(fixed.stdout.trim().split('\n'), expectedShape('fixed/rate-limit'), fixed.stderr);

@@ -18,8 +18,8 @@ type StudentHit = (
 
 /**
  * `store` with its `hit` replaced by the one in `file`, which counts under `<prefix>mine:<key>` in
- * the Redis server at `redisUrl`. A `hit` that resolves to anything but {allowed, count} is a 500
- * naming the file. Closing the store closes the student's client too.
+ * the Redis server at `redisUrl`. A `hit` that throws, or resolves to anything but {allowed, count},
+ * is a 500 naming the file. Closing the store closes the student's client too.
  */
 export async function withStudentLimiter(
   store: StateStore,
@@ -32,7 +32,13 @@ export async function withStudentLimiter(
   return {
     ...store,
     async hit(key, limit, windowMs) {
-      const r = await hit(redis, `${prefix}mine:${key}`, limit, windowMs);
+      let r: Awaited<ReturnType<StudentHit>>;
+      try {
+        r = await hit(redis, `${prefix}mine:${key}`, limit, windowMs);
+      } catch (err) {
+        // The student's code threw (a misspelt command, say): name the file, not the store.
+        throw new HttpError(500, `hit() in ${file} threw: ${(err as Error)?.message ?? String(err)}`);
+      }
       if (typeof r?.allowed !== 'boolean' || !Number.isFinite(r?.count))
         throw new HttpError(500, `hit() in ${file} must resolve to {allowed: boolean, count: number}`);
       return r;
