@@ -19,6 +19,7 @@ import { KitError } from '../../../lib/errors.ts';
 import { createLatencyHistogram, recordMs, summarize, type LatencySummary } from '../../../results/report/latency.ts';
 import { assertLoopback } from './probe.ts';
 import { markLoad } from './windows.ts';
+import { exponential, seededRng } from '../../../sim/rng.ts';
 
 interface OpenLoopOptions {
   /** The target, on a loopback address. */
@@ -86,18 +87,6 @@ const MAX_RATE = 20_000;
  */
 const GENERATOR_SHARE = 0.5;
 
-/** A small seeded generator (mulberry32), so that Poisson arrivals repeat with their seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The intended send times, ms after the start, one at a time, until `durationS` (made as needed: a long run holds none). */
 function* arrivalTimes(rate: number, durationS: number, arrivals: 'fixed' | 'poisson', seed = 1): Generator<number> {
   const end = durationS * 1000;
@@ -105,8 +94,9 @@ function* arrivalTimes(rate: number, durationS: number, arrivals: 'fixed' | 'poi
     for (let i = 0; i * (1000 / rate) < end; i++) yield i * (1000 / rate);
     return;
   }
-  const random = seeded(seed);
-  for (let t = (-Math.log(1 - random()) * 1000) / rate; t < end; t += (-Math.log(1 - random()) * 1000) / rate) yield t;
+  // The simulator's seeded generator and exponential gaps (sim/rng.ts): the same arrivals it models.
+  const rng = seededRng(seed);
+  for (let t = exponential(rng, 1000 / rate); t < end; t += exponential(rng, 1000 / rate)) yield t;
 }
 
 /** Every intended send time of a run, ms after its start (for tests and small runs). */
