@@ -14,8 +14,7 @@ import { probeOk } from './lib/load/probe.ts';
 import type { LoanServiceStats } from '../servers/contracts.ts';
 import { formatCost, parseCost } from '../servers/lib/cpu/scrypt-cost.ts';
 import { COST_FLAG, heavyCost } from './lib/harness/costs.ts';
-import { copyOnce, exercisePath } from './lib/harness/exercise-copy.ts';
-import { ROOT } from './lib/harness/paths.ts';
+import { copyOnce, exerciseExpected, exercisePath } from './lib/harness/exercise-copy.ts';
 import {
   caveats,
   hints,
@@ -144,13 +143,7 @@ export const experiment = defineExperiment({
   }),
   run,
   report: { render, shape, hints, caveats, measures, predictions },
-  expected: (o: Options) =>
-    o.mine
-      ? {
-          file: path.join(ROOT, 'expected-output', 'fixed', 'blocking.txt'),
-          label: 'expected-output/fixed/blocking.txt (your check off the event loop)',
-        }
-      : { file: path.join(ROOT, 'expected-output', 'blocking.txt'), label: 'expected-output/blocking.txt' },
+  expected: (o: Options) => exerciseExpected('blocking', o.mine !== undefined, 'your check off the event loop'),
 });
 
 await runIfEntry(import.meta, experiment);

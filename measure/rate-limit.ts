@@ -15,8 +15,7 @@ import { hints, notShown, render, shape, type LimitRun, type RateLimitResult } f
 import { measures, predictions } from '../results/rate-limit/predictions.ts';
 import { KitError } from '../lib/errors.ts';
 import path from 'node:path';
-import { copyOnce, exercisePath } from './lib/harness/exercise-copy.ts';
-import { ROOT } from './lib/harness/paths.ts';
+import { copyOnce, exerciseExpected, exercisePath } from './lib/harness/exercise-copy.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/rate-limit.ts [flags]',
@@ -120,13 +119,7 @@ export const experiment = defineExperiment({
   options: (flags) => ({ mine: flags.mine ? exercisePath('lesson-7', 'limiter.ts') : undefined }),
   run,
   report: { render, shape, hints, notShown, measures, predictions },
-  expected: (o: Options) =>
-    o.mine
-      ? {
-          file: path.join(ROOT, 'expected-output', 'fixed', 'rate-limit.txt'),
-          label: 'expected-output/fixed/rate-limit.txt (your limiter, counting in Redis)',
-        }
-      : { file: path.join(ROOT, 'expected-output', 'rate-limit.txt'), label: 'expected-output/rate-limit.txt' },
+  expected: (o: Options) => exerciseExpected('rate-limit', o.mine !== undefined, 'your limiter, counting in Redis'),
 });
 
 await runIfEntry(import.meta, experiment);

@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT } from './paths.ts';
+import { expectedFile, ROOT } from './paths.ts';
 
 /** Where the student's copy named by `parts` lives: exercises/<parts>. */
 export function exercisePath(...parts: string[]): string {
@@ -29,4 +29,14 @@ export function copyOnce(template: string, dest: string): boolean {
   );
   writeFileSync(dest, text);
   return true;
+}
+
+/**
+ * What a write-the-fix run is compared with: with the student's copy (`mine`), the fixed lesson's
+ * lines, expected-output/fixed/<name>.txt, labelled with `what` the fix does; without, the lesson's own.
+ */
+export function exerciseExpected(name: string, mine: boolean, what: string): { file: string; label: string } {
+  return mine
+    ? { file: expectedFile(`fixed/${name}`), label: `expected-output/fixed/${name}.txt (${what})` }
+    : { file: expectedFile(name), label: `expected-output/${name}.txt` };
 }
