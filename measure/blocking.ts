@@ -58,12 +58,12 @@ interface Options {
   cost: string;
   light: number;
   offsetMs: number;
-  /** With --mine: the student's copy of servers/lib/cpu/verify-exercise.ts. */
+  /** With --mine: the student's copy of servers/exercises/lesson-3/verify.ts. */
   mine: string | undefined;
 }
 
 /** The exercise's starting point, which --mine copies for the student. */
-const EXERCISE = 'servers/lib/cpu/verify-exercise.ts';
+const EXERCISE = 'servers/exercises/lesson-3/verify.ts';
 
 async function run({ lab, progress, options, port, machine, profile }: RunContext<Options>): Promise<BlockingResult> {
   if (options.mine && copyOnce(EXERCISE, options.mine))

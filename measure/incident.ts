@@ -59,7 +59,7 @@ const command = defineCommand({
       type: 'string',
       valueName: 'file.ts[,file.ts]',
       description:
-        'measure the handlers in these files over the healthy ones, later files over earlier (servers/incidents/fixed/<name>.ts: the reference fixes)',
+        'measure the handlers in these files over the healthy ones, later files over earlier (servers/exercises/lesson-10/fixed/<name>.ts: the reference fixes)',
     },
   },
   epilogue:
@@ -111,7 +111,7 @@ function options(flags: Record<string, string | boolean | undefined>): Options {
 
 async function run({ lab, progress, options: o, quick, machine }: RunContext<Options>): Promise<IncidentResult> {
   const s = o.subject;
-  if (s.kind === 'handlers' && s.fixes && copyOnce(`servers/incidents/${s.fixes}.ts`, s.file))
+  if (s.kind === 'handlers' && s.fixes && copyOnce(`servers/exercises/lesson-10/${s.fixes}.ts`, s.file))
     progress.note(
       `copied the planted handler to ${path.relative(process.cwd(), s.file)}: edit it, then run this again`,
     );

@@ -42,10 +42,10 @@ const WINDOW_MS = 60_000;
  */
 const ATTEMPTS = 60;
 /** The exercise's starting point, which --mine copies for the student. */
-const EXERCISE = 'servers/lib/state/limiter-exercise.ts';
+const EXERCISE = 'servers/exercises/lesson-7/limiter.ts';
 
 interface Options {
-  /** With --mine: the student's copy of servers/lib/state/limiter-exercise.ts. */
+  /** With --mine: the student's copy of servers/exercises/lesson-7/limiter.ts. */
   mine: string | undefined;
 }
 

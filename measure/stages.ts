@@ -71,12 +71,12 @@ interface Options {
   cost: string;
   parts: PartName[];
   settings: PartSettings;
-  /** With --mine: the student's copy of servers/lib/stages/export-exercise.ts. */
+  /** With --mine: the student's copy of servers/exercises/lesson-9/export.ts. */
   mine: string | undefined;
 }
 
 /** The exercise's starting point, which --mine copies for the student. */
-const EXERCISE = 'servers/lib/stages/export-exercise.ts';
+const EXERCISE = 'servers/exercises/lesson-9/export.ts';
 
 const RUNNERS: Record<PartName, (ctx: PartContext) => Promise<StagesPart>> = {
   'keep-alive': keepAlivePart,

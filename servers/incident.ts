@@ -3,7 +3,7 @@
  * student to diagnose from the kit's measures and then fix. `--incident <name>` plants one of the
  * faults in incidents/ (each file names the real report it comes from); `--handlers <file>` runs
  * handlers from a file of the student's own (exercises/incidents/<name>.ts) or a reference fix
- * (incidents/fixed/), over the healthy ones. The routes are listed once, in --help.
+ * (exercises/lesson-10/fixed/), over the healthy ones. The routes are listed once, in --help.
  * Run alone: `npx tsx servers/incident.ts --incident redos --port 3000`.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -9,7 +9,7 @@ import type { IncidentResult } from './result.ts';
 export const examples: ReportExamples<IncidentResult> = {
   healthy: () => ({
     machine: { cores: 2, loadavg1: 0.5, busyCoresAtStart: 0.05, node: '20.20.2', platform: 'linux-x64' },
-    subject: { handlers: 'servers/incidents/fixed/pool.ts' },
+    subject: { handlers: 'servers/exercises/lesson-10/fixed/pool.ts' },
     books: {
       route: '/books?page=7',
       rate: 50,

@@ -113,10 +113,15 @@ export function render(r: IncidentResult, color: boolean): string {
     profiled,
     other.toString(),
   ];
-  // A seeded run hides the incident: a handler file's name (redos.ts, fixed/…) would name it.
+  // A seeded run hides the incident: a handler file's name (lesson-10/redos.ts, fixed/…) would name it.
   const hidden = 'planted' in r.subject && r.subject.seed !== undefined;
   const where = (w: string) =>
-    hidden ? w.replace(/^.*servers\/incidents\/[\w/-]+\.ts:(\d+)$/, "the service's handlers, line $1") : w;
+    hidden
+      ? w.replace(
+          /^.*servers\/(?:incidents|exercises\/lesson-10)\/[\w/-]+\.ts:(\d+)$/,
+          "the service's handlers, line $1",
+        )
+      : w;
   for (const p of r.profiles) {
     const top = p.top
       .map((f) => `${f.functionName}${f.where === f.functionName ? '' : ` (${where(f.where)})`} ${pct(f.share)}`)

@@ -1,6 +1,6 @@
 // Proves lesson 10's incidents on real processes: each planted incident (measure/incident.ts
 // --incident <name> --quick) prints exactly expected-output/incident/<name>.txt, where its own
-// symptom line differs from a healthy service's; the reference fixes (servers/incidents/fixed/),
+// symptom line differs from a healthy service's; the reference fixes (servers/exercises/lesson-10/fixed/),
 // all in one server, print exactly expected-output/incident.txt; and the student's loop: `--mine`
 // copies the planted handler, fails on the unedited copy, and holds once the copy holds the fix.
 // A seeded incident names nothing before the student does, and the name is checked.
@@ -26,7 +26,7 @@ for (const name of INCIDENT_NAMES) {
 // Each phase watches one mechanism and each fix replaces one handler, so the six fixes laid over
 // each other in one run check each fix's line as six runs would, in a sixth of the time.
 test("the six reference fixes, in one server: a healthy service's lines", async () => {
-  const fixes = INCIDENT_NAMES.map((name) => `servers/incidents/fixed/${name}.ts`).join(',');
+  const fixes = INCIDENT_NAMES.map((name) => `servers/exercises/lesson-10/fixed/${name}.ts`).join(',');
   const fixed = await runScript('measure/incident.ts', ['--quick', '--shape', '--handlers', fixes]);
   assertShapeOutput(fixed.stdout, 'incident', fixed.stderr);
   assert.equal(fixed.code, 0, fixed.stderr);
@@ -43,7 +43,7 @@ test('--mine: the unedited copy fails its symptom line, the copy with the fix ho
   assert.equal(unedited.code, 1, unedited.stderr);
   assert.ok(unedited.stdout.includes('incident  heap-under-new-pages  grows'), unedited.stdout);
   // The student's edit: the reference fix, with its import pointing back at the kit as the copy's does.
-  const fix = readFileSync(path.join(ROOT, 'servers/incidents/fixed/cache.ts'), 'utf8');
+  const fix = readFileSync(path.join(ROOT, 'servers/exercises/lesson-10/fixed/cache.ts'), 'utf8');
   const types = /from '([^']*types\.ts)'/.exec(readFileSync(copy, 'utf8'))![1]!;
   writeFileSync(copy, fix.replace("from '../types.ts'", `from '${types}'`));
   const fixed = await runScript('measure/incident.ts', ['--quick', '--shape', '--mine', 'cache'], env);
@@ -60,7 +60,7 @@ test('a seeded incident: nothing names it before the student does, and the name 
   // No shape lines and no handler file in the profile before the name.
   assert.doesNotMatch(
     r.stdout,
-    /Shape, compared with|incident {2}heap-under-new-pages|cache\.ts|incidents\//,
+    /Shape, compared with|incident {2}heap-under-new-pages|cache\.ts|incidents\/|lesson-10\//,
     r.stdout,
   );
   assert.match(

@@ -15,7 +15,7 @@ test('lesson 10: incident --quick --handlers fixed/cache.ts --predict prints exa
     '--quick',
     '--shape',
     '--handlers',
-    'servers/incidents/fixed/cache.ts',
+    'servers/exercises/lesson-10/fixed/cache.ts',
     ...predict.args,
     ...classSave('lb-builtin'),
   ]);

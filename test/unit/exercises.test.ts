@@ -10,13 +10,13 @@ import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { verifyPassword as start } from '../../servers/lib/cpu/verify-exercise.ts';
-import { hit as startHit } from '../../servers/lib/state/limiter-exercise.ts';
-import { writeExport as startExport } from '../../servers/lib/stages/export-exercise.ts';
+import { verifyPassword as start } from '../../servers/exercises/lesson-3/verify.ts';
+import { hit as startHit } from '../../servers/exercises/lesson-7/limiter.ts';
+import { writeExport as startExport } from '../../servers/exercises/lesson-9/export.ts';
 import { importFromStudentFile } from '../../servers/lib/serve/student-file.ts';
-import { verifyPassword as fixed } from '../fixtures/verify-fixed.ts';
-import { hit as fixedHit } from '../fixtures/limiter-fixed.ts';
-import { writeExport as fixedExport } from '../fixtures/export-fixed.ts';
+import { verifyPassword as fixed } from '../../servers/exercises/lesson-3/fixed/verify.ts';
+import { hit as fixedHit } from '../../servers/exercises/lesson-7/fixed/limiter.ts';
+import { writeExport as fixedExport } from '../../servers/exercises/lesson-9/fixed/export.ts';
 
 test('lesson 3: the starting point answers at once, the fix later, with the same key', async () => {
   const salt = Buffer.from('0123456789abcdef');

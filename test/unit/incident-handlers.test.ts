@@ -5,12 +5,12 @@ import assert from 'node:assert/strict';
 import { INCIDENTS } from '../../servers/incidents/index.ts';
 import { INCIDENT_NAMES } from '../../results/incident/result.ts';
 import { nameVerdict, seedIncident, SYMPTOMS } from '../../results/incident/naming.ts';
-import { handlers as redos } from '../../servers/incidents/fixed/redos.ts';
-import { handlers as pool } from '../../servers/incidents/fixed/pool.ts';
-import { handlers as keepalive } from '../../servers/incidents/fixed/keepalive.ts';
-import { handlers as shutdown } from '../../servers/incidents/fixed/shutdown.ts';
-import { handlers as cache } from '../../servers/incidents/fixed/cache.ts';
-import { handlers as syncRead } from '../../servers/incidents/fixed/sync-read.ts';
+import { handlers as redos } from '../../servers/exercises/lesson-10/fixed/redos.ts';
+import { handlers as pool } from '../../servers/exercises/lesson-10/fixed/pool.ts';
+import { handlers as keepalive } from '../../servers/exercises/lesson-10/fixed/keepalive.ts';
+import { handlers as shutdown } from '../../servers/exercises/lesson-10/fixed/shutdown.ts';
+import { handlers as cache } from '../../servers/exercises/lesson-10/fixed/cache.ts';
+import { handlers as syncRead } from '../../servers/exercises/lesson-10/fixed/sync-read.ts';
 import { expectedShape } from '../helpers.ts';
 
 const FIXES = { redos, pool, keepalive, shutdown, cache, 'sync-read': syncRead };

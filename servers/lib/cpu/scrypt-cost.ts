@@ -98,7 +98,7 @@ export function hashOnEventLoop(password: string, cost: ScryptCost): Buffer {
 }
 
 /**
- * A password check of the student's own (lesson 3's exercise, servers/lib/cpu/verify-exercise.ts):
+ * A password check of the student's own (lesson 3's exercise, servers/exercises/lesson-3/verify.ts):
  * scrypt's arguments in, the key out, at once or later.
  */
 export type VerifyPassword = (

@@ -3,7 +3,7 @@
  * 64 KiB chunks, made one per turn of the event loop (as a file is read). The kit's loop waits for
  * 'drain' whenever write() returns false, unless told to ignore it (then what the reader has not
  * taken queues in memory). Lesson 9's exercise puts the student's loop (a copy of
- * export-exercise.ts) in place of the honouring one.
+ * servers/exercises/lesson-9/export.ts) in place of the honouring one.
  *
  * Whoever's loop runs, the route measures it the same way, by watching `res.write` and 'drain': how
  * often write() returned false, the time from each false to the 'drain' after it when the loop
@@ -21,7 +21,7 @@ const MAX_EXPORT_MB = 64;
 
 /**
  * An export loop: writes `chunks` chunks made by `nextChunk()` to `res` and resolves when it has
- * written the last (the route ends the response). export-exercise.ts is the student's starting point.
+ * written the last (the route ends the response). servers/exercises/lesson-9/export.ts is the student's starting point.
  */
 export type ExportLoop = (res: http.ServerResponse, chunks: number, nextChunk: () => Buffer) => Promise<void>;
 

@@ -1,6 +1,6 @@
 /**
  * Lesson 7's exercise inside the server: the loan limit counted by the student's `hit` (their copy
- * of limiter-exercise.ts, given with --limiter), handed a Redis client of its own. Everything else
+ * of servers/exercises/lesson-7/limiter.ts, given with --limiter), handed a Redis client of its own. Everything else
  * in the store (sessions, the loan counter) stays the kit's.
  */
 import type { Redis } from 'ioredis';
@@ -8,7 +8,7 @@ import { HttpError } from '../serve/http.ts';
 import { importFromStudentFile } from '../serve/student-file.ts';
 import { connectRedis, type StateStore } from './stores.ts';
 
-/** The exercise's function: limiter-exercise.ts documents it. */
+/** The exercise's function: servers/exercises/lesson-7/limiter.ts documents it. */
 type StudentHit = (
   redis: Redis,
   key: string,

@@ -6,7 +6,7 @@
  * "Overview of Blocking vs Non-Blocking".
  */
 import { readFileSync } from 'node:fs';
-import { PAGE_SIZE, type Handlers, type Library } from './types.ts';
+import { PAGE_SIZE, type Handlers, type Library } from '../../incidents/types.ts';
 
 export const handlers: Partial<Handlers> = {
   books(lib: Library, page: number) {

@@ -3,7 +3,7 @@
  * that decides what a page holds, and at most MAX_PAGES of them, the least recently used leaving
  * first (a Map iterates in insertion order, so re-inserting on a hit keeps the order).
  */
-import { PAGE_SIZE, type Handlers, type Library } from '../types.ts';
+import { PAGE_SIZE, type Handlers, type Library } from '../../../incidents/types.ts';
 
 /** Pages kept at most: a few MB. */
 const MAX_PAGES = 500;

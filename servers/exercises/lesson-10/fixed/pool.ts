@@ -5,7 +5,7 @@
  */
 import { gzip } from 'node:zlib';
 import { promisify } from 'node:util';
-import type { Handlers, Library } from '../types.ts';
+import type { Handlers, Library } from '../../../incidents/types.ts';
 
 let compressed: Promise<Buffer> | undefined;
 

@@ -3,7 +3,7 @@
  * and a length bound, which a regular expression engine checks in one pass, with no nested
  * repetition to backtrack through.
  */
-import { PAGE_SIZE, type Handlers, type Library } from '../types.ts';
+import { PAGE_SIZE, type Handlers, type Library } from '../../../incidents/types.ts';
 
 /** A title: letters, digits, spaces and common punctuation, at most 200 characters. */
 const TITLE = /^[\p{L}\p{N} .,:;'!?&()-]{1,200}$/u;

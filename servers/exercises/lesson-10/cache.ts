@@ -5,7 +5,7 @@
  * Reported: imgproxy/imgproxy-node#10 (an unbounded Map cache that leaked memory in long-running
  * processes).
  */
-import { PAGE_SIZE, type Handlers, type Library } from './types.ts';
+import { PAGE_SIZE, type Handlers, type Library } from '../../incidents/types.ts';
 
 /** Rendered pages by URL. */
 const pages = new Map<string, string>();

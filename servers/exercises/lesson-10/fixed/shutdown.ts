@@ -4,7 +4,7 @@
  * ones are closed at once; and whatever is still open after a deadline is closed too.
  */
 import type http from 'node:http';
-import type { Handlers } from '../types.ts';
+import type { Handlers } from '../../../incidents/types.ts';
 
 /** How long answers in flight get before their connections are closed, ms. */
 const DEADLINE_MS = 2000;

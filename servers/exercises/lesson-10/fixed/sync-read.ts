@@ -4,7 +4,7 @@
  * page is cut from the copy in memory.
  */
 import { readFile } from 'node:fs/promises';
-import { PAGE_SIZE, type Handlers, type Library } from '../types.ts';
+import { PAGE_SIZE, type Handlers, type Library } from '../../../incidents/types.ts';
 
 let catalog: Promise<Buffer> | undefined;
 

@@ -9,7 +9,7 @@
  */
 import { gzip } from 'node:zlib';
 import { promisify } from 'node:util';
-import type { Handlers, Library } from './types.ts';
+import type { Handlers, Library } from '../../incidents/types.ts';
 
 const gzipped = promisify(gzip);
 

@@ -6,7 +6,7 @@
  * Reported: nodejs/node#2642 (kept-alive connections are not closed by server.close()).
  */
 import type http from 'node:http';
-import type { Handlers } from './types.ts';
+import type { Handlers } from '../../incidents/types.ts';
 
 export const handlers: Partial<Handlers> = {
   stopOnSignal(server: http.Server, exit: () => void) {

@@ -4,7 +4,7 @@
  * Node's default is 5 s; behind AWS's load balancers (60 s idle) the advice is 65 s.
  */
 import type http from 'node:http';
-import type { Handlers } from '../types.ts';
+import type { Handlers } from '../../../incidents/types.ts';
 
 export const handlers: Partial<Handlers> = {
   configure(server: http.Server) {

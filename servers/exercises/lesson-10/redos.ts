@@ -5,7 +5,7 @@
  * Reported: markedjs/marked#1070 (backtracking in a Markdown parser run on servers), nodejs/node#9337
  * (a URL pattern that hangs at 100 % CPU); Node's guide "Don't Block the Event Loop" (REDOS).
  */
-import { PAGE_SIZE, type Handlers, type Library } from './types.ts';
+import { PAGE_SIZE, type Handlers, type Library } from '../../incidents/types.ts';
 
 /** A title: words of letters and digits, each followed by at most one space. */
 const TITLE = /^([\p{L}\p{N}]+\s?)*$/u;

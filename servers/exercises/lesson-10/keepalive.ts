@@ -8,7 +8,7 @@
  * keepAliveTimeout).
  */
 import type http from 'node:http';
-import type { Handlers } from './types.ts';
+import type { Handlers } from '../../incidents/types.ts';
 
 export const handlers: Partial<Handlers> = {
   configure(server: http.Server) {
