@@ -72,8 +72,6 @@ async function run({ lab, progress, options, port, machine, profile }: RunContex
   const server = await lab.start({
     server: 'loan',
     args: ['--port', String(port), '--cost', options.cost, ...(options.mine ? ['--verify', options.mine] : [])],
-    // The student's file is TypeScript: the bundled server imports it through tsx.
-    ...(options.mine ? { nodeArgs: ['--import', 'tsx'] } : {}),
   });
   for (let i = 0; i < 3; i++) await probeOk(`${server.url}/books`); // warm up: first requests pay for JIT and sockets
   // The yardstick for "answered at once": the same light requests, sent together, with nothing else running.

@@ -116,7 +116,7 @@ async function run({ lab, progress, options: o, quick, machine }: RunContext<Opt
       `copied the planted handler to ${path.relative(process.cwd(), s.file)}: edit it, then run this again`,
     );
   const args = s.kind === 'planted' ? ['--incident', s.incident] : ['--handlers', s.file];
-  const measured = await runBattery(lab, progress, args, s.kind === 'handlers', quick);
+  const measured = await runBattery(lab, progress, args, quick);
   const subject =
     s.kind === 'planted'
       ? { planted: s.incident, ...(s.seed ? { seed: s.seed } : {}) }

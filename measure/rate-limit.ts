@@ -70,8 +70,6 @@ async function limitOnce(
       ...args,
       ...(options.mine ? ['--limiter', options.mine] : []),
     ],
-    // The student's file is TypeScript: the bundled server (and its workers) import it through tsx.
-    ...(options.mine ? { nodeArgs: ['--import', 'tsx'] } : {}),
   });
   progress.step(`${store}: ${ATTEMPTS} loan attempts by one member`);
   const member = `reader-${process.pid}-${store}`;

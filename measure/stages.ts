@@ -134,8 +134,6 @@ async function run({ lab, progress, options, port, machine, quick }: RunContext<
       String(DEFAULT_BODY_LIMIT),
       ...(options.mine ? ['--export', options.mine] : []),
     ],
-    // The student's file is TypeScript: the bundled server imports it through tsx.
-    ...(options.mine ? { nodeArgs: ['--import', 'tsx'] } : {}),
   });
   const client = new StageClient();
   const prefix = randomBytes(3).toString('hex');

@@ -39,7 +39,7 @@ const command = defineCommand({
       type: 'string',
       valueName: 'file.ts[,file.ts]',
       description:
-        'files exporting `handlers` (Partial<Handlers>) that replace the healthy ones, later over earlier: a fix of your own, run through tsx',
+        'files exporting `handlers` (Partial<Handlers>) that replace the healthy ones, later over earlier: a fix of your own (TypeScript: compiled with esbuild as the server starts)',
     },
   },
   epilogue:

@@ -43,7 +43,7 @@ const spec = defineCommand({
       type: 'string',
       valueName: 'file.ts',
       description:
-        "lesson 3's exercise: /member/verify-blocking hashes with this file's verifyPassword (run through tsx: node --import tsx)",
+        "lesson 3's exercise: /member/verify-blocking hashes with this file's verifyPassword (TypeScript: compiled with esbuild as the server starts)",
     },
   },
   epilogue: [

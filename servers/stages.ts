@@ -56,7 +56,7 @@ const spec = defineCommand({
       type: 'string',
       valueName: 'file.ts',
       description:
-        "lesson 9's exercise: the export that honours backpressure runs this file's writeExport (run through tsx: node --import tsx)",
+        "lesson 9's exercise: the export that honours backpressure runs this file's writeExport (TypeScript: compiled with esbuild as the server starts)",
     },
   },
   epilogue: [

@@ -75,8 +75,7 @@ async function phases(
 }
 
 /**
- * Runs the phases against `servers/incident.ts <args>` (`viaTsx`: a handlers file in TypeScript,
- * which the bundled server imports through tsx), twice: measured on a server without the profiler,
+ * Runs the phases against `servers/incident.ts <args>` twice: measured on a server without the profiler,
  * since V8's CPU profiler makes the event loop read busy (measured: an idle loop reads 95 %
  * utilized under --cpu-prof, Node 20 on Linux), then briefly on one under it, for the heaviest
  * functions. A third server is stopped under kept-alive clients. `quick`: shorter phases.
@@ -85,14 +84,9 @@ export async function runBattery(
   lab: Lab,
   progress: Progress,
   args: string[],
-  viaTsx: boolean,
   quick: boolean,
 ): Promise<Omit<IncidentResult, 'subject' | 'machine'>> {
-  const spec: LaunchSpec = {
-    server: 'incident',
-    args: ['--port', '0', ...args],
-    ...(viaTsx ? { nodeArgs: ['--import', 'tsx'] } : {}),
-  };
+  const spec: LaunchSpec = { server: 'incident', args: ['--port', '0', ...args] };
   const harnessProfile = lab.profile;
   lab.profile = undefined;
   progress.step('starting the incident server');

@@ -92,7 +92,7 @@ export function stateFlags() {
       type: 'string',
       valueName: 'file.ts',
       description:
-        "lesson 7's exercise: the loan limit counted by this file's hit() with --state redis (run through tsx: node --import tsx)",
+        "lesson 7's exercise: the loan limit counted by this file's hit() with --state redis (TypeScript: compiled with esbuild as the server starts)",
     },
   } as const satisfies FlagSpecs;
 }
