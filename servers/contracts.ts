@@ -32,9 +32,13 @@ export interface LoanServiceStats {
   heavyCost: string;
 }
 
-/** servers/loan.ts GET /member/verify-*: where the hash ran and how long it took, ms. */
+/**
+ * servers/loan.ts GET /member/verify-*: whose password was checked and whether its key was the
+ * stored one (200) or not (401), where the hash ran and how long it took, ms.
+ */
 export interface VerifyAnswer {
   route: string;
+  member: string;
   verified: boolean;
   pid: number;
   /** `yours`: the check in the file given with --verify (lesson 3's exercise), wherever it hashes. */

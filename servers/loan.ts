@@ -11,20 +11,12 @@ import { assertNodeVersion } from '../lib/errors.ts';
 import { formatReady } from '../lib/ready.ts';
 import { drainOnStop } from './lib/serve/drain.ts';
 import { listen, sendJson, router } from './lib/serve/http.ts';
-import type { LoanServiceStats, VerifyAnswer } from './contracts.ts';
+import type { LoanServiceStats } from './contracts.ts';
 import { failStartup, serverFlags } from './lib/serve/main.ts';
 import { importFromStudentFile } from './lib/serve/student-file.ts';
-import {
-  formatCost,
-  hashOnEventLoop,
-  hashWith,
-  hashOnThreadPool,
-  HEAVY_COST,
-  heavyCostFrom,
-  LIGHT_COST,
-  type ScryptCost,
-  type VerifyPassword,
-} from './lib/cpu/scrypt-cost.ts';
+import { formatCost, HEAVY_COST, heavyCostFrom, type VerifyPassword } from './lib/cpu/scrypt-cost.ts';
+import { DEFAULT_MEMBER, storedPasswords } from './lib/cpu/members.ts';
+import { passwordChecks } from './lib/cpu/password-checks.ts';
 
 const spec = defineCommand({
   usage: 'npx tsx servers/loan.ts [--port <n>] [--cost N=2^16,r=8,p=4]',
@@ -47,10 +39,11 @@ const spec = defineCommand({
     },
   },
   epilogue: [
-    'Routes:',
-    '  GET  /member/verify-blocking   heavy scrypt on the event loop (scryptSync)',
-    '  GET  /member/verify-pooled     the same scrypt on the thread pool (crypto.scrypt)',
-    '  GET  /member/verify-light      a small pooled scrypt (N=2^10)',
+    'Routes (a check answers 200 verified or 401 refused):',
+    "  GET  /member/verify-blocking   ann's password checked with scrypt on the event loop (scryptSync)",
+    '  GET  /member/verify-pooled     the same check on the thread pool (crypto.scrypt)',
+    "  GET  /member/verify-light      a small pooled check: cam's password, stored at N=2^10",
+    '    ?member=<name>&password=<p>  another member (ann, cam, fay, dee, eli), another password (default their own)',
     '  GET  /books                    one catalog entry: no pool, no CPU',
     '  GET  /stats                    event-loop delay (ms), utilization, pool size, pooled work in flight',
     '  POST /stats/reset              start a new /stats window',
@@ -72,41 +65,15 @@ async function main(): Promise<void> {
       ? undefined
       : await importFromStudentFile<VerifyPassword>(flags.verify, 'verifyPassword', 'function');
 
+  // Every member's stored password, before the ready line: a check compares with it.
+  const checks = passwordChecks(await storedPasswords(heavy), yours, flags.verify);
   const loop = loopWindow();
-  let pooledInFlight = 0;
-
-  const timed = (where: VerifyAnswer['hashedOn'], started: number) => ({
-    pid: process.pid,
-    hashedOn: where,
-    ms: round(performance.now() - started),
-  });
-  const pooled = async (res: http.ServerResponse, cost: ScryptCost, route: string) => {
-    const started = performance.now();
-    pooledInFlight++;
-    try {
-      await hashOnThreadPool('correct horse battery staple', cost);
-    } finally {
-      pooledInFlight--;
-    }
-    sendJson(res, 200, { route, verified: true, ...timed('thread-pool', started) } satisfies VerifyAnswer);
-  };
 
   const server = http.createServer(
     router({
-      '/member/verify-blocking': {
-        GET: async (_req, res) => {
-          const started = performance.now();
-          if (yours) await hashWith(yours, 'correct horse battery staple', heavy);
-          else hashOnEventLoop('correct horse battery staple', heavy);
-          sendJson(res, 200, {
-            route: 'verify-blocking',
-            verified: true,
-            ...timed(yours ? 'yours' : 'event-loop', started),
-          } satisfies VerifyAnswer);
-        },
-      },
-      '/member/verify-pooled': { GET: (_req, res) => pooled(res, heavy, 'verify-pooled') },
-      '/member/verify-light': { GET: (_req, res) => pooled(res, LIGHT_COST, 'verify-light') },
+      '/member/verify-blocking': { GET: (_req, res, url) => checks.blocking(res, url) },
+      '/member/verify-pooled': { GET: (_req, res, url) => checks.pooled(res, url, 'verify-pooled', DEFAULT_MEMBER) },
+      '/member/verify-light': { GET: (_req, res, url) => checks.pooled(res, url, 'verify-light', 'cam') },
       '/books': {
         GET: (_req, res) =>
           sendJson(res, 200, {
@@ -123,7 +90,7 @@ async function main(): Promise<void> {
             pid: process.pid,
             ...loop.read(),
             threadPoolSize,
-            pooledInFlight,
+            pooledInFlight: checks.pooledInFlight(),
             heavyCost: formatCost(heavy),
           } satisfies LoanServiceStats);
         },

@@ -1,4 +1,5 @@
-// Proves the loan service on a real process and port: every route, JSON errors for bad input
+// Proves the loan service on a real process and port: every route, password checks that compare
+// keys with the members' stored ones (lesson 3's exercise depends on it), JSON errors for bad input
 // (and that it keeps serving after them), the one-line errors for a taken port and a bad cost,
 // and that it stops on SIGTERM and when its launcher goes away.
 import { after, before, test } from 'node:test';
@@ -47,6 +48,26 @@ test('the three password checks answer, each where it says it ran', async () => 
   assert.equal(blocking.body.hashedOn, 'event-loop');
   assert.equal(pooled.body.hashedOn, 'thread-pool');
   assert.equal(light.body.hashedOn, 'thread-pool');
+});
+
+test("a check compares the key with the member's stored one: right is 200, wrong 401, no such member 404", async () => {
+  const ok = await probe<VerifyAnswer>(`${server.url}/member/verify-blocking?member=dee`);
+  assert.deepEqual([ok.status, ok.body.member, ok.body.verified], [200, 'dee', true]);
+  const wrong = await probe<VerifyAnswer>(`${server.url}/member/verify-pooled?member=eli&password=p%C3%A4sswort`);
+  assert.deepEqual([wrong.status, wrong.body.verified], [401, false]);
+  const nobody = await probe<ErrorBody>(`${server.url}/member/verify-pooled?member=zed`);
+  assert.equal(nobody.status, 404);
+  assert.match(nobody.body.error, /^member: no member 'zed'; the members are ann, cam, fay, dee, eli$/);
+});
+
+test("at the lesson's own heavy cost ann's shipped key is hers: her password verifies, another is refused", async () => {
+  const heavy = await lab.start({ server: 'loan', args: ['--port', '0'] });
+  const [right, other] = await Promise.all([
+    probe<VerifyAnswer>(`${heavy.url}/member/verify-pooled`),
+    probe<VerifyAnswer>(`${heavy.url}/member/verify-pooled?password=Tr0ub4dor%263`),
+  ]);
+  await lab.stop(heavy);
+  assert.deepEqual([right.status, other.status], [200, 401]);
 });
 
 test('GET /stats reports delay in ms, utilization, the pool size from the environment', async () => {

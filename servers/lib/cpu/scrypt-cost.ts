@@ -98,7 +98,7 @@ export function hashOnEventLoop(password: string, cost: ScryptCost): Buffer {
 }
 
 /**
- * A password check of the student's own (lesson 3's exercise, servers/exercises/lesson-3/verify.ts):
+ * A password check of the student's own (lesson 3's exercise, servers/exercises/lesson-3/verify.ts): a member's
  * scrypt's arguments in, the key out, at once or later.
  */
 export type VerifyPassword = (
@@ -107,11 +107,6 @@ export type VerifyPassword = (
   keyLength: number,
   options: ScryptOptions,
 ) => Buffer | Promise<Buffer>;
-
-/** Hashes `password` at `cost` with `verify`, the loan server's --verify file, instead of the kit's own code. */
-export function hashWith(verify: VerifyPassword, password: string, cost: ScryptCost): Buffer | Promise<Buffer> {
-  return verify(password, SALT, KEY_LENGTH, { ...cost, maxmem: maxmemFor(cost) });
-}
 
 /** Hashes `password` on libuv's thread pool; the event loop stays free meanwhile. */
 export function hashOnThreadPool(password: string, cost: ScryptCost): Promise<Buffer> {
