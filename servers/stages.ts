@@ -7,6 +7,7 @@
  *   GET  /member/verify-blocking   lesson 3's heavy scrypt on the event loop
  *   GET  /member/verify-pooled     the same scrypt on the thread pool
  *   GET  /catalog/export?mb=N      a large response, written with backpressure (or not)
+ *   GET  /catalog/export/running   how many export loops are in progress (a loop that never ends shows)
  *   POST /upload?check=early|late  a body limit, checked before or after reading the body
  *   GET  /stages/:id               the stages of the request sent with ?sid=<id>, as JSON
  *

@@ -20,6 +20,15 @@ export const EXPORT_CHUNK_BYTES = 64 * 1024;
 const MAX_EXPORT_MB = 64;
 
 /**
+ * Chunk `i` of an export: 64 KiB of one line that names it, as a file's blocks differ from each
+ * other, so that a chunk written twice, skipped or out of order shows in the bytes the reader gets
+ * (lesson 9's exercise checks them before it times anything).
+ */
+export function exportChunk(i: number): Buffer {
+  return Buffer.alloc(EXPORT_CHUNK_BYTES, `catalogue export, chunk ${i}\n`);
+}
+
+/**
  * An export loop: writes `chunks` chunks made by `nextChunk()` to `res` and resolves when it has
  * written the last (the route ends the response). servers/exercises/lesson-9/export.ts is the student's starting point.
  */
@@ -88,12 +97,18 @@ function flag01(url: URL, name: string): boolean {
   return v === '1';
 }
 
+/** Export loops started and not yet ended, for GET /catalog/export/running: a loop that waits forever shows. */
+export interface RunningExports {
+  count: number;
+}
+
 /**
  * The export route. `mine`, when given, is the loop of the export that honours backpressure (lesson
- * 9's exercise); the ignoring export is always the kit's.
+ * 9's exercise); the ignoring export is always the kit's. `running` counts the loops in progress.
  */
 export function exportRoute(
   rec: StageRecorder,
+  running: RunningExports,
   mine?: ExportLoop,
 ): (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => Promise<void> {
   return async (req, res, url) => {
@@ -111,7 +126,13 @@ export function exportRoute(
     rec.stamp(req, 'response-headers-written');
     const watch = watchWrites(res);
     // A new buffer each time, as read from a file.
-    await loop(res, (mb * 1024 * 1024) / EXPORT_CHUNK_BYTES, () => Buffer.alloc(EXPORT_CHUNK_BYTES, 0x61));
+    let next = 0;
+    running.count++;
+    try {
+      await loop(res, (mb * 1024 * 1024) / EXPORT_CHUNK_BYTES, () => exportChunk(next++));
+    } finally {
+      running.count--;
+    }
     for (const [k, v] of Object.entries({ ...watch.finish(), responseBytes: mb * 1024 * 1024 })) rec.note(req, k, v);
     rec.stamp(req, 'handler-end');
     // A loop that resolved early (a student's, stopping at the first false) would leave the reader

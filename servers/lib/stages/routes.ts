@@ -6,6 +6,8 @@
  *   GET  /books/:id        one SQLite read: a request to open in a browser, to see Server-Timing
  *   GET  /catalog/export?mb=N[&ignore-backpressure=0|1]
  *                          N MiB in 64 KiB chunks, honouring backpressure or not (export.ts)
+ *   GET  /catalog/export/running
+ *                          how many export loops are in progress
  *   POST /upload?check=early|late
  *                          a body limit: early looks at Content-Length before reading (and answers
  *                          Expect: 100-continue with 413, so the body is never sent); late reads the
@@ -17,7 +19,7 @@ import type http from 'node:http';
 import { HttpError, readBody, readJsonBody, sendJson, type Routes } from '../serve/http.ts';
 import { hashOnThreadPool, type ScryptCost } from '../cpu/scrypt-cost.ts';
 import type { SqliteDatabase } from '../state/sqlite.ts';
-import { exportRoute, type ExportLoop } from './export.ts';
+import { exportRoute, type ExportLoop, type RunningExports } from './export.ts';
 import { isStageId, STAGE_ID_RULE, type StageRecorder } from './stamps.ts';
 
 /** The upload's default limit, bytes. */
@@ -152,6 +154,7 @@ export function stageRoutes(
   mine?: ExportLoop,
 ): Routes {
   const upload = uploadRoute(rec, limit);
+  const running: RunningExports = { count: 0 };
   const find = db.prepare('SELECT id, title, on_loan FROM books WHERE id = ?');
   return {
     '/loans': { POST: loanRoute(rec, db, cost) },
@@ -166,7 +169,8 @@ export function stageRoutes(
         answer(rec, req, res, 200, { book: row });
       },
     },
-    '/catalog/export': { GET: exportRoute(rec, mine) },
+    '/catalog/export': { GET: exportRoute(rec, running, mine) },
+    '/catalog/export/running': { GET: (_req, res) => sendJson(res, 200, { running: running.count }) },
     '/upload': { POST: upload },
     '/stages/:id': {
       GET: async (_req, res, _url, params) => {
