@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { formatReady } from '../lib/ready.ts';
-import { HttpError, listen, router, sendJson } from './lib/serve/http.ts';
+import { HttpError, listen, readJsonBody, router, sendJson } from './lib/serve/http.ts';
 import { exitWithLauncher } from './lib/serve/lifeline.ts';
 import { failStartup, serverFlags } from './lib/serve/main.ts';
 import { importFromStudentFile } from './lib/serve/student-file.ts';
@@ -48,7 +48,7 @@ const command = defineCommand({
     '  GET  /search?title=<text>   books whose title contains the text\n' +
     "  GET  /cover/<id>            a book's cover file, read from disk\n" +
     '  GET  /export                the whole catalog, gzip-compressed\n' +
-    '  POST /loan                  a loan, written to the "database" (5 ms)\n' +
+    '  POST /loan                  a loan of {"book": <n>} (default 0), written to the "database" (5 ms)\n' +
     '  GET  /__incident/stats      heap (after a collection with ?gc=1), GC time, event-loop utilization and delay',
 });
 
@@ -63,11 +63,27 @@ const LOAN_WRITE_MS = 5;
 
 const WORDS = ['river', 'stone', 'winter', 'garden', 'city', 'letters', 'night', 'glass', 'harbor', 'light', 'north'];
 
+/**
+ * Titles as readers type them, among the made-up ones: letters beyond ASCII, punctuation and a
+ * question mark, in scripts whose letters take two and three bytes in UTF-8. A fix's answers are
+ * checked with searches for them (measure/lib/exercise/incident-answers.ts).
+ */
+const NAMED_TITLES: Readonly<Record<number, string>> = {
+  1001: "Où sont les neiges d'antan?",
+  2002: 'Señora Ñúñez & the Lighthouse',
+  3003: 'Kraków: Letters, 1939-1945',
+  4004: 'Die Straße (zweiter Band)',
+  5005: 'Why Do Rivers Run North?',
+  6006: 'Ханна и сад',
+  7007: '東京の夜',
+  8008: 'ΑΘΗΝΑ: Ιστορίες',
+};
+
 /** The catalog: made up, the same on every start; each book's summary pads its record. */
 function makeBooks(): Book[] {
   return Array.from({ length: BOOKS }, (_, id) => ({
     id,
-    title: `The ${WORDS[id % WORDS.length]} of ${WORDS[(id * 7) % WORDS.length]} ${id}`,
+    title: NAMED_TITLES[id] ?? `The ${WORDS[id % WORDS.length]} of ${WORDS[(id * 7) % WORDS.length]} ${id}`,
     author: `Author ${id % 997}`,
     year: 1900 + (id % 125),
     summary: Array.from({ length: 30 }, (_, k) => WORDS[(id + k * 3) % WORDS.length]).join(' '),
@@ -80,7 +96,12 @@ function makeLibrary(): Library {
   process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
   const books = makeBooks();
   const catalogFile = path.join(dir, 'catalog.dat');
-  writeFileSync(catalogFile, books.map((b) => JSON.stringify(b).padEnd(RECORD_BYTES - 1) + '\n').join(''));
+  // Padded in bytes, not characters: a title's letters beyond ASCII take two or three bytes each.
+  const record = (b: Book) => {
+    const json = JSON.stringify(b);
+    return json + ' '.repeat(RECORD_BYTES - 1 - Buffer.byteLength(json)) + '\n';
+  };
+  writeFileSync(catalogFile, books.map(record).join(''));
   const coversDir = path.join(dir, 'covers');
   mkdirSync(coversDir);
   for (let i = 0; i < COVERS; i++) writeFileSync(path.join(coversDir, `${i}.txt`), `cover ${i}\n`.repeat(200));
@@ -161,13 +182,30 @@ async function main(): Promise<void> {
         },
       },
       '/loan': {
-        POST: (_req, res) =>
-          void setTimeout(() => sendJson(res, 201, { loan: Math.floor(Math.random() * 1e9) }), LOAN_WRITE_MS),
+        POST: async (req, res) => {
+          const body = (await readJsonBody(req, 1024, true)) as { book?: unknown } | null | undefined;
+          const book = body && typeof body === 'object' && body.book !== undefined ? body.book : 0;
+          if (!Number.isInteger(book) || (book as number) < 0 || (book as number) >= BOOKS)
+            throw new HttpError(400, `book must be a whole number from 0 to ${BOOKS - 1}`);
+          const title = lib.books[book as number]!.title;
+          setTimeout(() => sendJson(res, 201, { book, title, due: 'in 21 days' }), LOAN_WRITE_MS);
+        },
       },
       '/__incident/stats': { GET: (_req, res, url) => sendJson(res, 200, stats.read(url.searchParams.has('gc'))) },
     }),
   );
   h.configure(server);
+  // Said before the handlers' own SIGTERM listener runs (listeners run in order, in one turn): a
+  // check of the stop knows from this line that the signal has reached the service. With no
+  // listener of the handlers', the signal is sent again unheard, so the process dies of it as
+  // Node's default would have it.
+  const said = () => {
+    process.stdout.write('stopping: SIGTERM\n');
+    if (process.listenerCount('SIGTERM') > 1) return;
+    process.off('SIGTERM', said);
+    process.kill(process.pid, 'SIGTERM');
+  };
+  process.on('SIGTERM', said);
   h.stopOnSignal(server, () => process.exit(0));
   process.once('SIGINT', () => process.exit(0));
   exitWithLauncher(() => process.exit(0));
