@@ -5,7 +5,6 @@
  * requests (each on its own connection); first with scrypt on the event loop, then on the thread
  * pool. Prints the durations and the server's event-loop delay, and checks the shape.
  */
-import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
@@ -14,7 +13,7 @@ import { probeOk } from './lib/load/probe.ts';
 import type { LoanServiceStats } from '../servers/contracts.ts';
 import { formatCost, parseCost } from '../servers/lib/cpu/scrypt-cost.ts';
 import { COST_FLAG, heavyCost } from './lib/harness/costs.ts';
-import { copyOnce, exerciseExpected, exercisePath } from './lib/harness/exercise-copy.ts';
+import { studentFix, VERIFY_EXERCISE } from './lib/exercise/specs.ts';
 import {
   caveats,
   hints,
@@ -62,12 +61,7 @@ interface Options {
   mine: string | undefined;
 }
 
-/** The exercise's starting point, which --mine copies for the student. */
-const EXERCISE = 'servers/exercises/lesson-3/verify.ts';
-
 async function run({ lab, progress, options, port, machine, profile }: RunContext<Options>): Promise<BlockingResult> {
-  if (options.mine && copyOnce(EXERCISE, options.mine))
-    progress.note(`copied ${EXERCISE} to ${path.relative(process.cwd(), options.mine)}: edit it, then run this again`);
   progress.step('starting the loan service');
   const server = await lab.start({
     server: 'loan',
@@ -137,11 +131,11 @@ export const experiment = defineExperiment({
     cost: heavyCost(flags.cost, flags.quick),
     light: intFlag('light', flags.light, 1, 16, 4),
     offsetMs: intFlag('offset', flags.offset, 0, 1000, 50),
-    mine: flags.mine ? exercisePath('lesson-3', 'verify.ts') : undefined,
+    mine: flags.mine ? studentFix(VERIFY_EXERCISE).file : undefined,
   }),
   run,
   report: { render, shape, hints, caveats, measures, predictions },
-  expected: (o: Options) => exerciseExpected('blocking', o.mine !== undefined, 'your check off the event loop'),
+  exercise: (o: Options) => (o.mine ? studentFix(VERIFY_EXERCISE) : undefined),
 });
 
 await runIfEntry(import.meta, experiment);

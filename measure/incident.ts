@@ -17,7 +17,7 @@ import { KitError } from '../lib/errors.ts';
 import type { Io } from '../lib/entry.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
 import { ROOT } from './lib/harness/paths.ts';
-import { copyOnce, exercisePath } from './lib/harness/exercise-copy.ts';
+import { handlersCheck, INCIDENT_EXERCISES, studentFix } from './lib/exercise/specs.ts';
 import { hints, render, shape } from '../results/incident/report.ts';
 import { examples } from '../results/incident/examples.ts';
 import { measures, predictions } from '../results/incident/predictions.ts';
@@ -96,7 +96,7 @@ function options(flags: Record<string, string | boolean | undefined>): Options {
     return { subject: { kind: 'planted', incident: incidentName('incident', flags.incident) }, name };
   if (typeof flags.mine === 'string') {
     const fixes = incidentName('mine', flags.mine);
-    return { subject: { kind: 'handlers', file: exercisePath('incidents', `${fixes}.ts`), fixes }, name };
+    return { subject: { kind: 'handlers', file: studentFix(INCIDENT_EXERCISES[fixes]).file, fixes }, name };
   }
   if (typeof flags.handlers === 'string') {
     const files = flags.handlers.split(',').filter(Boolean);
@@ -111,10 +111,6 @@ function options(flags: Record<string, string | boolean | undefined>): Options {
 
 async function run({ lab, progress, options: o, quick, machine }: RunContext<Options>): Promise<IncidentResult> {
   const s = o.subject;
-  if (s.kind === 'handlers' && s.fixes && copyOnce(`servers/exercises/lesson-10/${s.fixes}.ts`, s.file))
-    progress.note(
-      `copied the planted handler to ${path.relative(process.cwd(), s.file)}: edit it, then run this again`,
-    );
   const args = s.kind === 'planted' ? ['--incident', s.incident] : ['--handlers', s.file];
   const measured = await runBattery(lab, progress, args, quick);
   const subject =
@@ -168,12 +164,16 @@ export const experiment = defineExperiment({
   options,
   run,
   report: { render, shape, hints, measures, predictions, examples },
+  // A fix (--mine) or a handlers file (--handlers): its answers first, then a healthy service's lines.
+  exercise: (o: Options) =>
+    o.subject.kind !== 'handlers'
+      ? undefined
+      : o.subject.fixes
+        ? studentFix(INCIDENT_EXERCISES[o.subject.fixes])
+        : handlersCheck(o.subject.file),
   expected: (o: Options) =>
     o.subject.kind === 'handlers'
-      ? {
-          file: path.join(ROOT, 'expected-output', 'incident.txt'),
-          label: 'expected-output/incident.txt (a healthy service)',
-        }
+      ? undefined
       : {
           file: path.join(ROOT, 'expected-output', 'incident', `${o.subject.incident}.txt`),
           label:

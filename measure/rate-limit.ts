@@ -14,8 +14,7 @@ import { redisForRun, storeArgs } from './lib/process/stores.ts';
 import { hints, notShown, render, shape, type LimitRun, type RateLimitResult } from '../results/rate-limit/report.ts';
 import { measures, predictions } from '../results/rate-limit/predictions.ts';
 import { KitError } from '../lib/errors.ts';
-import path from 'node:path';
-import { copyOnce, exerciseExpected, exercisePath } from './lib/harness/exercise-copy.ts';
+import { LIMITER_EXERCISE, studentFix } from './lib/exercise/specs.ts';
 
 const command = defineCommand({
   usage: 'npx tsx measure/rate-limit.ts [flags]',
@@ -27,7 +26,7 @@ const command = defineCommand({
     mine: {
       type: 'boolean',
       description:
-        "the lesson's exercise: the Redis row's loan limit is counted by your exercises/lesson-7/limiter.ts (copied on first use); once every worker counts in Redis, it lets exactly the limit through (expected-output/fixed/rate-limit.txt)",
+        "the lesson's exercise: your exercises/lesson-7/limiter.ts (copied on first use) counts the loan limit of a 4-worker cluster in Redis, under loans that arrive at once from every worker; a right limiter lets exactly the limit through per member, and again once its window has passed (expected-output/fixed/rate-limit.txt)",
     },
   },
   epilogue: 'Example: npx tsx measure/rate-limit.ts',
@@ -41,16 +40,13 @@ const WINDOW_MS = 60_000;
  * 40 in all) shows apart from no limit at all (all 60 through).
  */
 const ATTEMPTS = 60;
-/** The exercise's starting point, which --mine copies for the student. */
-const EXERCISE = 'servers/exercises/lesson-7/limiter.ts';
-
 interface Options {
-  /** With --mine: the student's copy of servers/exercises/lesson-7/limiter.ts. */
-  mine: string | undefined;
+  /** --mine: lesson 7's exercise (measure/lib/exercise/limiter-answers.ts checks it). */
+  mine: boolean;
 }
 
 async function limitOnce(
-  { lab, progress, port, options }: RunContext<Options>,
+  { lab, progress, port }: RunContext<Options>,
   store: StoreKind,
   redisUrl: string | undefined,
 ): Promise<LimitRun> {
@@ -68,7 +64,6 @@ async function limitOnce(
       '--loan-window',
       String(WINDOW_MS),
       ...args,
-      ...(options.mine ? ['--limiter', options.mine] : []),
     ],
   });
   progress.step(`${store}: ${ATTEMPTS} loan attempts by one member`);
@@ -95,17 +90,10 @@ async function limitOnce(
 async function run(ctx: RunContext<Options>): Promise<RateLimitResult> {
   const runs: LimitRun[] = [];
   const notRun: Record<string, string> = {};
-  const mine = ctx.options.mine;
-  if (mine && copyOnce(EXERCISE, mine))
-    ctx.progress.note(`copied ${EXERCISE} to ${path.relative(process.cwd(), mine)}: edit it, then run this again`);
   ctx.progress.step('starting redis-server');
   const redis = await redisForRun(ctx.lab);
-  if (mine && !redis.url)
-    throw new KitError('KIT_ERR_REDIS_MISSING', `the exercise counts in Redis, and ${redis.missing!.split(',')[0]}`);
-  // The exercise changes only the Redis row: the other two are left out.
-  if (mine) ctx.progress.note(`the Redis row only, its loan limit counted by ${path.relative(process.cwd(), mine)}`);
-  if (!mine) runs.push(await limitOnce(ctx, 'memory', undefined));
-  if (!mine) runs.push(await limitOnce(ctx, 'sqlite', undefined));
+  runs.push(await limitOnce(ctx, 'memory', undefined));
+  runs.push(await limitOnce(ctx, 'sqlite', undefined));
   if (redis.url) runs.push(await limitOnce(ctx, 'redis', redis.url));
   else notRun.redis = redis.missing!;
   return { machine: ctx.machine, workers: WORKERS, limit: LIMIT, windowS: WINDOW_MS / 1000, runs, notRun };
@@ -114,10 +102,10 @@ async function run(ctx: RunContext<Options>): Promise<RateLimitResult> {
 export const experiment = defineExperiment({
   name: 'rate-limit',
   command,
-  options: (flags) => ({ mine: flags.mine ? exercisePath('lesson-7', 'limiter.ts') : undefined }),
+  options: (flags) => ({ mine: flags.mine === true }),
   run,
   report: { render, shape, hints, notShown, measures, predictions },
-  expected: (o: Options) => exerciseExpected('rate-limit', o.mine !== undefined, 'your limiter, counting in Redis'),
+  exercise: (o: Options) => (o.mine ? studentFix(LIMITER_EXERCISE) : undefined),
 });
 
 await runIfEntry(import.meta, experiment);

@@ -8,12 +8,11 @@
  * over the body limit, checked early and late. Prints a stage table and a waterfall per part.
  */
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { defineCommand, intFlag } from '../lib/cli.ts';
 import { KitError } from '../lib/errors.ts';
 import { COMMON_FLAGS, defineExperiment, runIfEntry, type RunContext } from './lib/harness/experiment.ts';
 import { COST_FLAG, heavyCost } from './lib/harness/costs.ts';
-import { copyOnce, exercisePath } from './lib/harness/exercise-copy.ts';
+import { EXPORT_EXERCISE, studentFix } from './lib/exercise/specs.ts';
 import {
   blockedPart,
   bodyLimitPart,
@@ -75,9 +74,6 @@ interface Options {
   mine: string | undefined;
 }
 
-/** The exercise's starting point, which --mine copies for the student. */
-const EXERCISE = 'servers/exercises/lesson-9/export.ts';
-
 const RUNNERS: Record<PartName, (ctx: PartContext) => Promise<StagesPart>> = {
   'keep-alive': keepAlivePart,
   proxy: proxyPart,
@@ -120,8 +116,6 @@ async function warmUp(ctx: PartContext): Promise<void> {
 }
 
 async function run({ lab, progress, options, port, machine, quick }: RunContext<Options>): Promise<StagesResult> {
-  if (options.mine && copyOnce(EXERCISE, options.mine))
-    progress.note(`copied ${EXERCISE} to ${path.relative(process.cwd(), options.mine)}: edit it, then run this again`);
   progress.step('starting the stage-stamping loan service');
   const server = await lab.start({
     server: 'stages',
@@ -174,7 +168,7 @@ export const experiment = defineExperiment({
   options: (flags) => ({
     cost: heavyCost(flags.cost, flags.quick),
     parts: mineParts(flags.mine, flags.part),
-    mine: flags.mine ? exercisePath('lesson-9', 'export.ts') : undefined,
+    mine: flags.mine ? studentFix(EXPORT_EXERCISE).file : undefined,
     settings: {
       requests: flags.quick ? 8 : 12,
       offsetMs: 50,
@@ -185,6 +179,7 @@ export const experiment = defineExperiment({
   }),
   run,
   report: { render, shape, hints, notShown, measures, predictions },
+  exercise: (o: Options) => (o.mine ? studentFix(EXPORT_EXERCISE) : undefined),
 });
 
 await runIfEntry(import.meta, experiment);

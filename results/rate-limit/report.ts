@@ -57,8 +57,7 @@ export const hints: Record<string, string> = {
     'every attempt allowed means no limit was applied at all',
   sqlite: 'one count in one SQLite file: exactly the limit gets through, whichever worker answers',
   redis:
-    'one count in Redis lets exactly the limit through, whichever worker answers; 10 on each worker means each counted alone ' +
-    '(with --mine: your limiter still counts in its own process, not in Redis)',
+    'one count in Redis lets exactly the limit through, whichever worker answers; 10 on each worker means each counted alone',
 };
 
 export function notShown(r: RateLimitResult): string[] {

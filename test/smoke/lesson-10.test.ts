@@ -19,7 +19,7 @@ test('lesson 10: incident --quick --handlers fixed/cache.ts --predict prints exa
     ...predict.args,
     ...classSave('lb-builtin'),
   ]);
-  assertShapeOutput(r.stdout, 'incident', r.stderr);
+  assertShapeOutput(r.stdout, 'fixed/incident', r.stderr);
   assert.equal(r.code, 0, r.stderr);
   assertPredicted(r.stderr, predict.questions);
 });

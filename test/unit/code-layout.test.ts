@@ -252,8 +252,9 @@ const FLAT_BY_DESIGN = new Set(['measure', 'results']);
 const TOPICS: Record<string, readonly string[]> = {
   // harness: running an experiment; machine: how busy the machine is; process: starting servers;
   // load: sending requests; class: comparing, grading and rolling up students' runs; profile: --profile's
-  // CPU profiles, cut to the load and summed by function.
-  'measure/lib': ['harness', 'machine', 'process', 'load', 'class', 'profile'],
+  // CPU profiles, cut to the load and summed by function; exercise: the write-the-fix exercises, their
+  // specs and the batteries that check a fix's answers.
+  'measure/lib': ['harness', 'machine', 'process', 'load', 'class', 'profile', 'exercise'],
   // serve: listening, draining, daemons; balancer: the kit's balancer and nginx's config;
   // cluster: node:cluster primaries and workers; cpu: quotas and CPU work; state: stores and
   // databases; stages: lesson 9's stamps.

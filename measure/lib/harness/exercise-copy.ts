@@ -1,11 +1,11 @@
 /**
- * The files a student edits in a write-the-fix exercise (lesson 3's password check, lesson 10's
+ * The files a student edits in a write-the-fix exercise (lessons 3, 7 and 9, and lesson 10's
  * incidents): copies of the kit's own, kept in exercises/ (.gitignore), so that a git pull of the
  * kit never touches them. NSL_EXERCISES_DIR puts them elsewhere (the tests use a temporary folder).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { expectedFile, ROOT } from './paths.ts';
+import { ROOT } from './paths.ts';
 
 /** Where the student's copy named by `parts` lives: exercises/<parts>. */
 export function exercisePath(...parts: string[]): string {
@@ -29,14 +29,4 @@ export function copyOnce(template: string, dest: string): boolean {
   );
   writeFileSync(dest, text);
   return true;
-}
-
-/**
- * What a write-the-fix run is compared with: with the student's copy (`mine`), the fixed lesson's
- * lines, expected-output/fixed/<name>.txt, labelled with `what` the fix does; without, the lesson's own.
- */
-export function exerciseExpected(name: string, mine: boolean, what: string): { file: string; label: string } {
-  return mine
-    ? { file: expectedFile(`fixed/${name}`), label: `expected-output/fixed/${name}.txt (${what})` }
-    : { file: expectedFile(name), label: `expected-output/${name}.txt` };
 }

@@ -16,20 +16,21 @@ import { intFlag, type CommandSpec, type FlagSpecs, type ParsedFlags } from '../
 import { Lab } from '../process/lab.ts';
 import { ContentionMonitor, formatPrograms } from '../machine/contention.ts';
 import { colorEnabled, machineWasBusy, type MachineInfo } from '../../../results/report/format.ts';
-import { jsonDocument, writeOutcome, type Report } from './outcome.ts';
+import { showOutcome, type Report } from './outcome.ts';
 import { machineInfo } from '../machine/machine.ts';
-import { savePath, writeSaved } from './save.ts';
+import { savePath } from './save.ts';
 import { expectedFile } from './paths.ts';
 import { Progress } from './progress.ts';
-import { compareShape } from '../../../results/report/shape.ts';
-import { grade, renderPredictions, type Answers } from '../../../results/report/predictions.ts';
-import { ASK, askAnswers, normalizePredictFlag, questionList, readAnswersFile } from './predict.ts';
+import { collectAnswers, listQuestions, normalizePredictFlag } from './predict.ts';
 import { readExpected, readProfileExpected } from './expected.ts';
 import { assertSignals } from '../../../lib/platform.ts';
 import { ProfileSession } from '../profile/session.ts';
 import { LoopWatch, renderLoops } from '../profile/loops.ts';
 import { showProfiles } from '../profile/show.ts';
 import { profileDir, profileExpectedFile } from './paths.ts';
+import { asFixRun, fixExpected } from '../exercise/fix-run.ts';
+import type { FixTarget } from '../exercise/spec.ts';
+import { answersRight, type FixAnswers } from '../../../results/report/answers.ts';
 
 /** Flags every experiment has, besides --help. Spread into each experiment's own flags. */
 export const COMMON_FLAGS = {
@@ -99,12 +100,19 @@ export interface Experiment<S extends FlagSpecs, O, R> {
    * The lines this run's shape is compared with, when they depend on its options (the incident
    * the run plants): the file, and how to name it to the reader. Default expected-output/<name>.txt.
    */
-  expected?(options: O): { file: string; label: string; hideComparison?: boolean };
+  expected?(options: O): { file: string; label: string; hideComparison?: boolean } | undefined;
   /**
    * After the table (not with --shape or --json): anything the experiment asks of the reader
    * once they have seen it (the incident's name). Returns an exit code to use instead, or undefined.
    */
   conclude?(result: R, options: O, io: Io): Promise<number | undefined>;
+  /**
+   * The write-the-fix exercise this run measures (--mine), if any: the harness then checks the
+   * fix's answers before anything else and compares the run with the exercise's expected file.
+   */
+  exercise?(options: O): FixTarget | undefined;
+  /** Set on a fix run (exercise/fix-run.ts): which exercise, and its expected file, for the --json document. */
+  fix?: { id: string; expected: string } | undefined;
 }
 
 /** Declares an experiment; keeps its flags' literal types so `options` gets typed flags. */
@@ -148,67 +156,29 @@ async function runWatched<R>(machine: MachineInfo, run: () => Promise<R>): Promi
   }
 }
 
-/** --predict --list: the questions with their ids and choices, on stdout; KIT_ERR_USAGE without --predict. */
-function listQuestions<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, predict: unknown, io: Io): number {
-  if (typeof predict !== 'string')
-    throw new KitError(
-      'KIT_ERR_USAGE',
-      '--list goes with --predict',
-      `npx tsx measure/${exp.name}.ts --predict --list`,
-    );
-  io.stdout.write(questionList(exp.name, exp.report.predictions ?? []));
-  return 0;
-}
-
-/** --predict's answers: typed (`ask`) or from a file; KIT_ERR_USAGE when the experiment has no questions. */
-async function collectAnswers<S extends FlagSpecs, O, R>(
-  exp: Experiment<S, O, R>,
-  predict: string,
-  io: Io,
-): Promise<Answers> {
-  const questions = exp.report.predictions;
-  if (!questions?.length)
-    throw new KitError(
-      'KIT_ERR_USAGE',
-      `${exp.name} has no --predict questions yet`,
-      'see the README\'s "Predict first"',
-    );
-  if (predict !== ASK) return readAnswersFile(predict, questions);
-  return askAnswers(questions, io.stdin ?? process.stdin, io.stderr);
-}
-
 /**
- * Shows a finished run: its shape compared with the expected lines, written as `format` asks; the
- * --json document saved to `saveTo`; and --predict's `answers` graded against its measures (beside
- * the table, or on stderr when stdout carries lines or JSON). Returns the exit code.
+ * What a run needs before it starts, from its flags: the options; for a fix (--mine) the
+ * experiment made a fix run (exercise/fix-run.ts); the lines to compare with and where they come
+ * from; where to save; --predict's answers.
  */
-function showOutcome<S extends FlagSpecs, O, R>(
-  exp: Experiment<S, O, R>,
-  result: R,
-  machine: MachineInfo,
-  o: {
-    expected: string[];
-    format: 'table' | 'shape' | 'json';
-    saveTo: string | undefined;
-    answers: Answers | undefined;
-    /** Each server process's event loop during the load (profile/loops.ts), and what the shape is compared with. */
-    extra: { loopTable?: string | undefined; expectedLabel?: string | undefined; hideComparison?: boolean | undefined };
-  },
-  io: Io,
-): number {
-  const shape = exp.report.shape(result);
-  const cmp = compareShape(o.expected, shape, exp.report.hints);
-  writeOutcome(exp, result, shape, cmp, machine, o.format, io, o.extra);
-  if (o.saveTo)
-    io.stderr.write(
-      (writeSaved(o.saveTo, jsonDocument(exp, result, shape, cmp, machine) + '\n') ?? `saved: ${o.saveTo}`) + '\n',
-    );
-  if (o.answers) {
-    const graded = grade(exp.report.predictions!, o.answers, exp.report.measures?.(result) ?? []);
-    const out = o.format === 'table' ? io.stdout : io.stderr;
-    out.write('\n' + renderPredictions(graded, colorEnabled(out)) + '\n');
-  }
-  return cmp.holds ? EXIT.holds : EXIT.doesNotHold;
+async function prepare<S extends FlagSpecs, O, R>(exp: Experiment<S, O, R>, parsedFlags: ParsedFlags<S>, io: Io) {
+  const flags = parsedFlags as Record<string, string | boolean | undefined>;
+  const port = intFlag('port', flags.port as string | undefined, 0, 65535, 0);
+  const options = exp.options(parsedFlags);
+  const target = exp.exercise?.(options);
+  // A fix's run: its answers first, then the experiment's own run (exercise/fix-run.ts).
+  const e = (target ? asFixRun(exp, target) : exp) as Experiment<S, O, unknown>;
+  const against: { file: string; label: string; hideComparison?: boolean } | undefined = target
+    ? fixExpected(target.spec)
+    : exp.expected?.(options);
+  const expected = [
+    ...(await readExpected(against?.file ?? expectedFile(exp.name))),
+    ...(flags.profile ? await readProfileExpected(profileExpectedFile(exp.name)) : []),
+  ];
+  const saveTo = typeof flags.save === 'string' ? savePath(flags.save, exp.name) : undefined;
+  const answers = typeof flags.predict === 'string' ? await collectAnswers(exp, flags.predict, io) : undefined;
+
+  return { port, options, target, e, against, expected, saveTo, answers };
 }
 
 /**
@@ -247,16 +217,7 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     const flags = parsed.flags as Record<string, string | boolean | undefined>;
     if (flags.shape && flags.json)
       throw new KitError('KIT_ERR_USAGE', '--shape and --json are two different outputs; pick one');
-    const port = intFlag('port', flags.port as string | undefined, 0, 65535, 0);
-    const options = exp.options(parsed.flags);
-    const against = exp.expected?.(options);
-    const expected = [
-      ...(await readExpected(against?.file ?? expectedFile(exp.name))),
-      ...(flags.profile ? await readProfileExpected(profileExpectedFile(exp.name)) : []),
-    ];
-    const saveTo = typeof flags.save === 'string' ? savePath(flags.save, exp.name) : undefined;
-    const answers = typeof flags.predict === 'string' ? await collectAnswers(exp, flags.predict, io) : undefined;
-
+    const { port, options, target, e, against, expected, saveTo, answers } = await prepare(exp, parsed.flags, io);
     progress.step('checking how busy the machine is');
     const machine = await machineInfo();
     lab = new Lab();
@@ -265,19 +226,26 @@ export async function runExperiment<S extends FlagSpecs, O, R>(
     const profile = flags.profile ? (lab.profile = new ProfileSession(profileDir(exp.name))) : undefined;
     const ctx = { lab, progress, options, quick: Boolean(flags.quick), port, machine, ...(profile ? { profile } : {}) };
     loops.begin();
-    const result = await runWatched(machine, () => exp.run(ctx)).finally(() => loops?.end());
+    const result = await runWatched(machine, () => e.run(ctx)).finally(() => loops?.end());
+    // A fix with a wrong answer was not timed: its expected timing lines read "not measured".
+    const wrong = target && !answersRight((result as { answers: FixAnswers }).answers);
     if (profile) Object.assign(profile, { run: loops.run, loads: loops.loads });
     progress.step('stopping servers');
     await lab.close();
     progress.done();
     const loopRows = loops.rows();
-    if (profile) await showProfiles(profile, progress, io, (l) => (lab = l));
+    if (profile && !wrong) await showProfiles(profile, progress, io, (l) => (lab = l));
 
     const format = flags.json ? 'json' : flags.shape ? 'shape' : 'table';
     const loopTable = loopRows.length ? renderLoops(loopRows, colorEnabled(io.stdout)) : undefined;
-    const extra = { loopTable, expectedLabel: against?.label, hideComparison: against?.hideComparison };
-    const code = showOutcome(exp, result, machine, { expected, format, saveTo, answers, extra }, io);
-    return (format === 'table' ? await exp.conclude?.(result, options, io) : undefined) ?? code;
+    const extra = {
+      loopTable,
+      expectedLabel: against?.label,
+      hideComparison: against?.hideComparison,
+      notMeasured: wrong ? 'the answers are wrong' : undefined,
+    };
+    const code = showOutcome(e, result, machine, { expected, format, saveTo, answers, extra }, io);
+    return (format === 'table' ? await e.conclude?.(result, options, io) : undefined) ?? code;
   } catch (err) {
     progress.done();
     // Stopping servers on a signal makes the run's pending requests fail; that is not news.

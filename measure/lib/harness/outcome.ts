@@ -12,6 +12,7 @@ import {
   type MachineInfo,
 } from '../../../results/report/format.ts';
 import {
+  compareShape,
   NOT_SHOWN_PREFIX,
   NOTE_PREFIX,
   splitLine,
@@ -19,7 +20,10 @@ import {
   type ReportExamples,
 } from '../../../results/report/shape.ts';
 import type { Measure } from '../../../results/report/measures.ts';
+import { grade, renderPredictions, type Answers as PredictAnswers } from '../../../results/report/predictions.ts';
 import type { Question } from '../../../results/report/predictions.ts';
+import { EXIT } from '../../../lib/errors.ts';
+import { writeSaved } from './save.ts';
 
 /** The pure half of an experiment: turn a result into a table and into shape lines. */
 export interface Report<R> {
@@ -42,12 +46,33 @@ export interface Report<R> {
   predictions?: readonly Question[];
   /** A healthy result and a change that breaks each shape line (results/report/shape.ts ReportExamples). */
   examples?: ReportExamples<R>;
+  /**
+   * Sentences that say why the shape did not hold when the table says it in its own words (a
+   * fix's first wrong answer): under --shape, where no table is printed, they go to stderr.
+   */
+  verdictNotes?(result: R): string[];
 }
 
-/** What writing an outcome needs of an experiment: its name (expected-output/<name>.txt) and its report. */
+/**
+ * What writing an outcome needs of an experiment: its name (expected-output/<name>.txt) and its
+ * report; on a fix run, which exercise and which expected file (the --json document carries them).
+ */
 interface Reported<R> {
   name: string;
   report: Report<R>;
+  fix?: { id: string; expected: string } | undefined;
+}
+
+/** How a finished run is written, besides its result. */
+interface OutcomeExtra {
+  /** Each server process's event loop during the load (profile/loops.ts), under the table. */
+  loopTable?: string | undefined;
+  /** What the shape was compared with, as the reader should see it (default expected-output/<name>.txt). */
+  expectedLabel?: string | undefined;
+  /** Leave the comparison out of the table (a seeded incident: its lines would name it before the reader does). */
+  hideComparison?: boolean | undefined;
+  /** Why the expected lines this run has none of were not measured (a fix whose answers are wrong). */
+  notMeasured?: string | undefined;
 }
 
 /**
@@ -57,7 +82,13 @@ interface Reported<R> {
  * the machine. The verdict and the exit code stay "does not hold" either way: the run did not
  * show the finding.
  */
-export function renderComparison(cmp: Comparison, file: string, color: boolean, machine?: MachineInfo): string {
+export function renderComparison(
+  cmp: Comparison,
+  file: string,
+  color: boolean,
+  machine?: MachineInfo,
+  notMeasured?: string,
+): string {
   const c = makeChalk(color);
   const out = [c.bold(`Shape, compared with ${file}:`)];
   const busy = machine && machineWasBusy(machine) ? busyMachineCaveat(machine) : undefined;
@@ -66,6 +97,8 @@ export function renderComparison(cmp: Comparison, file: string, color: boolean, 
     if (l.status === 'held') out.push(`  ${c.green('✓')} ${l.expected}`);
     else if (l.status === 'not-shown')
       out.push(`  ${c.yellow('-')} ${l.expected}   ${c.yellow('(not shown on this machine)')}`);
+    else if (l.status === 'missing' && notMeasured)
+      out.push(`  ${c.dim('·')} ${l.expected}   ${c.dim(`(not measured: ${notMeasured})`)}`);
     else if (l.status === 'unexpected')
       out.push(`  ${c.red('✗')} ${l.actual}   ${c.red('(not in the expected file)')}`);
     else {
@@ -111,7 +144,16 @@ export function jsonDocument<R>(
   );
   const measures = exp.report.measures?.(result) ?? [];
   return JSON.stringify(
-    { experiment: exp.name, result, shape, holds: cmp.holds, caveats, notShown, measures },
+    {
+      experiment: exp.name,
+      ...(exp.fix ? { exercise: exp.fix } : {}),
+      result,
+      shape,
+      holds: cmp.holds,
+      caveats,
+      notShown,
+      measures,
+    },
     null,
     2,
   );
@@ -135,7 +177,7 @@ export function failedMeasures(cmp: Comparison, measures: readonly Measure[]): s
 }
 
 /** Writes a finished run as the table (default), the shape lines (--shape) or JSON (--json). */
-export function writeOutcome<R>(
+function writeOutcome<R>(
   exp: Reported<R>,
   result: R,
   shape: string[],
@@ -143,14 +185,7 @@ export function writeOutcome<R>(
   machine: MachineInfo,
   format: 'table' | 'shape' | 'json',
   io: Io,
-  extra: {
-    /** Each server process's event loop during the load (profile/loops.ts), under the table. */
-    loopTable?: string | undefined;
-    /** What the shape was compared with, as the reader should see it (default expected-output/<name>.txt). */
-    expectedLabel?: string | undefined;
-    /** Leave the comparison out of the table (a seeded incident: its lines would name it before the reader does). */
-    hideComparison?: boolean | undefined;
-  } = {},
+  extra: OutcomeExtra = {},
 ): void {
   const { loopTable, expectedLabel = `expected-output/${exp.name}.txt` } = extra;
   const notShown = exp.report.notShown?.(result) ?? [];
@@ -172,12 +207,47 @@ export function writeOutcome<R>(
         `${busy ? 'The shape was not shown (the machine was busy)' : 'The shape does not hold'}: diff it with ${expectedLabel}\n`,
       );
       for (const m of failedMeasures(cmp, exp.report.measures?.(result) ?? [])) io.stderr.write(`  ${m}\n`);
+      for (const n of exp.report.verdictNotes?.(result) ?? []) io.stderr.write(`  ${n}\n`);
     }
   } else {
     const color = colorEnabled(io.stdout);
     io.stdout.write(exp.report.render(result, color) + '\n');
     if (loopTable) io.stdout.write(loopTable + '\n');
     for (const c of caveats) io.stdout.write(`Note: ${c}\n`);
-    if (!extra.hideComparison) io.stdout.write(renderComparison(cmp, expectedLabel, color, machine));
+    if (!extra.hideComparison) io.stdout.write(renderComparison(cmp, expectedLabel, color, machine, extra.notMeasured));
   }
+}
+
+/**
+ * Shows a finished run: its shape compared with the expected lines, written as `format` asks; the
+ * --json document saved to `saveTo`; and --predict's `answers` graded against its measures (beside
+ * the table, or on stderr when stdout carries lines or JSON). Returns the exit code.
+ */
+export function showOutcome<R>(
+  exp: Reported<R> & { fix?: { id: string; expected: string } | undefined },
+  result: R,
+  machine: MachineInfo,
+  o: {
+    expected: string[];
+    format: 'table' | 'shape' | 'json';
+    saveTo: string | undefined;
+    answers: PredictAnswers | undefined;
+    /** Each server process's event loop during the load (profile/loops.ts), and what the shape is compared with. */
+    extra: OutcomeExtra;
+  },
+  io: Io,
+): number {
+  const shape = exp.report.shape(result);
+  const cmp = compareShape(o.expected, shape, exp.report.hints);
+  writeOutcome(exp, result, shape, cmp, machine, o.format, io, o.extra);
+  if (o.saveTo)
+    io.stderr.write(
+      (writeSaved(o.saveTo, jsonDocument(exp, result, shape, cmp, machine) + '\n') ?? `saved: ${o.saveTo}`) + '\n',
+    );
+  if (o.answers) {
+    const graded = grade(exp.report.predictions!, o.answers, exp.report.measures?.(result) ?? []);
+    const out = o.format === 'table' ? io.stdout : io.stderr;
+    out.write('\n' + renderPredictions(graded, colorEnabled(out)) + '\n');
+  }
+  return cmp.holds ? EXIT.holds : EXIT.doesNotHold;
 }

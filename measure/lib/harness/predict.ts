@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { KitError } from '../../../lib/errors.ts';
+import type { Io } from '../../../lib/entry.ts';
 import {
   choiceIndex,
   formatChoices,
@@ -16,8 +17,14 @@ import {
   type Question,
 } from '../../../results/report/predictions.ts';
 
+/** What the --predict flags need of an experiment: its name and its questions. */
+interface Asking {
+  name: string;
+  report: { predictions?: readonly Question[] | undefined };
+}
+
 /** What --predict's value is when the flag is given alone: ask on the terminal. */
-export const ASK = 'ask';
+const ASK = 'ask';
 /** Wrong answers to one question before giving up (input from a pipe would otherwise loop). */
 const MAX_TRIES = 3;
 
@@ -32,7 +39,7 @@ export function normalizePredictFlag(argv: readonly string[]): string[] {
 }
 
 /** Reads and checks an answers file; KIT_ERR_USAGE naming the file and the problem. */
-export function readAnswersFile(file: string, questions: readonly Question[]): Answers {
+function readAnswersFile(file: string, questions: readonly Question[]): Answers {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -72,7 +79,7 @@ function firstChoices(questions: readonly Question[]): string {
  * `--predict --list`: experiment `name`'s questions, each with its id and numbered choices, then
  * an answers file that picks the first choice of each, to copy and edit.
  */
-export function questionList(name: string, questions: readonly Question[]): string {
+function questionList(name: string, questions: readonly Question[]): string {
   if (!questions.length) return `${name} has no --predict questions yet\n`;
   const each = questions.map((q) => [`${q.id}: ${q.ask}`, ...formatChoices(q)].join('\n'));
   return (
@@ -85,7 +92,7 @@ export function questionList(name: string, questions: readonly Question[]): stri
 }
 
 /** Asks each question on `output`, reading one answer a line from `input`. */
-export async function askAnswers(
+async function askAnswers(
   questions: readonly Question[],
   input: NodeJS.ReadableStream,
   output: { write(s: string): unknown },
@@ -146,4 +153,29 @@ export async function askLine(
     rl.close();
   }
   throw new KitError('KIT_ERR_USAGE', `no answer among ${choices.join(', ')}`);
+}
+
+/** --predict --list: the questions with their ids and choices, on stdout; KIT_ERR_USAGE without --predict. */
+export function listQuestions(exp: Asking, predict: unknown, io: Io): number {
+  if (typeof predict !== 'string')
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      '--list goes with --predict',
+      `npx tsx measure/${exp.name}.ts --predict --list`,
+    );
+  io.stdout.write(questionList(exp.name, exp.report.predictions ?? []));
+  return 0;
+}
+
+/** --predict's answers: typed (`ask`) or from a file; KIT_ERR_USAGE when the experiment has no questions. */
+export async function collectAnswers(exp: Asking, predict: string, io: Io): Promise<Answers> {
+  const questions = exp.report.predictions;
+  if (!questions?.length)
+    throw new KitError(
+      'KIT_ERR_USAGE',
+      `${exp.name} has no --predict questions yet`,
+      'see the README\'s "Predict first"',
+    );
+  if (predict !== ASK) return readAnswersFile(predict, questions);
+  return askAnswers(questions, io.stdin ?? process.stdin, io.stderr);
 }

@@ -35,6 +35,8 @@ interface ProbeOptions {
   headers?: Record<string, string>;
   /** Abandons the request when aborted (the probe rejects with KIT_ERR_REQUEST). */
   signal?: AbortSignal;
+  /** Keep the body as the bytes that came (a Buffer), not as JSON or text: a gzip body, a file. */
+  raw?: boolean;
 }
 
 /** Throws unless `url` points at a loopback address: the kit never sends load anywhere else. */
@@ -50,7 +52,7 @@ export function assertLoopback(url: URL): void {
 
 /** Sends one request to `url` and resolves with its status, client-side time and body. */
 export function probe<T = unknown>(url: string, opts: ProbeOptions = {}): Promise<ProbeResult<T>> {
-  const { method = 'GET', agent = false, timeoutMs = 30_000, json, headers = {}, signal } = opts;
+  const { method = 'GET', agent = false, timeoutMs = 30_000, json, headers = {}, signal, raw = false } = opts;
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     assertLoopback(target); // a throw here rejects the promise
@@ -68,10 +70,11 @@ export function probe<T = unknown>(url: string, opts: ProbeOptions = {}): Promis
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const ms = performance.now() - started;
-          const text = Buffer.concat(chunks).toString('utf8');
-          let body: unknown = text;
+          const bytes = Buffer.concat(chunks);
+          const text = raw ? '' : bytes.toString('utf8');
+          let body: unknown = raw ? bytes : text;
           try {
-            body = JSON.parse(text);
+            if (!raw) body = JSON.parse(text);
           } catch {
             /* not JSON: keep the text */
           }

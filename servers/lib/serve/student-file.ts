@@ -2,12 +2,14 @@
  * The student's file of a write-the-fix exercise (lessons 3, 7, 9 and 10): a server imports it by
  * path and takes one named export. The file is TypeScript. esbuild compiles it, with the kit files
  * it imports, into one module under node_modules/.cache/nsl/student/, which is imported and then
- * removed: a bundled server (and each of a cluster's workers) then starts without tsx's loader,
+ * removed (its source map stays beside it for an hour, so that --profile names the student's lines,
+ * measure/lib/profile/collect.ts): a bundled server (and each of a cluster's workers) then starts without tsx's loader,
  * which cost a 4-worker cluster 1.5 s of its 2.5 s start here. Packages stay imports, found in the
  * kit's node_modules as the student's own file would find them. Where esbuild cannot run, the
  * server itself runs through tsx (measure/lib/process/bundle.ts), which imports the file as it is.
  */
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { KitError } from '../../../lib/errors.ts';
@@ -53,8 +55,6 @@ function sweep(): void {
   }
 }
 
-let compiled = 0;
-
 /**
  * The URL to import `full` from: a module esbuild made of it, or undefined when esbuild is not
  * there (the file is then imported as it is, through tsx). A compile error is KIT_ERR_USAGE naming
@@ -67,31 +67,28 @@ async function compile(full: string, shown: string): Promise<{ url: string; remo
   } catch {
     return undefined;
   }
-  let text: string;
+  mkdirSync(OUT_DIR, { recursive: true });
+  sweep();
+  const out = path.join(OUT_DIR, `${process.pid}-${randomBytes(4).toString('hex')}-${path.basename(full, '.ts')}.mjs`);
   try {
-    const out = await esbuild.build({
+    await esbuild.build({
       entryPoints: [full],
       bundle: true,
       platform: 'node',
       format: 'esm',
       target: 'node20',
       packages: 'external',
-      write: false,
-      sourcemap: 'inline',
+      outfile: out,
+      sourcemap: 'external',
       // The student's code sees its own file's URL, wherever the compiled module is.
       define: { 'import.meta.url': JSON.stringify(pathToFileURL(full).href) },
       logLevel: 'silent',
     });
-    text = out.outputFiles[0]!.text;
   } catch (err) {
     throw new KitError('KIT_ERR_USAGE', `${shown} does not load: ${esbuildMessage(err, full) ?? importMessage(err)}`);
   } finally {
     await esbuild.stop();
   }
-  mkdirSync(OUT_DIR, { recursive: true });
-  sweep();
-  const out = path.join(OUT_DIR, `${process.pid}-${++compiled}-${path.basename(full, '.ts')}.mjs`);
-  writeFileSync(out, text);
   return { url: pathToFileURL(out).href, remove: () => rmSync(out, { force: true }) };
 }
 

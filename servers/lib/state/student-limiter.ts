@@ -3,6 +3,7 @@
  * of servers/exercises/lesson-7/limiter.ts, given with --limiter), handed a Redis client of its own. Everything else
  * in the store (sessions, the loan counter) stays the kit's.
  */
+import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { HttpError } from '../serve/http.ts';
 import { importFromStudentFile } from '../serve/student-file.ts';
@@ -37,7 +38,10 @@ export async function withStudentLimiter(
         r = await hit(redis, `${prefix}mine:${key}`, limit, windowMs);
       } catch (err) {
         // The student's code threw (a misspelt command, say): name the file, not the store.
-        throw new HttpError(500, `hit() in ${file} threw: ${(err as Error)?.message ?? String(err)}`);
+        throw new HttpError(
+          500,
+          `hit() in ${path.relative(process.cwd(), file)} threw: ${(err as Error)?.message ?? String(err)}`,
+        );
       }
       if (typeof r?.allowed !== 'boolean' || !Number.isFinite(r?.count))
         throw new HttpError(500, `hit() in ${file} must resolve to {allowed: boolean, count: number}`);
