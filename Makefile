@@ -109,9 +109,9 @@ compare: ready
 rollup: ready
 	@$(NODE_RUN) measure/rollup.ts $(DIR) $(ARGS)
 
-# Runs an exercise and checks what it shows: make check-exercise LESSON=4 N=1 (ARGS=--quick).
+# Runs an exercise and checks what it shows: make check-exercise LESSON=4 N=1 (ARGS=--quick; NAME=<incident> for 10.2).
 check-exercise: ready
-	@$(NODE_RUN) measure/check-exercise.ts $(if $(LESSON),--lesson $(LESSON)) $(if $(N),--exercise $(N)) $(if $(ANSWER),--answer $(ANSWER)) $(ARGS)
+	@$(NODE_RUN) measure/check-exercise.ts $(if $(LESSON),--lesson $(LESSON)) $(if $(N),--exercise $(N)) $(if $(ANSWER),--answer $(ANSWER)) $(if $(NAME),--name $(NAME)) $(ARGS)
 
 # Two programs: the kit (Node.js types) and the Traffic Lab page (web/page, the DOM's).
 typecheck: ready

@@ -48,6 +48,12 @@ const command = defineCommand({
       description:
         'for an exercise done by hand: your number, checked against the range a right answer falls in (make check-exercise ... ANSWER=<number>)',
     },
+    name: {
+      type: 'string',
+      valueName: 'incident',
+      description:
+        "for lesson 10's fix (exercise 10.2): which incident you fixed (make check-exercise LESSON=10 N=2 NAME=redos)",
+    },
     grade: {
       type: 'boolean',
       description:
@@ -74,7 +80,7 @@ function listing(only?: number): string {
       const check = findExercise(l.id, n);
       const num = findNumberAnswer(l.id, n);
       const how = check
-        ? `make check-exercise LESSON=${l.id} N=${n}   (${check.runs.map((r) => commandLine(r)).join(', then ')})`
+        ? `make check-exercise LESSON=${l.id} N=${n}${check.asks ? ` NAME=<${check.asks.choices.join('|')}>` : ''}   (${check.runs.map((r) => commandLine(r)).join(', then ')})`
         : num
           ? `make check-exercise LESSON=${l.id} N=${n} ANSWER=<${num.unit}>   (by hand: ${num.ask})`
           : `answered in words: instructors/lesson-${l.id}.md`;
@@ -88,18 +94,19 @@ function listing(only?: number): string {
  * Runs one command of an exercise in this process with its JSON captured (progress still goes to
  * stderr); returns the result it printed, or the exit code of a run that failed.
  */
-async function runOne(run: ExerciseRun, extra: string[], io: Io): Promise<unknown | number> {
+async function runOne(run: ExerciseRun, extra: string[], io: Io): Promise<{ result: unknown; held: boolean } | number> {
   let json = '';
   const capture = { stdout: { write: (s: string) => (json += s) }, stderr: io.stderr };
   const args = [...run.args, ...extra];
   if (run.script === 'sim/run.ts') {
     const code = await simMain(args, capture);
-    return code === EXIT.holds ? JSON.parse(json) : code;
+    return code === EXIT.holds ? { result: JSON.parse(json), held: true } : code;
   }
   const name = path.basename(run.script, '.ts');
   const code = await runExperiment(await loadExperiment(name), args, capture);
   if (code !== EXIT.holds && code !== EXIT.doesNotHold) return code;
-  return (JSON.parse(json) as { result: unknown }).result;
+  const doc = JSON.parse(json) as { result: unknown; holds: boolean };
+  return { result: doc.result, held: doc.holds };
 }
 
 /** Where a verdict goes, and which attempt it is (the roll-up orders attempts saved within one millisecond by it). */
@@ -142,7 +149,7 @@ function finish(graded: GradedExercise, to: SaveTarget | undefined, io: Io): num
  */
 async function checkRun(
   exercise: ExerciseCheck,
-  o: { lesson: number; n: number; quick: boolean; grade: boolean },
+  o: { lesson: number; n: number; quick: boolean; grade: boolean; name: string | undefined },
   to: SaveTarget | undefined,
   io: Io,
 ): Promise<number> {
@@ -153,7 +160,9 @@ async function checkRun(
     io.stdout.write(c.dim('(without --quick: this exercise needs the full run)') + '\n');
   if (!o.grade) io.stdout.write(`expected: ${exercise.expect}\n`);
   const results: unknown[] = [];
-  for (const run of exercise.runs) {
+  const held: boolean[] = [];
+  for (const given of exercise.runs) {
+    const run = { ...given, args: given.args.map((a) => (a === exercise.asks?.placeholder ? o.name! : a)) };
     const extra = [
       ...(quick && run.script !== 'sim/run.ts' && !run.args.includes('--quick') ? ['--quick'] : []),
       '--json',
@@ -161,13 +170,29 @@ async function checkRun(
     io.stdout.write(`\nrunning: ${commandLine(run, extra)}\n`);
     const out = await runOne(run, extra, io);
     if (typeof out === 'number') return out;
-    results.push(out);
+    results.push(out.result);
+    held.push(out.held);
   }
   io.stdout.write('\n');
-  const outcome = exercise.check(results);
+  const outcome = exercise.check(results, held);
   io.stdout.write(runReport(o.lesson, outcome, o.grade, colorEnabled(io.stdout)));
   const verdict = outcome.cannotShow ? 'not-counted' : outcome.held ? 'right' : 'wrong';
   return finish(gradedExercise(o.lesson, o.n, exercise.title, verdict), to, io);
+}
+
+/** --name, for an exercise about one of several things (lesson 10's fix: the incident); KIT_ERR_USAGE otherwise. */
+function nameFlag(exercise: ExerciseCheck, lesson: number, n: number, raw: string | undefined): string | undefined {
+  const asks = exercise.asks;
+  if (!asks) {
+    if (raw !== undefined) throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} takes no --name`);
+    return undefined;
+  }
+  const how = `make check-exercise LESSON=${lesson} N=${n} NAME=<${asks.choices.join('|')}>`;
+  if (raw === undefined)
+    throw new KitError('KIT_ERR_USAGE', `exercise ${lesson}.${n} checks one fix: name it with --name`, how);
+  if (!asks.choices.includes(raw))
+    throw new KitError('KIT_ERR_USAGE', `--name must be one of ${asks.choices.join(', ')}; got '${raw}'`, how);
+  return raw;
 }
 
 export const main = commandMain(command, async (parsed, io) => {
@@ -233,9 +258,10 @@ export const main = commandMain(command, async (parsed, io) => {
       `${answers(lesson)}; checkable by a run: ${checkable}`,
     );
 
+  const name = nameFlag(exercise, lesson, n, parsed.flags.name);
   return checkRun(
     exercise,
-    { lesson, n, quick: parsed.flags.quick === true, grade: parsed.flags.grade === true },
+    { lesson, n, quick: parsed.flags.quick === true, grade: parsed.flags.grade === true, name },
     saveTo(),
     io,
   );

@@ -17,6 +17,11 @@ import {
   withoutProfileLines,
 } from '../../../results/report/shape.ts';
 
+/** The lines of expected-output/<name>.txt (`fixed/blocking`, say). */
+export function readExpectedFile(name: string, dir = path.join(ROOT, 'expected-output')): string[] {
+  return parseExpected(readFileSync(path.join(dir, `${name}.txt`), 'utf8'));
+}
+
 /** Every experiment's expected lines, by name. */
 export function loadExpected(dir = path.join(ROOT, 'expected-output')): Map<string, string[]> {
   const out = new Map<string, string[]>();

@@ -16,6 +16,7 @@ import { LESSON_5 } from './exercise-checks/lesson-5.ts';
 import { LESSON_6 } from './exercise-checks/lesson-6.ts';
 import { LESSON_7 } from './exercise-checks/lesson-7.ts';
 import { LESSON_8 } from './exercise-checks/lesson-8.ts';
+import { WRITE_THE_FIX } from './exercise-checks/write-the-fix.ts';
 
 export interface CheckOutcome {
   /** True when the run shows what the exercise is about. */
@@ -43,8 +44,16 @@ export interface ExerciseCheck {
   quickOk: boolean;
   /** What the run should show, in one sentence: printed before it starts. */
   expect: string;
-  /** Reads the runs' results (the `result` of --json; the whole JSON for sim/run.ts). */
-  check(results: unknown[]): CheckOutcome;
+  /**
+   * Reads the runs' results (the `result` of --json; the whole JSON for sim/run.ts), and whether
+   * each run's shape held against its expected file (a write-the-fix run: its answers, then its lines).
+   */
+  check(results: unknown[], held?: boolean[]): CheckOutcome;
+  /**
+   * An exercise about one of several things (lesson 10's fix: which incident): the flag that names
+   * it (make check-exercise ... NAME=<it>), its choices, and the word in `runs`' args it replaces.
+   */
+  asks?: { flag: 'name'; choices: readonly string[]; placeholder: string };
 }
 
 /** Every exercise a run can check, lesson by lesson. */
@@ -57,6 +66,7 @@ export const EXERCISES: readonly ExerciseCheck[] = [
   ...LESSON_6,
   ...LESSON_7,
   ...LESSON_8,
+  ...WRITE_THE_FIX,
 ];
 
 /** `npx tsx measure/degraded.ts --two-choices with-replacement`, as a student would type it. */

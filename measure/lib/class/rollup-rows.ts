@@ -2,6 +2,7 @@
  * The class roll-up's rows (rollup.ts reads the runs): per student, per experiment and per shape
  * line, the cells the terminal table and the roll-up page show. Pure.
  */
+import { answersRight, firstWrongLine, type FixAnswers } from '../../../results/report/answers.ts';
 import { splitLine } from '../../../results/report/shape.ts';
 import { byAttempt, gradedCell } from './graded.ts';
 import type { Rollup, RunEntry } from './rollup.ts';
@@ -168,14 +169,23 @@ export function gradedRows(
   });
 }
 
-/** Every line that did not hold, with its run: "<student> · <experiment>: <line> (this run: …)" and the likely cause. */
+/**
+ * Every line that did not hold, with its run: "<student> · <experiment>: <line> (this run: …)" and
+ * the likely cause. A fix whose answers were wrong was timed no further: its answers line stands
+ * alone, with its first wrong answer as the cause, and its other lines are not listed.
+ */
 export function failures(r: Rollup): { text: string; hint?: string }[] {
-  return r.runs.flatMap((x) =>
-    x.comparison.lines
-      .filter((l) => l.status === 'failed' || l.status === 'missing')
-      .map((l) => ({
-        text: `${x.student} · ${x.experiment}: ${l.expected} (this run: ${l.actual ?? 'missing'})`,
-        ...(l.hint ? { hint: l.hint } : {}),
-      })),
-  );
+  return r.runs.flatMap((x) => {
+    const answers = (x.result as { answers?: FixAnswers } | undefined)?.answers;
+    const wrong = answers?.checks && !answersRight(answers) ? firstWrongLine(answers) : undefined;
+    return x.comparison.lines
+      .filter((l) => l.status === 'failed' || (l.status === 'missing' && wrong === undefined))
+      .map((l) => {
+        const hint = wrong !== undefined && / {2}answers {2}/.test(l.expected ?? '') ? wrong : l.hint;
+        return {
+          text: `${x.student} · ${x.experiment}: ${l.expected} (this run: ${l.actual ?? 'missing'})`,
+          ...(hint ? { hint } : {}),
+        };
+      });
+  });
 }

@@ -62,11 +62,17 @@ export function listRuns(dir: string): { student: string; file: string }[] {
   return out;
 }
 
-/** Reads and compares every run; `hints` gives each experiment's likely causes by line. */
+/**
+ * Reads and compares every run; `hints` gives each experiment's likely causes by line. A fix's
+ * run (--mine: its document names the exercise) is filed under the exercise's command in
+ * `fixes` (exercise id → `blocking --mine`), whose lines `expected` holds too: it is held to the
+ * fix's expected file, its answers line first, not to the lesson's.
+ */
 export function rollUp(
   files: { student: string; file: string }[],
   expected: Map<string, string[]>,
   hints: (experiment: string) => Record<string, string>,
+  fixes: Map<string, string> = new Map(),
 ): Rollup {
   const runs: RunEntry[] = [];
   const graded: GradedEntry[] = [];
@@ -97,7 +103,13 @@ export function rollUp(
       });
       continue;
     }
-    const exp = expected.get(data.experiment);
+    const fixId = typeof data.exercise?.id === 'string' ? (data.exercise.id as string) : undefined;
+    const name = fixId === undefined ? (data.experiment as string) : fixes.get(fixId);
+    if (name === undefined) {
+      skipped.push({ file, reason: `a fix of an exercise this kit does not have ('${fixId}')` });
+      continue;
+    }
+    const exp = expected.get(name);
     if (!exp) {
       skipped.push({ file, reason: `no experiment '${data.experiment}' in this kit's expected-output/` });
       continue;
@@ -106,10 +118,10 @@ export function rollUp(
     runs.push({
       student,
       file,
-      experiment: data.experiment,
+      experiment: name,
       machine,
       result: data.result,
-      comparison: compareShape(exp, shape, hints(data.experiment)),
+      comparison: compareShape(exp, shape, hints(name)),
     });
   }
   return { runs, graded, skipped };
