@@ -178,7 +178,7 @@ export const hints: Record<string, string> = {
   pooled:
     'with crypto.scrypt the event loop stays free, so the light request is parsed at once; if not, something else blocked the loop',
   backpressure:
-    "an export that waits for 'drain' when write() returns false lasts until the last chunk is taken; with --mine, does your loop stop writing until 'drain'? Otherwise a reader as fast as the export (a large --read-mib-s), or a body smaller than the kernel's socket buffers, keeps those waits short",
+    "an export that waits for 'drain' when write() returns false lasts until the last chunk is taken; a reader as fast as the export (a large --read-mib-s), or a body smaller than the kernel's socket buffers, keeps those waits short",
   'ignoring-backpressure':
     'without waiting for drain, every chunk the reader has not taken yet queues in the server and the handler ends early; a reader about as fast as the export keeps that queue short',
   early:

@@ -1,5 +1,6 @@
 // Every planted incident has a reference fix that replaces exactly the handlers the incident
-// plants, and the kit's list of names, the server's list and the naming tables agree.
+// plants, and the kit's list of names, the server's list and the naming tables agree; a seeded
+// run's profile names no planted file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { INCIDENTS } from '../../servers/incidents/index.ts';
@@ -11,6 +12,8 @@ import { handlers as keepalive } from '../../servers/exercises/lesson-10/fixed/k
 import { handlers as shutdown } from '../../servers/exercises/lesson-10/fixed/shutdown.ts';
 import { handlers as cache } from '../../servers/exercises/lesson-10/fixed/cache.ts';
 import { handlers as syncRead } from '../../servers/exercises/lesson-10/fixed/sync-read.ts';
+import { examples } from '../../results/incident/examples.ts';
+import { render } from '../../results/incident/report.ts';
 import { expectedShape } from '../helpers.ts';
 
 const FIXES = { redos, pool, keepalive, shutdown, cache, 'sync-read': syncRead };
@@ -39,4 +42,27 @@ test('a seed picks every incident, and naming is judged from the run', () => {
   const wrong = nameVerdict('pool', 'cache', lines);
   assert.equal(wrong.right, false);
   assert.match(wrong.text, /heap-under-new-pages read grows, and here it reads flat/);
+});
+
+test("a seeded run's profile names no planted file: the service's handlers, by line", () => {
+  const r = examples.healthy();
+  r.subject = { planted: 'redos', seed: 6 };
+  r.profiles = [
+    {
+      phase: '/search',
+      top: [
+        { functionName: 'search', where: '/home/ann/kit/servers/exercises/lesson-10/redos.ts:16', share: 0.26 },
+        { functionName: 'sendJson', where: 'servers/lib/serve/http.ts:47', share: 0.01 },
+      ],
+    },
+  ];
+  const text = render(r, false);
+  assert.match(
+    text,
+    /search \(the service's handlers, line 16\) 26 %; sendJson \(servers\/lib\/serve\/http\.ts:47\) 1 %/,
+  );
+  assert.doesNotMatch(text, /lesson-10|redos\.ts/);
+  // Named on the command line, the same run may say where.
+  r.subject = { planted: 'redos' };
+  assert.match(render(r, false), /search \(\/home\/ann\/kit\/servers\/exercises\/lesson-10\/redos\.ts:16\)/);
 });

@@ -67,6 +67,10 @@ export const EXPORT_EXERCISE: ExerciseSpec = {
   group: 'stages',
   answers: exportAnswers,
   keeps: (line) => /^(ignoring-)?backpressure {2}/.test(line),
+  hints: {
+    backpressure:
+      "your loop still writes while write() says the socket's buffer is full: wait for 'drain' (or 'close', if the reader leaves) before making the next chunk",
+  },
 };
 
 /**

@@ -4,6 +4,8 @@
  *   (default)  the tables, then the shape compared line by line with expected-output/<name>.txt
  *   --shape    only the shape lines (what instructors diff)
  *   --json     the whole result, with its shape and verdict
+ * A fix's run (--mine: the experiment names its exercise) checks the fix's answers first and is
+ * compared with the exercise's expected file (measure/lib/exercise/fix-run.ts).
  * Exit code (lib/errors.ts EXIT): 0 the shape holds, 1 it does not, 2 a usage error, 3 the run
  * itself failed (a server did not start, a request failed), 130/143 interrupted by SIGINT/SIGTERM.
  */
