@@ -44,7 +44,7 @@ const command = defineCommand({
     mine: {
       type: 'boolean',
       description:
-        "the lesson's exercise: /member/verify-blocking hashes with your exercises/lesson-3/verify.ts (copied on first use); once it no longer holds the event loop, the blocking half reads like the pooled one (expected-output/fixed/blocking.txt)",
+        "the lesson's exercise: /member/verify-blocking hashes with your exercises/lesson-3/verify.ts (copied on first use); its answers to eight password checks are compared with the kit's check first, and once it no longer holds the event loop the blocking half reads like the pooled one (expected-output/fixed/blocking.txt)",
     },
   },
   epilogue: 'Example: npx tsx measure/blocking.ts --shape | diff - expected-output/blocking.txt',

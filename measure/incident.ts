@@ -53,7 +53,7 @@ const command = defineCommand({
       type: 'string',
       valueName: 'name',
       description:
-        'measure your fix: exercises/incidents/<name>.ts (copied from the planted handler on first use; edit it, then run this again)',
+        "measure your fix: exercises/incidents/<name>.ts (copied from the planted handler on first use; edit it, then run this again); its answers are compared with a healthy service's first, then every line must read healthy (expected-output/fixed/incident.txt)",
     },
     handlers: {
       type: 'string',

@@ -60,7 +60,7 @@ const command = defineCommand({
     mine: {
       type: 'boolean',
       description:
-        "the lesson's exercise: the slow-reader part, its honouring export run by your exercises/lesson-9/export.ts (copied on first use); once it waits for the reader, its backpressure lines read as expected-output/stages.txt's",
+        "the lesson's exercise: the slow-reader part, its honouring export run by your exercises/lesson-9/export.ts (copied on first use); the bytes its readers get are checked first, and once it waits for the reader its backpressure lines read as the lesson's (expected-output/fixed/stages.txt)",
     },
   },
   epilogue: 'Example: npx tsx measure/stages.ts --quick --part blocked,body-limit',
