@@ -180,7 +180,7 @@ function sender(o: OpenLoopOptions, pool: Pool, url: URL) {
  * come, catching up at once on any that came while the timer was late; resolves when the schedule
  * is done or `signal` aborts.
  */
-function runSchedule(times: Iterator<number>, start: number, send: (at: number) => void, signal?: AbortSignal) {
+export function runSchedule(times: Iterator<number>, start: number, send: (at: number) => void, signal?: AbortSignal) {
   return new Promise<void>((resolve) => {
     let timer: NodeJS.Timeout | undefined;
     let next = times.next();
