@@ -253,8 +253,9 @@ const TOPICS: Record<string, readonly string[]> = {
   // harness: running an experiment; machine: how busy the machine is; process: starting servers;
   // load: sending requests; class: comparing, grading and rolling up students' runs; profile: --profile's
   // CPU profiles, cut to the load and summed by function; exercise: the write-the-fix exercises, their
-  // specs and the batteries that check a fix's answers.
-  'measure/lib': ['harness', 'machine', 'process', 'load', 'class', 'profile', 'exercise'],
+  // specs and the batteries that check a fix's answers; overload: lesson 11's users who give up and
+  // retry, and the passes that follow the service's capacity as the machine's speed drifts.
+  'measure/lib': ['harness', 'machine', 'process', 'load', 'class', 'profile', 'exercise', 'overload'],
   // serve: listening, draining, daemons; balancer: the kit's balancer and nginx's config;
   // cluster: node:cluster primaries and workers; cpu: quotas and CPU work; state: stores and
   // databases; stages: lesson 9's stamps.

@@ -83,4 +83,11 @@ export const LESSONS: Lesson[] = [
     text: 'lessons/10-diagnosis.md',
     experiments: ['incident'],
   },
+  {
+    id: 11,
+    slug: 'overload',
+    title: 'Past capacity: queues, timeouts, retries and load shedding',
+    text: 'lessons/11-overload.md',
+    experiments: ['overload'],
+  },
 ];

@@ -1,0 +1,222 @@
+/**
+ * Lesson 11's passes (measure/overload.ts): users at one multiple of the service's capacity, or a
+ * spike between two stretches below it, each begun and ended by emptying the service's queue
+ * (POST /__overload/reset), and each following the service's capacity as the machine's speed drifts.
+ */
+import { KitError } from '../../../lib/errors.ts';
+import type { QueueStats } from '../../../servers/lib/cpu/work-queue.ts';
+import type { OverloadPass, SpikeClients, SpikePlan, SpikeRun } from '../../../results/overload/report.ts';
+import { probe } from '../load/probe.ts';
+import type { ServerProcess } from '../process/launch.ts';
+import { runUsers, type UsersResult } from './users.ts';
+import type { Phase } from './schedule.ts';
+
+/** One pass's figures from the service's counts: the queue in the schedule's first and last quarters. */
+function queueQuarters(s: QueueStats, durationS: number): { first: number; last: number } {
+  const q = (durationS * 1000) / 4;
+  const inRange = (from: number, to: number) =>
+    Math.max(0, ...s.queueSamples.filter(([t]) => t >= from && t <= to).map(([, n]) => n));
+  return { first: inRange(0, q), last: inRange(3 * q, 4 * q) };
+}
+
+/** Users due in the schedule's second half and answered 200, per second of that half. */
+function goodputLateHalf(u: UsersResult): number {
+  const from = Math.round((u.durationS * 1000) / 2 / u.bucketMs);
+  const good = u.buckets.slice(from).reduce((n, b) => n + b.good, 0);
+  return good / (u.durationS / 2);
+}
+
+/** Empties the service's queue and starts its counts again; returns what it had counted. */
+async function reset(s: ServerProcess): Promise<QueueStats & { loopDelayMs: { p99: number } }> {
+  const r = await probe(`${s.url}/__overload/reset`, { method: 'POST' });
+  if (r.status !== 200) throw new KitError('KIT_ERR_REQUEST', `POST /__overload/reset answered ${r.status}`);
+  return r.body as QueueStats & { loopDelayMs: { p99: number } };
+}
+
+/** How often a pass reads the service's time per request, to follow the machine's speed, ms. */
+const TRACK_MS = 200;
+
+/**
+ * The service's capacity as a pass goes: 1000 / the worker's mean time per request over its last
+ * 20 (its stats' serviceMs, read every TRACK_MS), req/s. The machine's speed drifts (a hash took
+ * 8.4 to 17 ms here within minutes: other virtual machines on the same host), and rates fixed from
+ * one closed-loop step were 30 % off by the time a pass ran, or off by as much within the step
+ * itself; following the worker's own time keeps "2×" twice what the service can do at that moment.
+ * The worker's time per request includes handing each hash back to the event loop; it was busy
+ * 95 to 99 % of every pass past capacity, so its time per request is its capacity's inverse.
+ */
+class CapacityTracker {
+  private readonly seen: number[] = [];
+  private now: number;
+  private readonly timer: NodeJS.Timeout;
+  private reading = false;
+
+  constructor(
+    private readonly s: ServerProcess,
+    startMs: number,
+  ) {
+    this.now = 1000 / startMs;
+    this.seen.push(this.now);
+    this.timer = setInterval(() => void this.read(), TRACK_MS);
+  }
+
+  private async read(): Promise<void> {
+    if (this.reading) return;
+    this.reading = true;
+    try {
+      const r = await probe(`${this.s.url}/__overload/stats`, { timeoutMs: 1000 });
+      const ms = (r.body as { serviceMs?: number }).serviceMs;
+      if (typeof ms === 'number' && ms > 0) {
+        this.now = 1000 / ms;
+        this.seen.push(this.now);
+      }
+    } catch {
+      // A missed reading keeps the last one; the pass itself reports a service that stopped answering.
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  current = (): number => this.now;
+
+  /** The mean of the readings over the pass, req/s. */
+  stop(): number {
+    clearInterval(this.timer);
+    return this.seen.reduce((a, b) => a + b, 0) / this.seen.length;
+  }
+}
+
+/** The worker's mean time per request, from the service's own count, ms. */
+async function serviceMs(s: ServerProcess): Promise<number> {
+  const r = await probe(`${s.url}/__overload/stats`);
+  return (r.body as { serviceMs: number }).serviceMs;
+}
+
+let nextId = 0;
+const hashPath = () => `/hash?id=${nextId++ % 1_000_000}`;
+
+/** A pass at one multiple: users for `durationS`, then the service's counts. */
+export async function pass(
+  s: ServerProcess,
+  kind: OverloadPass['kind'],
+  multiple: number,
+  durationS: number,
+  timeoutMs: number,
+): Promise<OverloadPass> {
+  await reset(s);
+  const tracker = new CapacityTracker(s, await serviceMs(s));
+  let u: UsersResult;
+  let capacity: number;
+  try {
+    u = await runUsers({
+      origin: s.url,
+      path: hashPath,
+      phases: [{ multiple, durationS }],
+      capacity: tracker.current,
+      timeoutMs,
+      retries: 0,
+    });
+  } finally {
+    capacity = tracker.stop();
+  }
+  const rate = u.users / durationS;
+  const st = await reset(s);
+  const quarters = queueQuarters(st, durationS);
+  const accepted = u.good + u.timedOut + u.otherErrors;
+  return {
+    kind,
+    multiple,
+    rate,
+    capacity,
+    durationS,
+    users: u.users,
+    good: u.good,
+    shed: u.shed,
+    shedWithRetryAfter: u.shedWithRetryAfter,
+    timedOut: u.timedOut,
+    otherErrors: u.otherErrors,
+    goodputLateHalf: goodputLateHalf(u),
+    p99Ms: u.latency.p99,
+    acceptedP99Ms: u.timedOut > 0.01 * accepted ? null : u.latency.p99,
+    quarterP99Ms: u.quarterP99Ms,
+    queueFirstQuarter: quarters.first,
+    queueLastQuarter: quarters.last,
+    finished: st.finished,
+    wasted: st.wasted,
+    busyShare: st.busyShare,
+    loopDelayP99Ms: st.loopDelayMs.p99,
+    latenessP99Ms: u.lateness.p99,
+  };
+}
+
+/** Served again: from this bucket on, every bucket with users due had 90 % of them answered. */
+const SERVED = 0.9;
+/** A recovery must hold for at least this many buckets before the run ends. */
+const HOLDS_BUCKETS = 2;
+
+/** ms from the spike's end to the first bucket from which users stay served; null if none. */
+function recoveredAfter(shares: (number | null)[], fromBucket: number, bucketMs: number): number | null {
+  let last = shares.length - 1;
+  while (last >= 0 && shares[last] === null) last--;
+  let start = last + 1;
+  for (let i = last; i >= fromBucket; i--) {
+    if (shares[i] !== null && shares[i]! < SERVED) break;
+    start = i;
+  }
+  const held = shares.slice(start, last + 1).filter((s) => s !== null).length;
+  return held >= HOLDS_BUCKETS ? (start - fromBucket) * bucketMs : null;
+}
+
+/** A spike run with one kind of users. */
+export async function spikeRun(
+  s: ServerProcess,
+  clients: SpikeClients,
+  plan: SpikePlan,
+  o: { timeoutMs: number; retries: number },
+): Promise<SpikeRun> {
+  await reset(s);
+  const phases: Phase[] = [
+    { multiple: plan.baseMultiple, durationS: plan.beforeS },
+    { multiple: plan.spikeMultiple, durationS: plan.spikeS },
+    { multiple: plan.baseMultiple, durationS: plan.afterS },
+  ];
+  const retries = clients === 'no-retries' ? 0 : o.retries;
+  const tracker = new CapacityTracker(s, await serviceMs(s));
+  let u: UsersResult;
+  let capacity: number;
+  try {
+    u = await runUsers({
+      origin: s.url,
+      path: hashPath,
+      phases,
+      capacity: tracker.current,
+      timeoutMs: o.timeoutMs,
+      retries,
+      breaker: clients === 'breaker',
+      bucketMs: plan.bucketMs,
+    });
+  } finally {
+    capacity = tracker.stop();
+  }
+  const st = await reset(s);
+  const spikeEnd = Math.round(((plan.beforeS + plan.spikeS) * 1000) / plan.bucketMs);
+  const after = u.buckets.slice(spikeEnd);
+  const usersAfter = after.reduce((n, b) => n + b.users, 0);
+  const goodShare = u.buckets.map((b) => (b.users ? b.good / b.users : null));
+  return {
+    clients,
+    retries,
+    capacity,
+    users: u.users,
+    attempts: u.attempts,
+    good: u.good,
+    timedOut: u.timedOut,
+    refusedByBreaker: u.refusedByBreaker,
+    attemptsPerUserAfter: usersAfter ? after.reduce((n, b) => n + b.attempts, 0) / usersAfter : 0,
+    recoveredAfterMs: recoveredAfter(goodShare, spikeEnd, plan.bucketMs),
+    finished: st.finished,
+    wasted: st.wasted,
+    goodShare,
+    latenessP99Ms: u.lateness.p99,
+  };
+}
