@@ -1,6 +1,6 @@
 /**
  * Every write-the-fix exercise (measure/lib/exercise/spec.ts): lesson 3's password check, lesson
- * 7's limiter, lesson 9's export loop and lesson 10's six incidents. The starting points and the
+ * 7's limiter, lesson 9's export loop, lesson 10's six incidents and lesson 11's shedder. The starting points and the
  * reference fixes live in servers/exercises/lesson-<n>/ (fixed/ for the fixes); a student's copy
  * in exercises/, under the same name.
  */
@@ -10,6 +10,7 @@ import { verifyAnswers } from './verify-answers.ts';
 import { limiterAnswers } from './limiter-answers.ts';
 import { exportAnswers } from './export-answers.ts';
 import { incidentAnswers } from './incident-answers.ts';
+import { shedAnswers } from './shed-answers.ts';
 import { INCIDENT_NAMES, type IncidentName } from '../../../results/incident/result.ts';
 
 /** Lesson 3: the loan service's password check, off the event loop. */
@@ -108,12 +109,37 @@ export function handlersCheck(file: string): FixTarget {
   return { spec, file, copy: false };
 }
 
+/**
+ * Lesson 11: the overload service's shedder. Its run keeps the shedding rows (and the timeout rows
+ * beside them, to compare): the queue and spike parts do not use the shedder and are not run.
+ */
+export const SHED_EXERCISE: ExerciseSpec = {
+  id: 'lesson-11',
+  lesson: 11,
+  experiment: 'overload',
+  command: 'overload --mine',
+  start: 'servers/exercises/lesson-11/shed.ts',
+  student: 'lesson-11/shed.ts',
+  export: { name: 'shed', kind: 'function' },
+  reference: 'servers/exercises/lesson-11/fixed/shed.ts',
+  expected: 'fixed/overload',
+  does: 'your shedder',
+  group: 'overload',
+  answers: shedAnswers,
+  keeps: (line) => /^overload {2}(generator|timeouts|shedding) {2}/.test(line),
+  hints: {
+    'overload  shedding  above-capacity':
+      'your shedder lets in more than can be served in time: refuse when load.waitMs passes load.boundMs, before the request joins the line',
+  },
+};
+
 /** Every exercise, in the course's order. */
 export const EXERCISE_SPECS: readonly ExerciseSpec[] = [
   VERIFY_EXERCISE,
   LIMITER_EXERCISE,
   EXPORT_EXERCISE,
   ...INCIDENT_NAMES.map((n) => INCIDENT_EXERCISES[n]),
+  SHED_EXERCISE,
 ];
 
 /** The fix a student's --mine run measures: their copy of `spec`'s starting point, copied on first use. */

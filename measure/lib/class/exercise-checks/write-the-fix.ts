@@ -1,13 +1,20 @@
 /**
  * The write-the-fix exercises that a run checks (measure/lib/class/exercises.ts): lesson 3's
- * password check, lesson 7's limiter, lesson 9's export loop and lesson 10's incidents, each
+ * password check, lesson 7's limiter, lesson 9's export loop, lesson 10's incidents and lesson
+ * 11's shedder, each
  * checked by its --mine run. Right only when the run's shape held: its answers first (the same
  * as the healthy code's), then the lesson's lines that the fix changes.
  */
 import type { FixAnswers } from '../../../../results/report/answers.ts';
 import { answersRight, firstWrongLine } from '../../../../results/report/answers.ts';
 import { INCIDENT_NAMES } from '../../../../results/incident/result.ts';
-import { EXPORT_EXERCISE, INCIDENT_EXERCISES, LIMITER_EXERCISE, VERIFY_EXERCISE } from '../../exercise/specs.ts';
+import {
+  EXPORT_EXERCISE,
+  INCIDENT_EXERCISES,
+  LIMITER_EXERCISE,
+  SHED_EXERCISE,
+  VERIFY_EXERCISE,
+} from '../../exercise/specs.ts';
 import type { ExerciseSpec } from '../../exercise/spec.ts';
 import type { CheckOutcome, ExerciseCheck } from '../exercises.ts';
 
@@ -75,4 +82,10 @@ export const WRITE_THE_FIX: readonly ExerciseCheck[] = [
     // Each incident's fix is a run of its own: the student names it.
     asks: { flag: 'name', choices: INCIDENT_NAMES, placeholder: '<incident>' },
   },
+  fixCheck(
+    SHED_EXERCISE,
+    3,
+    'Write the shedder',
+    "your shedder answers each request it lets in with its hash and refuses the rest with 503 and Retry-After, and goodput and the accepted p99 then read as the kit's shedder's",
+  ),
 ];
