@@ -87,10 +87,10 @@ interface Options {
 /**
  * The capacity step, lesson 1's way: a closed loop of this many connections for CAPACITY_S s, after
  * WARM_S s of the same on each service, untimed (it also gives each worker the 20 requests its time
- * per request is averaged over). The passes follow the worker's own time (CapacityTracker).
+ * per request is averaged over). Each pass sets its rate from the worker's own time per request (CapacityTracker).
  */
 const CAPACITY_CONNECTIONS = 4;
-const CAPACITY_S = 0.8;
+const CAPACITY_S = 0.5;
 const WARM_S = 0.3;
 
 /** Parses --rates: 2 to 6 multiples of capacity, each 0.1 to 3; KIT_ERR_USAGE naming the flag. */
@@ -142,7 +142,7 @@ async function run(ctx: RunContext<Options>): Promise<OverloadResult> {
     { progress },
   );
   progress.step(
-    `capacity: ${Math.round(capacity)} req/s; each pass follows the worker's own time per request from here`,
+    `capacity: ${Math.round(capacity)} req/s; each pass sets its rate from the worker's time per request as it begins`,
   );
   const steady = <T>(label: string, step: () => Promise<T>) =>
     measureSteadily(label, step, { progress }).then((r) => r.value);
@@ -188,10 +188,10 @@ export const experiment = defineExperiment({
     boundMs: intIn('bound', flags.bound, MIN_BOUND_MS, MAX_BOUND_MS, DEFAULT_BOUND_MS),
     mine: flags.mine ? studentFix(SHED_EXERCISE).file : undefined,
     queueS: flags.quick ? 1 : 3,
-    timeoutS: flags.quick ? 1.5 : 3,
+    timeoutS: flags.quick ? 2 : 3,
     shedS: flags.quick ? 1.5 : 3,
     spike: flags.quick
-      ? { baseMultiple: 0.5, spikeMultiple: 2.5, beforeS: 0.5, spikeS: 0.6, afterS: 2.25, bucketMs: 250 }
+      ? { baseMultiple: 0.5, spikeMultiple: 2.5, beforeS: 0.5, spikeS: 0.6, afterS: 2.75, bucketMs: 250 }
       : { baseMultiple: 0.5, spikeMultiple: 2.5, beforeS: 1, spikeS: 1, afterS: 4, bucketMs: 250 },
   }),
   run,

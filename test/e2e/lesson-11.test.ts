@@ -8,14 +8,14 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { assertShapeOutput, expectedShape, failOnWarnings, ROOT, runScript } from '../helpers.ts';
+import { assertShapeOutput, classSave, expectedShape, failOnWarnings, ROOT, runScript } from '../helpers.ts';
 
 failOnWarnings();
 
 const SCRIPT = 'measure/overload.ts';
 
 test('overload --quick: the queue, the timeouts, the shedder, the retries and the breaker, as expected', async () => {
-  const r = await runScript(SCRIPT, ['--quick', '--shape']);
+  const r = await runScript(SCRIPT, ['--quick', '--shape', ...classSave('lb-builtin')]);
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assertShapeOutput(r.stdout, 'overload', r.stderr);
 });

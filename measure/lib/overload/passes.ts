@@ -21,9 +21,10 @@ function queueQuarters(s: QueueStats, durationS: number): { first: number; last:
 
 /** Users due in the schedule's second half and answered 200, per second of that half. */
 function goodputLateHalf(u: UsersResult): number {
-  const from = Math.round((u.durationS * 1000) / 2 / u.bucketMs);
+  // From the first whole bucket of the second half, per second of what the buckets cover.
+  const from = Math.ceil((u.durationS * 1000) / 2 / u.bucketMs);
   const good = u.buckets.slice(from).reduce((n, b) => n + b.good, 0);
-  return good / (u.durationS / 2);
+  return good / (u.durationS - (from * u.bucketMs) / 1000);
 }
 
 /** Empties the service's queue and starts its counts again; returns what it had counted. */
@@ -33,7 +34,7 @@ async function reset(s: ServerProcess): Promise<QueueStats & { loopDelayMs: { p9
   return r.body as QueueStats & { loopDelayMs: { p99: number } };
 }
 
-/** How often a pass reads the service's time per request, to follow the machine's speed, ms. */
+/** How often a pass reads the service's time per request, to report the capacity it ran at, ms. */
 const TRACK_MS = 200;
 
 /**
@@ -41,13 +42,18 @@ const TRACK_MS = 200;
  * 20 (its stats' serviceMs, read every TRACK_MS), req/s. The machine's speed drifts (a hash took
  * 8.4 to 17 ms here within minutes: other virtual machines on the same host), and rates fixed from
  * one closed-loop step were 30 % off by the time a pass ran, or off by as much within the step
- * itself; following the worker's own time keeps "2×" twice what the service can do at that moment.
- * The worker's time per request includes handing each hash back to the event loop; it was busy
- * 95 to 99 % of every pass past capacity, so its time per request is its capacity's inverse.
+ * itself. So each pass sets its rate from the worker's own time per request when it starts (`start`),
+ * and keeps it: a rate that followed the readings during the pass fell as the line grew (a loaded
+ * worker is a little slower), a feedback that made an open loop partly closed, and at 2× it once
+ * sent its first quarter's users far faster than its last's. The readings during the pass give
+ * the capacity it ran at (`stop`), which the lines compare goodput with. The worker's time per
+ * request includes handing each hash back to the event loop; it was busy 95 to 99 % of every pass
+ * past capacity, so its time per request is its capacity's inverse.
  */
 class CapacityTracker {
   private readonly seen: number[] = [];
-  private now: number;
+  /** The capacity the pass's rate is set from, req/s. */
+  readonly start: number;
   private readonly timer: NodeJS.Timeout;
   private reading = false;
 
@@ -55,8 +61,8 @@ class CapacityTracker {
     private readonly s: ServerProcess,
     startMs: number,
   ) {
-    this.now = 1000 / startMs;
-    this.seen.push(this.now);
+    this.start = 1000 / startMs;
+    this.seen.push(this.start);
     this.timer = setInterval(() => void this.read(), TRACK_MS);
   }
 
@@ -66,18 +72,15 @@ class CapacityTracker {
     try {
       const r = await probe(`${this.s.url}/__overload/stats`, { timeoutMs: 1000 });
       const ms = (r.body as { serviceMs?: number }).serviceMs;
-      if (typeof ms === 'number' && ms > 0) {
-        this.now = 1000 / ms;
-        this.seen.push(this.now);
-      }
+      if (typeof ms === 'number' && ms > 0) this.seen.push(1000 / ms);
     } catch {
-      // A missed reading keeps the last one; the pass itself reports a service that stopped answering.
+      // A missed reading is left out; the pass itself reports a service that stopped answering.
     } finally {
       this.reading = false;
     }
   }
 
-  current = (): number => this.now;
+  current = (): number => this.start;
 
   /** The mean of the readings over the pass, req/s. */
   stop(): number {

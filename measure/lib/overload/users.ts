@@ -33,8 +33,8 @@ export interface UsersOptions {
   path(i: number): string;
   phases: Phase[];
   /**
-   * The service's capacity now, req/s: read before each user is scheduled, so that the rate follows
-   * the machine's speed as it drifts. Users still come on schedule whatever the service answers.
+   * The service's capacity, req/s: read before each user is scheduled (a pass gives a constant, the
+   * worker's speed as it began). Users still come on schedule whatever the service answers.
    */
   capacity(): number;
   /** How long a user waits for each attempt before giving up on it, ms (50 to 60,000). */
