@@ -8,7 +8,7 @@ import type { QueueStats } from '../../../servers/lib/cpu/work-queue.ts';
 import type { OverloadPass, SpikeClients, SpikePlan, SpikeRun } from '../../../results/overload/report.ts';
 import { probe } from '../load/probe.ts';
 import type { ServerProcess } from '../process/launch.ts';
-import { runUsers, type UsersResult } from './users.ts';
+import { runUsers, type UsersOptions, type UsersResult } from './users.ts';
 import type { Phase } from './schedule.ts';
 
 /** One pass's figures from the service's counts: the queue in the schedule's first and last quarters. */
@@ -82,9 +82,13 @@ class CapacityTracker {
 
   current = (): number => this.start;
 
-  /** The mean of the readings over the pass, req/s. */
-  stop(): number {
+  /** Stops reading. */
+  stop(): void {
     clearInterval(this.timer);
+  }
+
+  /** The mean of the readings so far, req/s. */
+  mean(): number {
     return this.seen.reduce((a, b) => a + b, 0) / this.seen.length;
   }
 }
@@ -98,6 +102,22 @@ async function serviceMs(s: ServerProcess): Promise<number> {
 let nextId = 0;
 const hashPath = () => `/hash?id=${nextId++ % 1_000_000}`;
 
+/**
+ * Empties the service's line, then runs users at a rate set from the worker's time per request
+ * now; returns what they saw and the capacity the pass ran at (CapacityTracker).
+ */
+async function tracked(
+  s: ServerProcess,
+  o: Omit<UsersOptions, 'origin' | 'path' | 'capacity'>,
+): Promise<{ u: UsersResult; capacity: number }> {
+  await reset(s);
+  const tracker = new CapacityTracker(s, await serviceMs(s));
+  const u = await runUsers({ ...o, origin: s.url, path: hashPath, capacity: tracker.current }).finally(() =>
+    tracker.stop(),
+  );
+  return { u, capacity: tracker.mean() };
+}
+
 /** A pass at one multiple: users for `durationS`, then the service's counts. */
 export async function pass(
   s: ServerProcess,
@@ -106,22 +126,11 @@ export async function pass(
   durationS: number,
   timeoutMs: number,
 ): Promise<OverloadPass> {
-  await reset(s);
-  const tracker = new CapacityTracker(s, await serviceMs(s));
-  let u: UsersResult;
-  let capacity: number;
-  try {
-    u = await runUsers({
-      origin: s.url,
-      path: hashPath,
-      phases: [{ multiple, durationS }],
-      capacity: tracker.current,
-      timeoutMs,
-      retries: 0,
-    });
-  } finally {
-    capacity = tracker.stop();
-  }
+  const { u, capacity } = await tracked(s, {
+    phases: [{ multiple, durationS }],
+    timeoutMs,
+    retries: 0,
+  });
   const rate = u.users / durationS;
   const st = await reset(s);
   const quarters = queueQuarters(st, durationS);
@@ -177,30 +186,19 @@ export async function spikeRun(
   plan: SpikePlan,
   o: { timeoutMs: number; retries: number },
 ): Promise<SpikeRun> {
-  await reset(s);
   const phases: Phase[] = [
     { multiple: plan.baseMultiple, durationS: plan.beforeS },
     { multiple: plan.spikeMultiple, durationS: plan.spikeS },
     { multiple: plan.baseMultiple, durationS: plan.afterS },
   ];
   const retries = clients === 'no-retries' ? 0 : o.retries;
-  const tracker = new CapacityTracker(s, await serviceMs(s));
-  let u: UsersResult;
-  let capacity: number;
-  try {
-    u = await runUsers({
-      origin: s.url,
-      path: hashPath,
-      phases,
-      capacity: tracker.current,
-      timeoutMs: o.timeoutMs,
-      retries,
-      breaker: clients === 'breaker',
-      bucketMs: plan.bucketMs,
-    });
-  } finally {
-    capacity = tracker.stop();
-  }
+  const { u, capacity } = await tracked(s, {
+    phases,
+    timeoutMs: o.timeoutMs,
+    retries,
+    breaker: clients === 'breaker',
+    bucketMs: plan.bucketMs,
+  });
   const st = await reset(s);
   const spikeEnd = Math.round(((plan.beforeS + plan.spikeS) * 1000) / plan.bucketMs);
   const after = u.buckets.slice(spikeEnd);
