@@ -18,6 +18,7 @@ export const enum Ev {
   HogArrival,
   Reach,
   Refused,
+  UserTimeout,
 }
 
 export interface SimEvent {
@@ -38,6 +39,20 @@ export interface Request {
   lastKind: FailureKind | undefined;
   /** ip-hash's key: the client's network (undefined under the other policies). */
   key: string | undefined;
+  /** With SimConfig.users: the user this request is an attempt of. */
+  user?: User;
+  /** The user gave up on this attempt (its timeout came first); the replica still finishes it. */
+  gaveUp?: boolean;
+  /** The attempt's user has its answer: its timeout does nothing. */
+  answered?: boolean;
+  /** How the breaker let this attempt through: as one of many (closed) or as its half-open trial. */
+  through?: 'closed' | 'trial';
+}
+
+/** An open-loop user (SimConfig.users): due at `dueAt`, with `attempts` sent so far. */
+export interface User {
+  dueAt: number;
+  attempts: number;
 }
 
 /** One try (or one hog request) on one replica. */

@@ -7,7 +7,7 @@
 import { summarize, type LatencySummary } from '../results/report/latency.ts';
 import { Autoscaler } from './autoscaler.ts';
 import { fail, refresh, tryNext } from './balancer.ts';
-import { arrival, finish, send } from './clients.ts';
+import { arrival, finish, nextArrival, send, userTimeout } from './clients.ts';
 import { complete, enqueue, freeze, kill, ready, retire, start, stop, thaw, timeout } from './replica.ts';
 import { exponential } from './rng.ts';
 import {
@@ -171,14 +171,15 @@ export class SimSession {
   result(): SimResult {
     const w = this.world;
     w.metrics.countReplicas(w.now, w.replicas, true);
-    return w.metrics.result(this.config, w.seed, w.replicas);
+    const r = w.metrics.result(this.config, w.seed, w.replicas);
+    return w.users ? { ...r, users: w.users.report() } : r;
   }
 }
 
 /** The timeline's first events: the clients, the hogs, the faults, the refreshes and syncs. */
 function schedule(w: World): void {
   const config = w.config;
-  if (config.clients.kind === 'open') w.at(exponential(w.rng, 1000 / config.clients.ratePerS), Ev.Arrival);
+  if (config.clients.kind === 'open') w.at(nextArrival(config.clients, w.rng, 0), Ev.Arrival);
   else for (let c = 0; c < config.clients.count; c++) w.at(0, Ev.Send, c);
   (config.hogs ?? []).forEach((h, i) => {
     if (h.connections) for (let c = 0; c < h.connections; c++) enqueue(w, w.replicas[h.replica]!, undefined, i, false);
@@ -238,5 +239,7 @@ function handle(w: World, ev: SimEvent, autoscaler: Autoscaler): void {
       return ready(w, w.replicas[ev.n]!);
     case Ev.HogArrival:
       return hogArrival(w, ev.n);
+    case Ev.UserTimeout:
+      return userTimeout(w, ev.req!);
   }
 }

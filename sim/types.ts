@@ -16,7 +16,30 @@ import type { Dist } from './dist.ts';
 export const SIM_POLICIES = [...POLICIES, 'ip-hash'] as const;
 export type SimPolicy = (typeof SIM_POLICIES)[number];
 
-type ClientModel = { kind: 'open'; ratePerS: number } | { kind: 'closed'; count: number; think?: Dist };
+type ClientModel =
+  | { kind: 'open'; ratePerS: number; phases?: RatePhase[] }
+  | { kind: 'closed'; count: number; think?: Dist };
+
+/** From `atMs` on (until the next phase), open-loop arrivals come at `ratePerS` instead. */
+interface RatePhase {
+  atMs: number;
+  ratePerS: number;
+}
+
+/**
+ * Open-loop users who give up and try again, as lesson 11's do (measure/lib/overload/users.ts):
+ * each waits at most `timeoutMs` for an attempt, then tries again at once, up to `retries` more
+ * times, and never after the load has ended. The replica is not told: it finishes the attempt's
+ * work for nobody. With `breaker`, every attempt goes through a circuit breaker that behaves as
+ * cockatiel's ConsecutiveBreaker with a constant halfOpenAfter.
+ */
+export interface UsersConfig {
+  timeoutMs: number;
+  retries: number;
+  breaker?: { consecutive: number; halfOpenAfterMs: number };
+  /** The width of the users' timeline buckets, ms (by the time a user was due). */
+  bucketMs: number;
+}
 
 /** A stream of requests sent straight to one replica (not through the balancer), like the lab's hog. */
 interface Hog {
@@ -54,6 +77,8 @@ export interface SimConfig {
   /** The balancer sees each replica's in-flight count as of the last refresh, every `staleMs` ms; 0 = live. */
   staleMs?: number;
   clients: ClientModel;
+  /** The open loop's requests are users who time out and retry (see UsersConfig); open loop only. */
+  users?: UsersConfig;
   /**
    * How a replica's event loop orders waiting requests: 'fifo' (default) in arrival order; 'turns'
    * as Node does, a turn at a time: what arrived during a turn is served in the next, in the order
@@ -152,4 +177,31 @@ export interface SimResult {
     max: number;
   }[];
   autoscale?: { atMs: number; current: number; desired: number; reason: HpaReason; averageUtilization?: number }[];
+  /** With config.users: what became of the users (from the start, whatever warmupMs says). */
+  users?: UsersReport;
+}
+
+/** One bucket of the users' timeline: users by when they were due, attempts by when they were sent. */
+export interface UsersBucket {
+  users: number;
+  /** Of those users, the ones answered 200 by any attempt. */
+  good: number;
+  attempts: number;
+}
+
+export interface UsersReport {
+  users: number;
+  attempts: number;
+  good: number;
+  /** Users whose every attempt ran out of time. */
+  timedOut: number;
+  /** Users the breaker refused before an attempt was sent. */
+  refusedByBreaker: number;
+  /** Users answered with a failure (a 5xx from the balancer). */
+  failed: number;
+  /** Attempts the replicas finished, and of those the ones whose user had given up on them. */
+  finished: number;
+  wasted: number;
+  bucketMs: number;
+  buckets: UsersBucket[];
 }

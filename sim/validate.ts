@@ -1,10 +1,10 @@
 /** The checks a SimConfig must pass before it is run. No Node.js APIs. */
 import { validateHpaConfig } from '../core/hpa.ts';
-import { SIM_POLICIES, type SimConfig } from './types.ts';
+import { SIM_POLICIES, type SimConfig, type UsersConfig } from './types.ts';
 
 /** Throws a RangeError naming the first setting that makes no sense. */
 export function validate(c: SimConfig): void {
-  const bad = (what: string) => {
+  const bad = (what: string): never => {
     throw new RangeError(what);
   };
   if (!Number.isInteger(c.replicas) || c.replicas < 1) bad(`replicas must be a whole number ≥ 1; got ${c.replicas}`);
@@ -23,6 +23,15 @@ export function validate(c: SimConfig): void {
     bad(`warmupMs must be in [0, durationMs); got ${c.warmupMs}`);
   if (c.clients.kind === 'open' && !(c.clients.ratePerS > 0))
     bad(`an open loop needs ratePerS > 0; got ${c.clients.ratePerS}`);
+  if (c.clients.kind === 'open') {
+    let last = -Infinity;
+    for (const p of c.clients.phases ?? []) {
+      if (!(p.atMs >= 0) || p.atMs <= last) bad(`an open loop's phases need atMs ≥ 0, in rising order; got ${p.atMs}`);
+      if (!(p.ratePerS > 0)) bad(`a phase needs ratePerS > 0; got ${p.ratePerS}`);
+      last = p.atMs;
+    }
+  }
+  if (c.users) validateUsers(c.users, c.clients.kind, bad);
   if (c.clients.kind === 'closed' && (!Number.isInteger(c.clients.count) || c.clients.count < 1))
     bad(`a closed loop needs count ≥ 1; got ${c.clients.count}`);
   if ((c.staleMs ?? 0) < 0) bad(`staleMs must be ≥ 0; got ${c.staleMs}`);
@@ -47,4 +56,17 @@ export function validate(c: SimConfig): void {
   }
   if (c.autoscale && c.autoscale.syncMs % (c.bucketMs ?? 1000) !== 0)
     bad('autoscale.syncMs must be a multiple of bucketMs (utilization is read from the buckets)');
+}
+
+/** The checks on SimConfig.users (users are the open loop's). */
+function validateUsers(u: UsersConfig, clients: 'open' | 'closed', bad: (what: string) => never): void {
+  if (clients !== 'open') bad('users need an open loop (clients.kind open)');
+  if (!(u.timeoutMs > 0)) bad(`users.timeoutMs must be > 0; got ${u.timeoutMs}`);
+  if (!Number.isInteger(u.retries) || u.retries < 0 || u.retries > 10)
+    bad(`users.retries must be a whole number in 0..10; got ${u.retries}`);
+  if (!(u.bucketMs > 0)) bad(`users.bucketMs must be > 0; got ${u.bucketMs}`);
+  if (u.breaker && (!Number.isInteger(u.breaker.consecutive) || u.breaker.consecutive < 1))
+    bad(`users.breaker.consecutive must be a whole number ≥ 1; got ${u.breaker.consecutive}`);
+  if (u.breaker && !(u.breaker.halfOpenAfterMs > 0))
+    bad(`users.breaker.halfOpenAfterMs must be > 0; got ${u.breaker.halfOpenAfterMs}`);
 }

@@ -8,6 +8,7 @@ import { FAILOVER_DEFAULTS, newHealth, type FailureKind, type HealthRules } from
 import { ipHashKey, PICKERS, roundRobin, type Picker, type Rng } from '../core/policies.ts';
 import { sampler } from './dist.ts';
 import { Metrics } from './metrics.ts';
+import { Users } from './users.ts';
 import { seededRng } from './rng.ts';
 import type { SimConfig, SimPolicy } from './types.ts';
 import type { Ev, Job, Replica, Request, SimEvent } from './entities.ts';
@@ -62,6 +63,8 @@ export class World {
   readonly queue = new TinyQueue<SimEvent>([], (a, b) => a.t - b.t || a.seq - b.seq);
   readonly replicas: Replica[] = [];
   readonly metrics: Metrics;
+  /** The open loop's users, when they time out and retry (config.users). */
+  readonly users: Users | undefined;
   now = 0;
   /** When the path's server is next free (Lindley: sends arrive in time order, so FIFO needs no queue of its own). */
   pathFreeAt = 0;
@@ -97,6 +100,7 @@ export class World {
     this.turns = config.loop === 'turns';
     this.loadEnd = Math.min(config.loadMs ?? this.end, this.end);
     this.metrics = new Metrics(this.end, this.bucketMs);
+    this.users = config.users ? new Users(config.users, this.loadEnd) : undefined;
   }
 
   /** Puts an event in the queue. */
