@@ -6,6 +6,7 @@ import {
   worstLateness,
   type OverloadPass,
   type OverloadResult,
+  type SpikePlan,
   type SpikeRun,
 } from './report.ts';
 
@@ -75,25 +76,54 @@ function wastedText(p: OverloadPass): string {
   return p.finished ? `${p.wasted} of ${p.finished}` : '0';
 }
 
-function spikeTable(r: OverloadResult): string {
+/** The spike's table: one row per kind of users, and the simulator's rows under the lab's when given. */
+function spikeTable(spikes: SpikeRun[], retries: number, afterS: number, model: SpikeRun[] = []): string {
   const t = makeTable(
     ['users', 'attempts per user, after', 'served again after the spike', 'wasted work', 'timeline (█ served, · not)'],
     textThenNumbers(1, 4).concat('left'),
   );
   const names: Record<SpikeRun['clients'], string> = {
     'no-retries': 'no retries',
-    retries: `${r.retries} retries at once`,
-    breaker: `${r.retries} retries, breaker`,
+    retries: `${retries} retries at once`,
+    breaker: `${retries} retries, breaker`,
   };
-  for (const s of r.spikes)
+  const row = (s: SpikeRun, who: string) =>
     t.push([
-      names[s.clients],
+      who,
       s.attemptsPerUserAfter.toFixed(1),
-      s.recoveredAfterMs === null ? `not within ${r.spikePlan.afterS} s` : fmtMs(s.recoveredAfterMs),
+      s.recoveredAfterMs === null ? `not within ${afterS} s` : fmtMs(s.recoveredAfterMs),
       s.finished ? `${s.wasted} of ${s.finished}` : '0',
       timeline(s.goodShare),
     ]);
+  for (const s of spikes) row(s, names[s.clients]);
+  for (const s of model) row(s, `model: ${names[s.clients]}`);
   return t.toString();
+}
+
+/** The spike's heading: its plan and the users' timeout. */
+function spikeHeading(sp: SpikePlan, timeoutMs: number): string {
+  return `c and e. ${sp.beforeS} s at ${times(sp.baseMultiple)}, a spike of ${times(sp.spikeMultiple)} for ${sp.spikeS} s, then ${sp.afterS} s at ${times(sp.baseMultiple)}; users give up after ${fmtMs(timeoutMs)}`;
+}
+
+const timelineKey = (sp: SpikePlan) =>
+  `  one timeline character per ${sp.bucketMs} ms: █ 90 % of its users served or more, ▄ half, ▁ some, · none`;
+
+/** The simulated spike alone (sim/run.ts --scenario overload). */
+export function renderSpikes(
+  spikes: SpikeRun[],
+  m: { plan: SpikePlan; timeoutMs: number; retries: number },
+  color: boolean,
+  caption: string,
+): string {
+  const c = makeChalk(color);
+  return [
+    c.bold('Lesson 11 · overload, simulated: a spike past capacity, and users who give up and try again'),
+    c.dim(caption),
+    '',
+    c.bold(spikeHeading(m.plan, m.timeoutMs)),
+    spikeTable(spikes, m.retries, m.plan.afterS),
+    c.dim(timelineKey(m.plan)),
+  ].join('\n');
 }
 
 export function render(r: OverloadResult, color: boolean, caption = machineCaption(r.machine)): string {
@@ -112,11 +142,16 @@ export function render(r: OverloadResult, color: boolean, caption = machineCapti
     c.bold(`b and d. Users give up after ${fmtMs(r.timeoutMs)}: the service without a shedder, and with one`),
     sheddingTable(r, color),
     '',
-    c.bold(
-      `c and e. ${sp.beforeS} s at ${times(sp.baseMultiple)}, a spike of ${times(sp.spikeMultiple)} for ${sp.spikeS} s, then ${sp.afterS} s at ${times(sp.baseMultiple)}; users give up after ${fmtMs(r.timeoutMs)}`,
-    ),
-    spikeTable(r),
-    c.dim(`  one timeline character per ${sp.bucketMs} ms: █ 90 % of its users served or more, ▄ half, ▁ some, · none`),
+    c.bold(spikeHeading(sp, r.timeoutMs)),
+    spikeTable(r.spikes, r.retries, sp.afterS, r.model),
+    c.dim(timelineKey(sp)),
+    ...(r.model?.length
+      ? [
+          c.dim(
+            `  model: the simulator (sim/scenarios/overload.ts) with this run's ${fmtMs(r.serviceMs)} a request, one request at a time, the same users`,
+          ),
+        ]
+      : []),
     '',
     `The generator sent each user ${fmtMs(late)} after its time at p99 (the worst pass): ` +
       (generatorLate(r)

@@ -71,6 +71,7 @@ const TITLE: Record<string, RegExp> = {
   'scale-out': /scale-out/,
   autoscale: /autoscaling/,
   'hog-probe': /first come, first served against turns/,
+  overload: /overload, simulated: a spike past capacity/,
 };
 
 test('the table titles above cover every scenario but stale', () => {

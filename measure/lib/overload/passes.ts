@@ -6,6 +6,7 @@
 import { KitError } from '../../../lib/errors.ts';
 import type { QueueStats } from '../../../servers/lib/cpu/work-queue.ts';
 import type { OverloadPass, SpikeClients, SpikePlan, SpikeRun } from '../../../results/overload/report.ts';
+import { spikeFigures } from '../../../results/overload/spike.ts';
 import { probe } from '../load/probe.ts';
 import type { ServerProcess } from '../process/launch.ts';
 import { runUsers, type UsersOptions, type UsersResult } from './users.ts';
@@ -161,24 +162,6 @@ export async function pass(
   };
 }
 
-/** Served again: from this bucket on, every bucket with users due had 90 % of them answered. */
-const SERVED = 0.9;
-/** A recovery must hold for at least this many buckets before the run ends. */
-const HOLDS_BUCKETS = 2;
-
-/** ms from the spike's end to the first bucket from which users stay served; null if none. */
-function recoveredAfter(shares: (number | null)[], fromBucket: number, bucketMs: number): number | null {
-  let last = shares.length - 1;
-  while (last >= 0 && shares[last] === null) last--;
-  let start = last + 1;
-  for (let i = last; i >= fromBucket; i--) {
-    if (shares[i] !== null && shares[i]! < SERVED) break;
-    start = i;
-  }
-  const held = shares.slice(start, last + 1).filter((s) => s !== null).length;
-  return held >= HOLDS_BUCKETS ? (start - fromBucket) * bucketMs : null;
-}
-
 /** A spike run with one kind of users. */
 export async function spikeRun(
   s: ServerProcess,
@@ -200,10 +183,6 @@ export async function spikeRun(
     bucketMs: plan.bucketMs,
   });
   const st = await reset(s);
-  const spikeEnd = Math.round(((plan.beforeS + plan.spikeS) * 1000) / plan.bucketMs);
-  const after = u.buckets.slice(spikeEnd);
-  const usersAfter = after.reduce((n, b) => n + b.users, 0);
-  const goodShare = u.buckets.map((b) => (b.users ? b.good / b.users : null));
   return {
     clients,
     retries,
@@ -213,11 +192,9 @@ export async function spikeRun(
     good: u.good,
     timedOut: u.timedOut,
     refusedByBreaker: u.refusedByBreaker,
-    attemptsPerUserAfter: usersAfter ? after.reduce((n, b) => n + b.attempts, 0) / usersAfter : 0,
-    recoveredAfterMs: recoveredAfter(goodShare, spikeEnd, plan.bucketMs),
+    ...spikeFigures(u.buckets, plan),
     finished: st.finished,
     wasted: st.wasted,
-    goodShare,
     latenessP99Ms: u.lateness.p99,
   };
 }

@@ -25,6 +25,7 @@ import { createLatencyHistogram, recordMs, summarize, type LatencySummary } from
 import { runSchedule } from '../load/open-loop.ts';
 import { checkUsers, dueTimes, type Phase } from './schedule.ts';
 import { markLoad } from '../load/windows.ts';
+import { BREAKER } from '../../../results/overload/spike.ts';
 
 export interface UsersOptions {
   /** The service's origin, on a loopback address. */
@@ -88,13 +89,6 @@ export interface UsersResult {
   generatorCpu: number;
 }
 
-/**
- * The breaker: opens after 5 attempts in a row fail (time out), refuses every attempt for 500 ms,
- * then lets one through (half-open) and closes if it is answered. Five in a row is the smallest
- * count a run of timeouts reaches at once and a lone slow answer never does; 500 ms is the users'
- * timeout, so a breaker that tries again finds the queue the timed-out attempts left.
- */
-const BREAKER = { consecutive: 5, halfOpenAfterMs: 500 };
 const MAX_IN_FLIGHT = 5000;
 
 type Outcome = 'good' | 'shed' | 'timeout' | 'refused' | 'error';
