@@ -32,6 +32,8 @@ import {
 } from '../results/overload/report.ts';
 import { render } from '../results/overload/render.ts';
 import { examples } from '../results/overload/examples.ts';
+import { SPIKE_PLANS } from '../results/overload/spike.ts';
+import { simulateSpikes } from '../sim/scenarios/overload.ts';
 import { measures, predictions } from '../results/overload/predictions.ts';
 
 const command = defineCommand({
@@ -164,6 +166,16 @@ async function run(ctx: RunContext<Options>): Promise<OverloadResult> {
       progress.step(`c. a spike, then ${o.spike.afterS} s below capacity: users with ${clients.replace('-', ' ')}`);
       spikes.push(await steady(`the spike, ${clients}`, () => spikeRun(plain, clients, o.spike, o)));
     }
+  // The same spike in the simulator, with the service time the spike runs ran at.
+  const model = spikes.length
+    ? simulateSpikes({
+        serviceMs: 1000 / (spikes.reduce((n, s) => n + s.capacity, 0) / spikes.length),
+        timeoutMs: o.timeoutMs,
+        retries: o.retries,
+        plan: o.spike,
+        seed: 1,
+      }).runs
+    : undefined;
   return {
     machine,
     capacity,
@@ -175,6 +187,7 @@ async function run(ctx: RunContext<Options>): Promise<OverloadResult> {
     passes,
     spikePlan: o.spike,
     spikes,
+    ...(model ? { model } : {}),
   };
 }
 
@@ -190,9 +203,7 @@ export const experiment = defineExperiment({
     queueS: flags.quick ? 1 : 3,
     timeoutS: flags.quick ? 2 : 3,
     shedS: flags.quick ? 1.5 : 3,
-    spike: flags.quick
-      ? { baseMultiple: 0.5, spikeMultiple: 2.5, beforeS: 0.5, spikeS: 0.6, afterS: 2.75, bucketMs: 250 }
-      : { baseMultiple: 0.5, spikeMultiple: 2.5, beforeS: 1, spikeS: 1, afterS: 4, bucketMs: 250 },
+    spike: SPIKE_PLANS[flags.quick ? 'quick' : 'full'],
   }),
   run,
   report: { render, shape, hints, notShown, measures, predictions, examples },

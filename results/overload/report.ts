@@ -100,6 +100,8 @@ export interface OverloadResult {
   passes: OverloadPass[];
   spikePlan: SpikePlan;
   spikes: SpikeRun[];
+  /** The same spike simulated with this run's service time (sim/scenarios/overload.ts); absent with --mine. */
+  model?: SpikeRun[];
 }
 
 /**
@@ -158,6 +160,7 @@ function above(r: OverloadResult, kind: OverloadPass['kind']): OverloadPass[] {
   return of.filter((p) => p.multiple === top && top >= ABOVE);
 }
 const spike = (r: OverloadResult, c: SpikeClients) => r.spikes.find((s) => s.clients === c);
+const modelOf = (r: OverloadResult, c: SpikeClients) => r.model?.find((s) => s.clients === c);
 
 /** A verdict over passes: every one holds `ok`, or CANNOT_SHOW with none. */
 function every(passes: OverloadPass[], ok: (p: OverloadPass) => boolean, yes: string, no: string): string {
@@ -208,7 +211,6 @@ function recovery(s: SpikeRun | undefined, yes: string, no: string): string {
 export function shape(r: OverloadResult): string[] {
   const late = generatorLate(r);
   const v = (verdict: string) => (late ? CANNOT_SHOW : verdict);
-  const retrying = spike(r, 'retries');
   return [
     line('overload', 'generator', 'sent', late ? 'late' : 'on-time'),
     line('overload', 'queue', 'below-capacity', 'p99-and-queue', v(flatBelow(r))),
@@ -272,6 +274,14 @@ export function shape(r: OverloadResult): string[] {
         ),
       ),
     ),
+    ...spikeLines(r, v),
+  ];
+}
+
+/** The spike's lines (c and e), the lab's and the simulator's; `v` hides a verdict when the generator was late. */
+function spikeLines(r: OverloadResult, v: (verdict: string) => string): string[] {
+  const retrying = spike(r, 'retries');
+  return [
     line(
       'overload',
       'retries',
@@ -282,5 +292,8 @@ export function shape(r: OverloadResult): string[] {
     line('overload', 'retries', 'after-spike', v(recovery(retrying, 'recovers', 'stays-overloaded'))),
     line('overload', 'no-retries', 'after-spike', v(recovery(spike(r, 'no-retries'), 'recovers', 'stays-overloaded'))),
     line('overload', 'breaker', 'after-spike', v(recovery(spike(r, 'breaker'), 'recovers', 'stays-overloaded'))),
+    ...(['retries', 'no-retries', 'breaker'] as const).map((c) =>
+      line('overload', 'model', c, 'after-spike', v(recovery(modelOf(r, c), 'recovers', 'stays-overloaded'))),
+    ),
   ];
 }
