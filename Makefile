@@ -152,10 +152,10 @@ test: ready
 	$(NODE_TEST) --test-concurrency=1 test/integration/*.test.ts test/smoke/*.test.ts
 
 # The fast tier's part that depends on the Node version that runs it, for checking another Node
-# (CI's 22 and 26; about 2½ minutes): every unit test, and the servers and scripts on loopback. Not
-# the type check and the format check, which read the code whatever Node runs them; not the browser
-# pages, which the browsers run; and not the lesson runs, whose shapes are timing that the machine's
-# Node checks in make test and Node 24, the active LTS, in both tiers.
+# (CI's 20, 22 and 26; about 2 minutes): every unit test, and the servers and scripts on loopback.
+# Not the type check and the format check, which read the code whatever Node runs them; not the
+# browser pages, which the browsers run; and not the lesson runs, whose shapes are timing, checked
+# with both tiers on Node 24, the active LTS.
 BROWSER_PAGES := test/integration/rollup-page.test.ts test/integration/traffic-lab.test.ts test/integration/traffic-lab-live.test.ts
 test-node: ready
 	$(NODE_TEST) test/run-unit.ts
