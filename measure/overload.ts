@@ -201,7 +201,7 @@ export const experiment = defineExperiment({
     boundMs: intIn('bound', flags.bound, MIN_BOUND_MS, MAX_BOUND_MS, DEFAULT_BOUND_MS),
     mine: flags.mine ? studentFix(SHED_EXERCISE).file : undefined,
     queueS: flags.quick ? 1 : 3,
-    timeoutS: flags.quick ? 2 : 3,
+    timeoutS: flags.quick ? 1.5 : 3,
     shedS: flags.quick ? 1.5 : 3,
     spike: SPIKE_PLANS[flags.quick ? 'quick' : 'full'],
   }),

@@ -1,8 +1,10 @@
 // Proves the overload report's rules beyond its examples (results/overload/examples.ts): a run whose
 // generator sent late judges no line and says why in words; only the highest multiple judges the
-// lines past capacity and only the lowest the line below it, so a pass between is shown, not judged.
+// lines past capacity and only the lowest the line below it, so a pass between is shown, not judged;
+// a pass's rate comes from the worker's loaded time, clamped by its time alone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { rateServiceMs } from '../../measure/lib/overload/passes.ts';
 import { examples } from '../../results/overload/examples.ts';
 import { notShown } from '../../results/overload/hints.ts';
 import { shape } from '../../results/overload/report.ts';
@@ -32,4 +34,12 @@ test('the passes between the lowest and the highest multiple are shown, not judg
   // Without a pass at 1.5× or more, the lines past capacity cannot show.
   r.passes = r.passes.filter((p) => p.multiple < 1.5);
   assert.ok(shape(r).includes(`overload  queue  above-capacity  p99  ${CANNOT_SHOW}`));
+});
+
+test("a pass's rate: the worker's loaded time, at most 1.3× its time alone, never faster than alone", () => {
+  assert.equal(rateServiceMs([8, 8, 8], 7), 8);
+  // The last 20 of a pass past capacity, held back by a busy event loop: clamped.
+  assert.equal(rateServiceMs([11.1, 11.1], 6.7), 1.3 * 6.7);
+  assert.equal(rateServiceMs([5, 5], 7), 7);
+  assert.equal(rateServiceMs([], 7), 7);
 });

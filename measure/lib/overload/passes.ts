@@ -94,10 +94,38 @@ class CapacityTracker {
   }
 }
 
-/** The worker's mean time per request, from the service's own count, ms. */
-async function serviceMs(s: ServerProcess): Promise<number> {
-  const r = await probe(`${s.url}/__overload/stats`);
-  return (r.body as { serviceMs: number }).serviceMs;
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** Hashes asked for one after another on the emptied line before a pass: the worker's time alone. */
+const ALONE_PROBES = 3;
+/**
+ * The most a loaded worker's time per request exceeds its time alone. Past capacity the two cores
+ * are shared by the worker, the event loop and the generator: the worker served 116 to 150 req/s
+ * during spikes against 150 alone, 1.3× at most. A slower reading is the event loop's, not the
+ * worker's: the last 20 of a pass past capacity waited for a loop busy with hundreds of users
+ * giving up (11.1 ms, against 7.2 ms in the pass that followed).
+ */
+const MAX_SLOWDOWN = 1.3;
+
+/**
+ * The worker's time per request to set a pass's rate from, ms: its mean over its last 20 under the
+ * load before (the loaded speed a pass meets; a rate from its speed alone overloaded the spike's
+ * "half the capacity" to two thirds of it), at most MAX_SLOWDOWN times its time alone, read from
+ * ALONE_PROBES hashes. The probes are asked for before the pass's reset, so its counts leave them out.
+ */
+async function workerSpeed(s: ServerProcess): Promise<number> {
+  const recent = async () => (await probe(`${s.url}/__overload/stats`)).body as { recentMs: number[] };
+  const loaded = (await recent()).recentMs;
+  for (let i = 0; i < ALONE_PROBES; i++) {
+    const r = await probe(`${s.url}/hash?id=${i}`);
+    if (r.status !== 200) throw new KitError('KIT_ERR_REQUEST', `GET /hash answered ${r.status} before a pass`);
+  }
+  return rateServiceMs(loaded, mean((await recent()).recentMs.slice(-ALONE_PROBES)));
+}
+
+/** The time per request a pass's rate is set from: the loaded mean, between alone and MAX_SLOWDOWN × alone, ms. */
+export function rateServiceMs(loadedMs: number[], aloneMs: number): number {
+  return loadedMs.length ? Math.min(Math.max(mean(loadedMs), aloneMs), MAX_SLOWDOWN * aloneMs) : aloneMs;
 }
 
 let nextId = 0;
@@ -111,8 +139,9 @@ async function tracked(
   s: ServerProcess,
   o: Omit<UsersOptions, 'origin' | 'path' | 'capacity'>,
 ): Promise<{ u: UsersResult; capacity: number }> {
+  const speedMs = await workerSpeed(s);
   await reset(s);
-  const tracker = new CapacityTracker(s, await serviceMs(s));
+  const tracker = new CapacityTracker(s, speedMs);
   const u = await runUsers({ ...o, origin: s.url, path: hashPath, capacity: tracker.current }).finally(() =>
     tracker.stop(),
   );

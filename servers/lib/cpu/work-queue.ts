@@ -76,6 +76,8 @@ export interface QueueStats {
   maxQueued: number;
   /** The worker's mean time per request over its last 20 (see Load), ms. */
   serviceMs: number;
+  /** Those last 20 times, oldest first, ms. */
+  recentMs: number[];
   /** [ms since the reset, requests queued], every SAMPLE_MS. */
   queueSamples: [number, number][];
 }
@@ -84,6 +86,8 @@ export interface QueueStats {
 const SAMPLE_MS = 50;
 /** Samples kept: 2 minutes of them, longer than any pass. */
 const MAX_SAMPLES = 2400;
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
 /** The jobs over which serviceMs is averaged. */
 const SERVICE_WINDOW = 20;
 
@@ -117,7 +121,7 @@ export class WorkQueue {
 
   /** What a shedder reads (see Load). */
   load(): Load {
-    const serviceMs = this.recent.length ? this.recent.reduce((a, b) => a + b, 0) / this.recent.length : 10;
+    const serviceMs = this.recent.length ? mean(this.recent) : 10;
     const queued = this.queued();
     return {
       queued,
@@ -187,6 +191,7 @@ export class WorkQueue {
       busyShare: sinceResetMs > 0 ? Math.min(1, this.busyMs / sinceResetMs) : 0,
       queued: this.queued(),
       serviceMs: this.load().serviceMs,
+      recentMs: [...this.recent],
       queueSamples: this.samples,
     };
   }
