@@ -3,7 +3,7 @@
  * the figures a spike run's timeline gives: the attempts per user after the spike, and how long
  * after it the users were served again. Pure.
  */
-import type { SpikePlan } from './report.ts';
+import type { SpikePlan, SpikeRun } from './report.ts';
 
 /**
  * The spike's plans: half the capacity, a spike of 2.5× it, then half again for long enough to
@@ -48,7 +48,7 @@ function recoveredAfter(shares: (number | null)[], fromBucket: number, bucketMs:
 }
 
 /** A spike run's figures from its timeline (buckets of plan.bucketMs from the schedule's start). */
-export function spikeFigures(
+function spikeFigures(
   buckets: readonly Bucket[],
   plan: SpikePlan,
 ): { attemptsPerUserAfter: number; recoveredAfterMs: number | null; goodShare: (number | null)[] } {
@@ -60,5 +60,37 @@ export function spikeFigures(
     attemptsPerUserAfter: usersAfter ? after.reduce((n, b) => n + b.attempts, 0) / usersAfter : 0,
     recoveredAfterMs: recoveredAfter(goodShare, spikeEnd, plan.bucketMs),
     goodShare,
+  };
+}
+
+/** What a spike run's users counted (the lab's or the simulator's). */
+interface UsersCounted {
+  users: number;
+  attempts: number;
+  good: number;
+  timedOut: number;
+  refusedByBreaker: number;
+  buckets: readonly Bucket[];
+}
+
+/** A spike run from what its users counted and what the service finished (`work`); lateness in ms. */
+export function spikeRunOf(
+  head: Pick<SpikeRun, 'clients' | 'retries' | 'capacity'>,
+  u: UsersCounted,
+  plan: SpikePlan,
+  work: { finished: number; wasted: number },
+  latenessP99Ms: number,
+): SpikeRun {
+  return {
+    ...head,
+    users: u.users,
+    attempts: u.attempts,
+    good: u.good,
+    timedOut: u.timedOut,
+    refusedByBreaker: u.refusedByBreaker,
+    ...spikeFigures(u.buckets, plan),
+    finished: work.finished,
+    wasted: work.wasted,
+    latenessP99Ms,
   };
 }

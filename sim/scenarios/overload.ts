@@ -11,7 +11,7 @@
 import { fmtMs } from '../../results/report/format.ts';
 import type { SpikeClients, SpikePlan, SpikeRun } from '../../results/overload/report.ts';
 import { renderSpikes } from '../../results/overload/render.ts';
-import { BREAKER, SPIKE_PLANS, spikeFigures } from '../../results/overload/spike.ts';
+import { BREAKER, SPIKE_PLANS, spikeRunOf } from '../../results/overload/spike.ts';
 import { fixed } from '../dist.ts';
 import { simulate, type SimResult } from '../engine.ts';
 import { SIM_MACHINE, totalsOf, type Scenario } from './common.ts';
@@ -66,20 +66,7 @@ function simulateOne(m: SpikeModel, clients: SpikeClients): { run: SpikeRun; sim
     durationMs: loadMs + m.timeoutMs,
   });
   const u = sim.users!;
-  const run: SpikeRun = {
-    clients,
-    retries,
-    capacity,
-    users: u.users,
-    attempts: u.attempts,
-    good: u.good,
-    timedOut: u.timedOut,
-    refusedByBreaker: u.refusedByBreaker,
-    ...spikeFigures(u.buckets, plan),
-    finished: u.finished,
-    wasted: u.wasted,
-    latenessP99Ms: 0,
-  };
+  const run = spikeRunOf({ clients, retries, capacity }, u, plan, u, 0);
   return { run, sim };
 }
 

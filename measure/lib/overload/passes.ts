@@ -6,7 +6,7 @@
 import { KitError } from '../../../lib/errors.ts';
 import type { QueueStats } from '../../../servers/lib/cpu/work-queue.ts';
 import type { OverloadPass, SpikeClients, SpikePlan, SpikeRun } from '../../../results/overload/report.ts';
-import { spikeFigures } from '../../../results/overload/spike.ts';
+import { spikeRunOf } from '../../../results/overload/spike.ts';
 import { probe } from '../load/probe.ts';
 import type { ServerProcess } from '../process/launch.ts';
 import { runUsers, type UsersOptions, type UsersResult } from './users.ts';
@@ -212,18 +212,5 @@ export async function spikeRun(
     bucketMs: plan.bucketMs,
   });
   const st = await reset(s);
-  return {
-    clients,
-    retries,
-    capacity,
-    users: u.users,
-    attempts: u.attempts,
-    good: u.good,
-    timedOut: u.timedOut,
-    refusedByBreaker: u.refusedByBreaker,
-    ...spikeFigures(u.buckets, plan),
-    finished: st.finished,
-    wasted: st.wasted,
-    latenessP99Ms: u.lateness.p99,
-  };
+  return spikeRunOf({ clients, retries, capacity }, u, plan, st, u.lateness.p99);
 }
