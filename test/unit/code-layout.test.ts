@@ -258,8 +258,9 @@ const TOPICS: Record<string, readonly string[]> = {
   'measure/lib': ['harness', 'machine', 'process', 'load', 'class', 'profile', 'exercise', 'overload'],
   // serve: listening, draining, daemons; balancer: the kit's balancer and nginx's config;
   // cluster: node:cluster primaries and workers; cpu: quotas and CPU work; state: stores and
-  // databases; stages: lesson 9's stamps.
-  'servers/lib': ['serve', 'balancer', 'cluster', 'cpu', 'state', 'stages'],
+  // databases; stages: lesson 9's stamps; network: the path between a balancer and its replicas
+  // (lesson 12's toxic proxy).
+  'servers/lib': ['serve', 'balancer', 'cluster', 'cpu', 'state', 'stages', 'network'],
   // report: what every experiment's report shares; every other folder is one experiment's.
   results: ['report', '<experiment>'],
 };
@@ -498,8 +499,8 @@ test('the folder check finds a long folder, a loose file, an unknown topic, and 
   };
   assert.deepEqual(folderProblems(entries, ['cluster']), [
     'sim holds 21 entries, over 20: split it by topic',
-    'servers/lib/http.ts is loose: put it in one of the topics (serve, balancer, cluster, cpu, state, stages)',
-    'servers/lib/misc is not a topic of servers/lib (serve, balancer, cluster, cpu, state, stages)',
+    'servers/lib/http.ts is loose: put it in one of the topics (serve, balancer, cluster, cpu, state, stages, network)',
+    'servers/lib/misc is not a topic of servers/lib (serve, balancer, cluster, cpu, state, stages, network)',
     'results/nonsense is not a topic of results (report, <experiment>)',
   ]);
 });
