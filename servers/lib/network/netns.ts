@@ -28,6 +28,17 @@ export async function netnsUnavailable(): Promise<string | undefined> {
       return `needs ${tool} (Debian: apt-get install iproute2 nftables)`;
     }
   }
+  // Root in a container may still lack CAP_NET_ADMIN: try one.
+  const trial = `nsl-${process.pid}-trial`;
+  try {
+    await run('ip', ['netns', 'add', trial]);
+    await run('ip', ['netns', 'del', trial]);
+  } catch (err) {
+    const said = String((err as { stderr?: string }).stderr ?? err)
+      .trim()
+      .split('\n')[0];
+    return `the kernel refused a network namespace here (${said})`;
+  }
   return undefined;
 }
 
