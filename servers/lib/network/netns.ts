@@ -76,7 +76,7 @@ export async function sweepNamespaces(): Promise<string[]> {
 }
 
 /** One replica's namespace: its name, the host's address on its link, and its own. */
-export interface Host {
+interface Host {
   ns: string;
   /** The host's end of the veth pair. */
   link: string;
