@@ -30,6 +30,8 @@ interface SpikeModel {
   retries: number;
   plan: SpikePlan;
   seed: number;
+  /** The breaking users' breaker, where it differs from the lab's (BREAKER): the tests take it apart. */
+  breaker?: typeof BREAKER;
 }
 
 /** One spike run of one kind of users, simulated. */
@@ -58,7 +60,7 @@ function simulateOne(m: SpikeModel, clients: SpikeClients): { run: SpikeRun; sim
       timeoutMs: m.timeoutMs,
       retries,
       bucketMs: plan.bucketMs,
-      ...(clients === 'breaker' ? { breaker: BREAKER } : {}),
+      ...(clients === 'breaker' ? { breaker: m.breaker ?? BREAKER } : {}),
     },
     failover: { retries: 0, responseTimeoutMs: NO_BALANCER_TIMEOUT_MS },
     loadMs,
