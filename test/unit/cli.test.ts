@@ -155,6 +155,10 @@ test('assertNodeVersion: Node 18 is too old, 20 and 22 are fine', () => {
 
 test('the ready line round-trips, and other lines are not ready lines', () => {
   const l = formatReady('loan-service', 41234, 999);
-  assert.deepEqual(parseReady(l), { name: 'loan-service', port: 41234, pid: 999 });
+  assert.deepEqual(parseReady(l), { name: 'loan-service', host: '127.0.0.1', port: 41234, pid: 999 });
   assert.equal(parseReady('worker 5 listening, replacing 4'), undefined);
+  // A kit namespace's own address (lesson 12) is one too; any other address is not.
+  assert.equal(parseReady(formatReady('toxic-proxy', 7000, 5, '10.213.0.2'))?.host, '10.213.0.2');
+  for (const host of ['0.0.0.0', '10.213.0.1', '10.1.0.2', '192.168.1.2'])
+    assert.equal(parseReady(formatReady('x', 1, 1, host)), undefined, host);
 });

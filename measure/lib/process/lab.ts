@@ -16,6 +16,7 @@ import type { LoopWatch } from '../profile/loops.ts';
 export class Lab {
   private readonly running = new Set<ServerProcess>();
   private readonly tempDirs: string[] = [];
+  private readonly afterStop: (() => Promise<void>)[] = [];
   private closing: Promise<void> | undefined;
   private readonly onExit = () => {
     for (const p of this.running) signalGroup(p.pid, 'SIGKILL');
@@ -62,6 +63,14 @@ export class Lab {
     return dir;
   }
 
+  /**
+   * Runs `undo` once every server has stopped, when the lab closes (after the run, on a failure, on
+   * Ctrl-C): for what the servers ran in, such as lesson 12's network namespaces. Newest first.
+   */
+  afterServersStop(undo: () => Promise<void>): void {
+    this.afterStop.unshift(undo);
+  }
+
   /** Servers still running. */
   get size(): number {
     return this.running.size;
@@ -73,6 +82,7 @@ export class Lab {
       const all = [...this.running].reverse();
       await Promise.all(all.map((p) => p.stop()));
       this.running.clear();
+      for (const undo of this.afterStop.splice(0)) await undo().catch(() => {});
       for (const dir of this.tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
       process.off('exit', this.onExit);
     })();

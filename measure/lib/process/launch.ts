@@ -33,6 +33,13 @@ export interface LaunchSpec {
   loopReportDir?: string;
   /** How long to wait for the ready line, in ms (default 20 000: tsx compiles on first start). */
   readyTimeoutMs?: number;
+  /**
+   * Runs the server inside a network namespace (lesson 12): `wrap` turns the Node command line into
+   * the one that enters it (NetLab.wrap: `ip netns exec`, which replaces itself with Node, so the
+   * pid and process group are still the server's). A server that listens on the namespace's own
+   * loopback cannot be reached from here: its `url` then throws.
+   */
+  netns?: { name: string; wrap: (command: string, args: string[]) => [string, string[]] };
 }
 
 interface Exit {
@@ -53,6 +60,10 @@ export class ServerProcess {
   /** Resolves when the child has exited and its stdout is fully read (every line is in `lines`). */
   readonly closed: Promise<Exit>;
   port = 0;
+  /** The address it listens on, from its ready line: 127.0.0.1, or a kit namespace's own. */
+  host = '127.0.0.1';
+  /** The namespace it runs in, when it runs in one (LaunchSpec.netns). */
+  netns: string | undefined;
   private exit: Exit | undefined;
   private readonly lineWaiters = new Set<() => void>();
   private readonly messages: unknown[] = [];
@@ -100,9 +111,17 @@ export class ServerProcess {
     }
   }
 
-  /** `http://127.0.0.1:<port>` */
+  /**
+   * `http://<host>:<port>`. Throws for a server on a namespace's loopback: that address is the
+   * namespace's own, and here it would reach whatever listens on this machine's.
+   */
   get url(): string {
-    return `http://127.0.0.1:${this.port}`;
+    if (this.netns && this.host === '127.0.0.1')
+      throw new KitError(
+        'KIT_ERR_USAGE',
+        `${this.name} listens on the loopback of namespace ${this.netns}, which this process cannot reach`,
+      );
+    return `http://${this.host}:${this.port}`;
   }
 
   /** True once the child has exited. */
@@ -213,7 +232,9 @@ export async function launch(spec: LaunchSpec, onSpawn: (p: ServerProcess) => vo
   const build = spec.script ? undefined : await serverBuild();
   const command = spec.script ? ['--import', 'tsx', spec.script] : serverCommand(spec.server, build);
   const report = spec.loopReportDir ? loopReportArgs(build) : [];
-  const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), ...report, ...command, ...(spec.args ?? [])], {
+  const nodeArgs = [...(spec.nodeArgs ?? []), ...report, ...command, ...(spec.args ?? [])];
+  const [file, args] = spec.netns ? spec.netns.wrap(process.execPath, nodeArgs) : [process.execPath, nodeArgs];
+  const child = spawn(file, args, {
     cwd: ROOT,
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe', ...(spec.ipc ? (['ipc'] as const) : [])],
@@ -225,6 +246,7 @@ export async function launch(spec: LaunchSpec, onSpawn: (p: ServerProcess) => vo
     },
   });
   const proc = new ServerProcess(spec.server, child);
+  proc.netns = spec.netns?.name;
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
     child.once('error', reject);
@@ -233,7 +255,8 @@ export async function launch(spec: LaunchSpec, onSpawn: (p: ServerProcess) => vo
   const timeout = spec.readyTimeoutMs ?? 20_000;
   try {
     const m = await proc.waitForLine(READY_PATTERN, timeout);
-    proc.port = Number(m[2]);
+    proc.host = m[2]!;
+    proc.port = Number(m[3]);
   } catch (err) {
     if (err instanceof KitError && err.code === 'KIT_ERR_WAIT_TIMEOUT') {
       throw new KitError(
