@@ -13,7 +13,12 @@
  *   - timeout: no data passes, and the connection is closed after `timeoutMs` (0: never), as
  *     toxiproxy's timeout toxic does: a replica that hangs;
  *   - slow close: the end of a stream reaches the other side `slowCloseMs` late.
- *   - reset peer: a new connection is accepted and reset at once (RST), as toxiproxy's reset_peer.
+ *   - reset peer: a new connection is accepted and reset at once (RST), as toxiproxy's reset_peer;
+ *   - the handshake: a real network makes a new connection wait one round trip (SYN, SYN-ACK)
+ *     before its first byte can leave, but the proxy's kernel accepts at once on its side, so a
+ *     new connection's first chunk to the upstream is held one round trip (the two directions'
+ *     latency) longer than the ones after it. Toxiproxy does not do this; lesson 12's finding that
+ *     a connection per request pays two round trips where keep-alive pays one needs it.
  *
  * Toxics apply per direction: `upstream` (client to replica) and `downstream` (replica to client).
  * A round trip through the proxy pays both directions' latency, each met to a few hundredths of a
@@ -21,6 +26,7 @@
  */
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { NAMESPACE_HOST } from '../../../lib/ready.ts';
 
 /** What one direction of a connection suffers; every field is optional, and absent means none. */
 interface Toxics {
@@ -88,12 +94,15 @@ class Link {
   private ended = false;
   private paused = false;
 
+  /** `notBefore`: no chunk is due before this (performance.now() ms): the handshake's round trip. */
   constructor(
     private readonly src: net.Socket,
     private readonly dst: net.Socket,
     private readonly toxics: () => Toxics,
     private readonly rng: () => number,
+    notBefore = 0,
   ) {
+    this.lastDue = notBefore;
     src.on('data', (chunk: Buffer) => this.take(chunk));
     src.on('end', () => {
       if (this.toxics().hang) return; // nothing passes, not even the end
@@ -190,11 +199,16 @@ export class ToxicProxy {
     this.server = net.createServer((client) => this.connect(client));
   }
 
-  /** Starts listening on 127.0.0.1:`port` (0: any free port); resolves to the port. */
-  async listen(port = 0): Promise<number> {
+  /**
+   * Starts listening on `host`:`port` (0: any free port); resolves to the port. The host is
+   * 127.0.0.1, or inside a kit namespace its own address (lib/ready.ts, NAMESPACE_HOST).
+   */
+  async listen(port = 0, host = '127.0.0.1'): Promise<number> {
+    if (host !== '127.0.0.1' && !NAMESPACE_HOST.test(host))
+      throw new RangeError(`a toxic proxy listens on 127.0.0.1 or a kit namespace's address; got ${host}`);
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject);
-      this.server.listen(port, '127.0.0.1', () => resolve());
+      this.server.listen(port, host, () => resolve());
     });
     return (this.server.address() as net.AddressInfo).port;
   }
@@ -223,7 +237,9 @@ export class ToxicProxy {
       s.setNoDelay(true);
       s.on('close', () => this.sockets.delete(s));
     }
-    const up = new Link(client, upstream, () => this.toxics.upstream ?? {}, this.rng);
+    const roundTrip = (this.toxics.upstream?.latencyMs ?? 0) + (this.toxics.downstream?.latencyMs ?? 0);
+    const handshake = roundTrip + (this.toxics.upstream?.latencyMs ?? 0);
+    const up = new Link(client, upstream, () => this.toxics.upstream ?? {}, this.rng, performance.now() + handshake);
     const down = new Link(upstream, client, () => this.toxics.downstream ?? {}, this.rng);
     this.links.add(up).add(down);
     const hangMs = [this.toxics.upstream, this.toxics.downstream].find((t) => t?.hang)?.timeoutMs ?? 0;
