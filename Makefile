@@ -8,7 +8,7 @@ STAMP := node_modules/.package-lock.json
 NODEDIR = $(shell node -p "const p = require('path'), d = p.dirname(p.dirname(process.execPath)); require('fs').existsSync(p.join(d, 'include/node/node_version.h')) ? d : ''" 2>/dev/null)
 NPM_ENV = $(if $(NODEDIR),npm_config_nodedir=$(NODEDIR))
 
-.PHONY: test test-unit test-e2e test-all screenshots typecheck format format-check traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 lesson-7 lesson-8 lesson-9 lesson-10 lesson-11 incident incident-fix sim sim-bench fidelity compare rollup check-exercise check-node ready clean
+.PHONY: test test-unit test-e2e test-all screenshots typecheck format format-check traffic-lab traffic-lab-bench lessons lesson-1 lesson-2 lesson-3 lesson-4 lesson-5 lesson-6 lesson-7 lesson-8 lesson-9 lesson-10 lesson-11 lesson-12 incident incident-fix sim sim-bench fidelity compare rollup check-exercise check-node ready clean
 
 # npm ci writes node_modules/.package-lock.json; it is older than package-lock.json when the
 # dependencies changed since the last install.
@@ -69,6 +69,10 @@ lesson-10: ready
 # Lesson 11 sends one service more users than it can serve: queues, timeouts, retries and shedding.
 lesson-11: ready
 	@$(NODE_RUN) measure/lesson.ts 11 $(ARGS)
+
+# Lesson 12 puts a replica behind a real link: as root on Linux, a namespace with real packet loss.
+lesson-12: ready
+	@$(NODE_RUN) measure/lesson.ts 12 $(ARGS)
 
 # A random incident (SEED=<n>: a given one), measured; then name it (NAME=<incident>, or you are asked).
 incident: ready

@@ -254,8 +254,9 @@ const TOPICS: Record<string, readonly string[]> = {
   // load: sending requests; class: comparing, grading and rolling up students' runs; profile: --profile's
   // CPU profiles, cut to the load and summed by function; exercise: the write-the-fix exercises, their
   // specs and the batteries that check a fix's answers; overload: lesson 11's users who give up and
-  // retry, and the passes that follow the service's capacity as the machine's speed drifts.
-  'measure/lib': ['harness', 'machine', 'process', 'load', 'class', 'profile', 'exercise', 'overload'],
+  // retry, and the passes that follow the service's capacity as the machine's speed drifts; network:
+  // lesson 12's path through a namespace and a toxic proxy, and the client that waits on it.
+  'measure/lib': ['harness', 'machine', 'process', 'load', 'class', 'profile', 'exercise', 'overload', 'network'],
   // serve: listening, draining, daemons; balancer: the kit's balancer and nginx's config;
   // cluster: node:cluster primaries and workers; cpu: quotas and CPU work; state: stores and
   // databases; stages: lesson 9's stamps; network: the path between a balancer and its replicas

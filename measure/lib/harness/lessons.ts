@@ -90,4 +90,11 @@ export const LESSONS: Lesson[] = [
     text: 'lessons/11-overload.md',
     experiments: ['overload'],
   },
+  {
+    id: 12,
+    slug: 'network',
+    title: 'The network between: round trips, loss, timeouts, hedging and bandwidth',
+    text: 'lessons/12-network.md',
+    experiments: ['network'],
+  },
 ];
