@@ -94,6 +94,6 @@ export const predictions: Question[] = [
     ],
     explain:
       'A hedge goes only when the first attempt is later than the p95: the 5 % that are slowest anyway, and those whose packet was lost.',
-    lesson: WHERE('Hedged requests'),
+    lesson: WHERE('Timeouts against the RTO, and hedged requests'),
   },
 ];

@@ -50,7 +50,7 @@ export interface TimeoutRow {
 }
 
 /** d: keep-alive through the same loss, a hedge sent when no answer has come after `afterMs`. */
-export interface HedgeRow {
+interface HedgeRow {
   lossPercent: number;
   /** The hedge's delay: the p95 of the same requests with no loss, ms. */
   afterMs: number;
@@ -182,53 +182,60 @@ function p50Barely(r: NetworkResult, loss: number): string {
   );
 }
 
-/** The shape lines. */
-export function shape(r: NetworkResult): string[] {
-  const noRetry = r.timeouts.find((t) => t.retries === 0);
-  const retry = r.timeouts.find((t) => t.retries === 1);
-  const honour = r.bandwidth.find((b) => b.backpressure);
-  const ignore = r.bandwidth.find((b) => !b.backpressure);
+/** The run's own loss level (the highest of part b), or 5 when part b did not run. */
+const lossOf = (r: NetworkResult) => Math.max(0, ...r.loss.map((x) => x.lossPercent)) || 5;
+
+/** a: round trips. */
+function rttLines(r: NetworkResult): string[] {
   return [
     line('network', 'rtt', 'keep-alive', 'round-trips', trips(r, 'keep-alive', ONE_TRIP, 'one')),
     line('network', 'rtt', 'per-request', 'round-trips', trips(r, 'per-request', TWO_TRIPS, 'two')),
     line('network', 'rtt', 'keep-alive-advantage', advantageGrows(r)),
+  ];
+}
+
+/** b: loss at 1 % and at the run's level. */
+function lossLines(r: NetworkResult): string[] {
+  const top = lossOf(r);
+  const at = `loss-${top}%`;
+  const waits = (x: LossRow) => x.over200Ms >= SOME_WAIT * x.requests;
+  return [
     line('network', 'loss-1%', 'p50', p50Barely(r, 1)),
-    line(
-      'network',
-      'loss-1%',
-      'retransmission-waits',
-      of(lossRow(r, 1, 'per-request'), (x) => x.over200Ms >= SOME_WAIT * x.requests, 'some', 'none'),
-    ),
-    line('network', 'loss-5%', 'p50', p50Barely(r, 5)),
+    line('network', 'loss-1%', 'retransmission-waits', of(lossRow(r, 1, 'per-request'), waits, 'some', 'none')),
+    line('network', at, 'p50', p50Barely(r, top)),
     ...(['per-request', 'keep-alive'] as const).map((c) =>
       line(
         'network',
-        'loss-5%',
+        at,
         c,
         'p99',
-        of(lossRow(r, 5, c), (x) => x.p99Ms >= RTO_MIN_MS, 'retransmission-timeout', 'low'),
+        of(lossRow(r, top, c), (x) => x.p99Ms >= RTO_MIN_MS, 'retransmission-timeout', 'low'),
       ),
     ),
     line(
       'network',
-      'loss-5%',
+      at,
       'per-request',
       'lost-syn',
-      of(lossRow(r, 5, 'per-request'), (x) => x.over1s >= LOST_SYNS * x.requests, 'waits-one-second', 'none'),
+      of(lossRow(r, top, 'per-request'), (x) => x.over1s >= LOST_SYNS * x.requests, 'waits-one-second', 'none'),
     ),
+  ];
+}
+
+/** c and d: the client's timeout, its retry, and its hedge. */
+function clientLines(r: NetworkResult): string[] {
+  const noRetry = r.timeouts.find((t) => t.retries === 0);
+  const retry = r.timeouts.find((t) => t.retries === 1);
+  const recovered = (x: TimeoutRow) => x.errors <= RETRY_LEAVES * (x.lossPercent / 100) * x.requests;
+  const cheap = (h: HedgeRow) => h.hedges > 0 && h.hedges <= HEDGE_EXTRA * h.requests;
+  return [
     line(
       'network',
       'timeout-below-rto',
       'no-retry',
       of(noRetry, (x) => x.errors >= ERRORS_WITHOUT_RETRY * x.requests, 'errors', 'none'),
     ),
-    line(
-      'network',
-      'timeout-below-rto',
-      'one-retry',
-      'errors',
-      of(retry, (x) => x.errors <= RETRY_LEAVES * (x.lossPercent / 100) * x.requests, 'recovered', 'remain'),
-    ),
+    line('network', 'timeout-below-rto', 'one-retry', 'errors', of(retry, recovered, 'recovered', 'remain')),
     line(
       'network',
       'timeout-below-rto',
@@ -242,40 +249,36 @@ export function shape(r: NetworkResult): string[] {
       'p99',
       of(r.hedge, (h) => h.p99Ms < RTO_MIN_MS, 'below-rto', 'unchanged'),
     ),
-    line(
-      'network',
-      'hedged',
-      'extra-load',
-      of(r.hedge, (h) => h.hedges > 0 && h.hedges <= HEDGE_EXTRA * h.requests, 'a-few-percent', 'large'),
-    ),
-    line(
-      'network',
-      'bandwidth',
-      'export-time',
-      of(
-        honour,
-        (b) => between(b.ms / ((1000 * b.bytes) / b.bytesPerS), TRANSFER_RATIO),
-        'size-over-bandwidth',
-        'other',
-      ),
-    ),
+    line('network', 'hedged', 'extra-load', of(r.hedge, cheap, 'a-few-percent', 'large')),
+  ];
+}
+
+/** e: the export through a narrow link. */
+function bandwidthLines(r: NetworkResult): string[] {
+  const honour = r.bandwidth.find((b) => b.backpressure);
+  const ignore = r.bandwidth.find((b) => !b.backpressure);
+  const ideal = (b: BandwidthRow) => between(b.ms / ((1000 * b.bytes) / b.bytesPerS), TRANSFER_RATIO);
+  const flat = (b: BandwidthRow) =>
+    b.queuedMaxBytes <= FLAT_BYTES && !!ignore && ignore.queuedMaxBytes >= 4 * Math.max(b.queuedMaxBytes, 1);
+  return [
+    line('network', 'bandwidth', 'export-time', of(honour, ideal, 'size-over-bandwidth', 'other')),
     line(
       'network',
       'bandwidth',
       'event-loop',
       of(honour, (b) => b.loopUtilization <= IDLE, 'idle', 'busy'),
     ),
-    line(
-      'network',
-      'bandwidth',
-      'memory',
-      of(
-        honour,
-        (b) => b.queuedMaxBytes <= FLAT_BYTES && !!ignore && ignore.queuedMaxBytes >= 4 * Math.max(b.queuedMaxBytes, 1),
-        'flat-with-backpressure',
-        'grows',
-      ),
-    ),
+    line('network', 'bandwidth', 'memory', of(honour, flat, 'flat-with-backpressure', 'grows')),
+  ];
+}
+
+/** The shape lines. */
+export function shape(r: NetworkResult): string[] {
+  return [
+    ...rttLines(r),
+    ...lossLines(r),
+    ...clientLines(r),
+    ...bandwidthLines(r),
     line('network', 'answers', r.wrongAnswers === 0 ? 'right' : 'wrong'),
   ];
 }

@@ -2,8 +2,9 @@
 // latency it adds to a round trip, measured by an HTTP client over keep-alive against the same
 // requests sent direct, is the setting within ±0.5 ms + 10 % from 1 to 20 ms; a bandwidth limit sets
 // a large body's time within 10 % while the proxy holds no more than its high-water mark; chunks
-// keep their order under jitter; reset peer, timeout (a hang) and slow close do what toxiproxy's do;
-// and toxics out of range are refused, naming the toxic.
+// keep their order under jitter; a new connection pays a round trip for its handshake; reset peer,
+// timeout (a hang) and slow close do what toxiproxy's do; and toxics out of range are refused,
+// naming the toxic.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -175,4 +176,28 @@ test('toxics out of range are refused, naming the toxic and its range', () => {
   );
   assert.throws(() => checkToxics({ downstream: { bytesPerS: 0 } }), /bandwidth is above 0/);
   assert.throws(() => new ToxicProxy({ host: '127.0.0.1', port: 1 }, { downstream: { latencyMs: -1 } }), /latency/);
+});
+
+/** The lower quartile of `n` GET /small to `port`, each on a new connection (Connection: close), ms. */
+async function newConnectionMs(port: number, n = 20): Promise<number> {
+  const ms: number[] = [];
+  for (let i = 0; i < n + 3; i++) {
+    const began = performance.now();
+    await new Promise<void>((resolve, reject) =>
+      http
+        .get({ host: '127.0.0.1', port, path: '/small', agent: false }, (res) => res.resume().on('end', resolve))
+        .on('error', reject),
+    );
+    if (i >= 3) ms.push(performance.now() - began);
+  }
+  return ms.sort((a, b) => a - b)[Math.floor(ms.length / 4)]!;
+}
+
+test('handshake: a new connection pays two round trips through the proxy, a kept-alive one pays one', async (t) => {
+  const port = await upstream(t);
+  const { at } = await proxied(t, port, { upstream: { latencyMs: 2.5 }, downstream: { latencyMs: 2.5 } });
+  const added = (await newConnectionMs(at)) - (await newConnectionMs(port));
+  assert.ok(Math.abs(added - 10) <= 0.5 + 0.1 * 10, `a new connection: added ${added.toFixed(2)} ms, not 2 × 5`);
+  const kept = await addedMs(port, at);
+  assert.ok(Math.abs(kept - 5) <= 0.5 + 0.1 * 5, `keep-alive: added ${kept.toFixed(2)} ms, not 5`);
 });

@@ -21,6 +21,7 @@ import { CASES as LESSON_5, scaleOut } from '../fixtures/exercise-cases/lesson-5
 import { CASES as LESSON_6 } from '../fixtures/exercise-cases/lesson-6.ts';
 import { CASES as LESSON_7 } from '../fixtures/exercise-cases/lesson-7.ts';
 import { CASES as LESSON_8 } from '../fixtures/exercise-cases/lesson-8.ts';
+import { CASES as LESSON_12 } from '../fixtures/exercise-cases/lesson-12.ts';
 import { CASES as WRITE_THE_FIX } from '../fixtures/exercise-cases/write-the-fix.ts';
 import { failOnWarnings, runMainInProcess } from '../helpers.ts';
 
@@ -35,6 +36,7 @@ const CASES = [
   ...LESSON_6,
   ...LESSON_7,
   ...LESSON_8,
+  ...LESSON_12,
   ...WRITE_THE_FIX,
 ];
 

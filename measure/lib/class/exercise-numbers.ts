@@ -128,6 +128,16 @@ export const NUMBER_ANSWERS: readonly NumberAnswer[] = [
     high: 88,
     why: 'hash % 5 and hash % 6 agree for 1 key in 6, so about 5 in 6 (83 %) move; measured 82.9 % over 10,000 names',
   },
+  {
+    lesson: 12,
+    n: 2,
+    title: 'Count the round trips',
+    ask: 'the time 100 requests take one after another, each on a new connection, to a replica 20 ms of round trip away',
+    unit: 's',
+    low: 3.8,
+    high: 4.6,
+    why: '100 × 2 round trips (the handshake, then the request) × 20 ms = 4 s, and keep-alive 2 s; part a measured 1.96 round trips a request, plus about 2 ms of its own',
+  },
 ];
 
 /** The number answer of exercise `n` of lesson `lesson`, if it has one. */

@@ -16,6 +16,7 @@ import { LESSON_5 } from './exercise-checks/lesson-5.ts';
 import { LESSON_6 } from './exercise-checks/lesson-6.ts';
 import { LESSON_7 } from './exercise-checks/lesson-7.ts';
 import { LESSON_8 } from './exercise-checks/lesson-8.ts';
+import { LESSON_12 } from './exercise-checks/lesson-12.ts';
 import { WRITE_THE_FIX } from './exercise-checks/write-the-fix.ts';
 
 export interface CheckOutcome {
@@ -66,6 +67,7 @@ export const EXERCISES: readonly ExerciseCheck[] = [
   ...LESSON_6,
   ...LESSON_7,
   ...LESSON_8,
+  ...LESSON_12,
   ...WRITE_THE_FIX,
 ];
 

@@ -89,6 +89,62 @@ function after(ms: number): { wait: Promise<void>; cancel: () => void } {
 }
 
 /**
+ * One request of `plan`: its attempts (a retry on `spare`'s open connections), each raced against
+ * its hedge and its timeout; tallied in `tally`, its answer checked by `expect`.
+ */
+async function oneRequest(
+  plan: RequestPlan,
+  main: http.Agent | false,
+  spare: http.Agent | false,
+  tally: RequestTally,
+  expect: (body: string) => boolean,
+): Promise<void> {
+  const began = performance.now();
+  for (let tries = 0; tries <= (plan.retries ?? 0); tries++) {
+    // A retry goes on the other pool's open connections: the first attempt's was destroyed with
+    // it, and a new one would pay a handshake that loss can delay by a second.
+    const first = attempt(plan.origin, plan.path, tries === 0 ? main : spare);
+    tally.attempts++;
+    const racers = [first.done];
+    const losers = [first];
+    const hedge = plan.hedgeAfterMs !== undefined ? after(plan.hedgeAfterMs) : undefined;
+    if (hedge)
+      racers.push(
+        hedge.wait.then(() => {
+          tally.hedges++;
+          tally.attempts++;
+          const h = attempt(plan.origin, plan.path, spare);
+          losers.push(h);
+          return h.done;
+        }),
+      );
+    const timeout = plan.timeoutMs !== undefined ? after(plan.timeoutMs) : undefined;
+    // The first answer that came, or undefined: every attempt failed or the time ran out.
+    const answered = new Promise<{ ok: boolean; body: string } | undefined>((resolve) => {
+      let pending = racers.length;
+      for (const r of racers)
+        r.then((a) => {
+          if (a) resolve(a);
+          else if (--pending === 0) resolve(undefined);
+        });
+      timeout?.wait.then(() => resolve(undefined));
+    });
+    const got = await answered;
+    hedge?.cancel();
+    timeout?.cancel();
+    if (got) {
+      // The slower attempt is left to finish (its answer is dropped): destroying it would make its
+      // connection's next request open a new one, and pay a handshake that loss can delay.
+      if (!got.ok || !expect(got.body)) tally.wrong++;
+      tally.latenciesMs.push(performance.now() - began);
+      return;
+    }
+    for (const l of losers) l.abort();
+  }
+  tally.errors++;
+}
+
+/**
  * Sends `plan.requests` requests and tallies them. `expect` checks an answer's body. Over
  * keep-alive, twice `concurrency` connections of each pool are opened first, untimed, and then
  * `ready()` is awaited (the caller turns the loss on there), so that the timed requests find their
@@ -109,52 +165,6 @@ export async function sendRequests(
   const tally: RequestTally = { latenciesMs: [], errors: 0, attempts: 0, hedges: 0, wrong: 0 };
   let next = 0;
 
-  const one = async (): Promise<void> => {
-    const began = performance.now();
-    for (let tries = 0; tries <= (plan.retries ?? 0); tries++) {
-      // A retry goes on the other pool's open connections: the first attempt's was destroyed with
-      // it, and a new one would pay a handshake that loss can delay by a second.
-      const first = attempt(plan.origin, plan.path, tries === 0 ? main : hedgePool);
-      tally.attempts++;
-      const racers = [first.done];
-      const losers = [first];
-      const hedge = plan.hedgeAfterMs !== undefined ? after(plan.hedgeAfterMs) : undefined;
-      if (hedge)
-        racers.push(
-          hedge.wait.then(() => {
-            tally.hedges++;
-            tally.attempts++;
-            const h = attempt(plan.origin, plan.path, hedgePool);
-            losers.push(h);
-            return h.done;
-          }),
-        );
-      const timeout = plan.timeoutMs !== undefined ? after(plan.timeoutMs) : undefined;
-      // The first answer that came, or undefined: every attempt failed or the time ran out.
-      const answered = new Promise<{ ok: boolean; body: string } | undefined>((resolve) => {
-        let pending = racers.length;
-        for (const r of racers)
-          r.then((a) => {
-            if (a) resolve(a);
-            else if (--pending === 0) resolve(undefined);
-          });
-        timeout?.wait.then(() => resolve(undefined));
-      });
-      const got = await answered;
-      hedge?.cancel();
-      timeout?.cancel();
-      if (got) {
-        // The slower attempt is left to finish (its answer is dropped): destroying it would make its
-        // connection's next request open a new one, and pay a handshake that loss can delay.
-        if (!got.ok || !expect(got.body)) tally.wrong++;
-        tally.latenciesMs.push(performance.now() - began);
-        return;
-      }
-      for (const l of losers) l.abort();
-    }
-    tally.errors++;
-  };
-
   const pools: (http.Agent | false)[] = keep ? [main, hedgePool] : [];
   for (const pool of pools)
     await Promise.all(Array.from({ length: plan.concurrency * 2 }, () => attempt(plan.origin, plan.path, pool).done));
@@ -164,7 +174,7 @@ export async function sendRequests(
     while (next < plan.requests) {
       next++;
       const began = performance.now();
-      await one();
+      await oneRequest(plan, main, hedgePool, tally, expect);
       const rest = (plan.gapMs ?? 0) - (performance.now() - began);
       if (rest > 0 && next < plan.requests) await new Promise((r) => setTimeout(r, rest));
     }
